@@ -1,0 +1,22 @@
+"""s2s_ad: source-to-source automatic differentiation for Python and NumPy.
+
+``grad(f)`` reads the source of ``f`` and generates a readable Python function that
+computes its gradient; ``source(df)`` shows that code.
+"""
+
+from . import rules  # noqa: F401  (registers the derivative rules)
+from .api import grad, source, value_and_grad, vjp
+from .custom import custom_gradient, defgrad, stop_gradient
+from .errors import TransformError
+
+__all__ = [
+    "TransformError",
+    "custom_gradient",
+    "defgrad",
+    "grad",
+    "source",
+    "stop_gradient",
+    "value_and_grad",
+    "vjp",
+]
+__version__ = "0.1.0"

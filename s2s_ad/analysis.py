@@ -1,0 +1,170 @@
+"""Callee classification and activity analysis on the normal form.
+
+Activity is flow-insensitive and conservative: a variable is *varied* when some
+assignment to it reads a varied value through a differentiable operation, *useful*
+when some statement that leads to the output reads it; *active* = varied and useful.
+Only active variables get adjoints.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from . import ir
+from .normalize import expr_atoms
+from .rules import REGISTRY
+from .rules.operators import BINARY, UNARY
+from .rules.registry import Rule
+
+
+@dataclass
+class CallInfo:
+    """How a call is differentiated.
+
+    ``kind`` is one of ``rule`` (a table rule), ``method`` (an array method rule),
+    ``custom`` (``defgrad``), ``custom_gradient`` (TF-style decorated function),
+    ``user`` (a Python function transformed from source), ``dynamic`` (callee known
+    only at run time) or ``nondiff`` (no gradient flows).
+    """
+
+    kind: str
+    rule: Rule | None = None
+    func: Any = None
+
+
+def classify(call: ir.Call) -> CallInfo:
+    """Decide how a call is differentiated."""
+    from .custom import CustomGradient
+
+    callee = call.callee
+    if callee.method is not None:
+        rule = REGISTRY.methods.get(callee.method)
+        if rule is not None:
+            return CallInfo("nondiff" if rule.nondiff else "method", rule)
+        return CallInfo("dynamic")
+    if not callee.resolved:
+        return CallInfo("dynamic")
+    obj = callee.obj
+    if id(obj) in REGISTRY.custom:
+        return CallInfo("custom", func=REGISTRY.custom[id(obj)])
+    if isinstance(obj, CustomGradient):
+        return CallInfo("custom_gradient", func=obj)
+    rule = REGISTRY.lookup(obj)
+    if rule is not None:
+        return CallInfo("nondiff" if rule.nondiff else "rule", rule)
+    if isinstance(obj, types.FunctionType):
+        return CallInfo("user", func=obj)
+    if isinstance(obj, (types.MethodType,)) and isinstance(obj.__func__, types.FunctionType):
+        return CallInfo("dynamic")
+    if isinstance(obj, type):
+        return CallInfo("nondiff", func=obj)
+    if callable(obj) and isinstance(getattr(type(obj), "__call__", None), types.FunctionType):
+        return CallInfo("dynamic")
+    return CallInfo("unknown", func=obj)
+
+
+def walk(stmts: list[ir.Stmt]) -> Iterator[ir.Stmt]:
+    """Every statement, nested ones included, in program order."""
+    for s in stmts:
+        yield s
+        if isinstance(s, ir.If):
+            yield from walk(s.body)
+            yield from walk(s.orelse)
+        elif isinstance(s, ir.For):
+            yield from walk(s.body)
+        elif isinstance(s, ir.While):
+            yield from walk(s.test_body)
+            yield from walk(s.body)
+
+
+def diff_reads(expr: ir.Expr) -> list[str]:
+    """The variables through which a gradient can flow into the value of ``expr``."""
+    if isinstance(expr, ir.Compare):
+        return []
+    if isinstance(expr, ir.BinOp):
+        if expr.op not in BINARY or BINARY[expr.op].nondiff:
+            return []
+    if isinstance(expr, ir.UnaryOp) and expr.op not in UNARY:
+        return []
+    if isinstance(expr, ir.Subscript):
+        return [expr.obj.name] if isinstance(expr.obj, ir.Var) else []
+    if isinstance(expr, ir.Call):
+        info = classify(expr)
+        if info.kind == "nondiff":
+            return []
+        if info.kind == "method" and info.rule and not info.rule.vjps:
+            return []
+    if isinstance(expr, ir.Attr):
+        rule = REGISTRY.attrs.get(expr.name)
+        if rule is not None and rule.nondiff:
+            return []
+    return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
+
+
+@dataclass
+class Activity:
+    """Result of activity analysis."""
+
+    varied: set[str]
+    useful: set[str]
+
+    def active(self, name: str) -> bool:
+        return name in self.varied and name in self.useful
+
+
+def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
+    """Compute varied and useful variables.
+
+    Args:
+        fn: The normalized function.
+        wrt: Parameters we differentiate with respect to.
+        output: The variable holding the differentiated output.
+    """
+    stmts = list(walk(fn.body))
+    varied = set(wrt)
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            new: list[str] = []
+            if isinstance(s, ir.Assign):
+                if any(r in varied for r in diff_reads(s.value)):
+                    new = [s.target]
+            elif isinstance(s, ir.Unpack):
+                if isinstance(s.value, ir.Var) and s.value.name in varied:
+                    new = list(s.targets)
+            elif isinstance(s, ir.SetItem):
+                if isinstance(s.value, ir.Var) and s.value.name in varied:
+                    new = [s.obj]
+            elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
+                recv = s.value.callee.receiver
+                if isinstance(recv, ir.Var) and any(r in varied for r in diff_reads(s.value)):
+                    new = [recv.name]
+            for name in new:
+                if name not in varied:
+                    varied.add(name)
+                    changed = True
+    useful = {output}
+    changed = True
+    while changed:
+        changed = False
+        for s in stmts:
+            reads: list[str] = []
+            if isinstance(s, ir.Assign) and s.target in useful:
+                reads = diff_reads(s.value)
+            elif isinstance(s, ir.Unpack) and any(t in useful for t in s.targets):
+                reads = [s.value.name] if isinstance(s.value, ir.Var) else []
+            elif isinstance(s, ir.SetItem) and s.obj in useful:
+                reads = [s.value.name] if isinstance(s.value, ir.Var) else []
+            elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
+                recv = s.value.callee.receiver
+                if isinstance(recv, ir.Var) and recv.name in useful:
+                    reads = diff_reads(s.value)
+            for name in reads:
+                if name not in useful:
+                    useful.add(name)
+                    changed = True
+    return Activity(varied, useful)

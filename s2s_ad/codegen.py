@@ -1,0 +1,104 @@
+"""A tiny code tree for the generated sweeps, rendered to indented Python text.
+
+Tape pushes and pops are placeholders until the reverse pass knows which variables the
+backward sweep reads; ``render`` keeps only the sites listed in ``pushed``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
+
+
+@dataclass
+class Line:
+    """One line of code."""
+
+    text: str
+
+
+@dataclass
+class Comment:
+    """A ``# L<line>: <source>`` comment."""
+
+    text: str
+
+
+@dataclass
+class Suite:
+    """A compound statement: ``header`` with a body (and an ``else`` for ``if``)."""
+
+    header: str
+    body: list[Item] = field(default_factory=list)
+    orelse: list[Item] | None = None
+    keep_empty: bool = False
+
+
+@dataclass
+class Push:
+    """Save ``code`` (a variable or an overwritten slice) on the tape at assignment site ``site``."""
+
+    code: str
+    site: int
+
+
+@dataclass
+class Pop:
+    """Restore ``target`` from the tape (``x = _tape.pop()`` or ``x[i] = _tape.pop()``)."""
+
+    target: str
+    site: int
+
+
+Item = Line | Comment | Suite | Push | Pop
+
+
+def identifiers(text: str) -> set[str]:
+    """Identifiers read by a piece of code (attribute names and string contents excluded)."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text)
+    return set(_IDENT.findall(text))
+
+
+def render(items: list[Item], pushed: set[int], indent: int = 1, tape: str = "_tape") -> list[str]:
+    """Render items to lines, keeping only the pushes/pops of sites in ``pushed``."""
+    out: list[str] = []
+    pad = "    " * indent
+    pending_comment: str | None = None
+    for item in items:
+        if isinstance(item, Comment):
+            pending_comment = item.text
+            continue
+        lines: list[str]
+        if isinstance(item, Line):
+            lines = [pad + item.text]
+        elif isinstance(item, Push):
+            if item.site not in pushed:
+                continue
+            lines = [f"{pad}{tape}.append({item.code})"]
+        elif isinstance(item, Pop):
+            if item.site not in pushed:
+                continue
+            lines = [f"{pad}{item.target} = {tape}.pop()"]
+        else:
+            body = render(item.body, pushed, indent + 1, tape)
+            orelse = render(item.orelse, pushed, indent + 1, tape) if item.orelse else []
+            if not body and not orelse and not item.keep_empty:
+                continue
+            if not body and orelse and item.header.startswith("if ") and item.orelse is not None:
+                cond = item.header[3:-1]
+                lines = [f"{pad}if not {_paren(cond)}:", *orelse]
+            else:
+                lines = [pad + item.header, *(body or [pad + "    pass"])]
+                if orelse:
+                    lines += [pad + "else:", *orelse]
+        if pending_comment is not None:
+            out.append(pad + pending_comment)
+            pending_comment = None
+        out.extend(lines)
+    return out
+
+
+def _paren(cond: str) -> str:
+    return cond if re.fullmatch(r"[\w.]+", cond) else f"({cond})"

@@ -1,0 +1,77 @@
+"""User-supplied derivative rules: ``defgrad``, ``custom_gradient``, ``stop_gradient``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+from .rules.registry import REGISTRY, nondiff
+
+
+def stop_gradient(x: Any) -> Any:
+    """Return ``x`` unchanged; no gradient flows through the result."""
+    return x
+
+
+nondiff("stop_gradient", [stop_gradient])
+
+
+def defgrad(func: Callable[..., Any], rule: Callable[..., Any]) -> Callable[..., Any]:
+    """Register a reverse-mode rule for ``func``.
+
+    Args:
+        func: Any callable (a NumPy function, a builtin, a user function).
+        rule: ``rule(g, *args, **kwargs)`` returning the gradient of each positional
+            argument: one value when ``func`` takes one, else a tuple.
+
+    Returns:
+        ``func``, so that ``defgrad`` can be used as a decorator helper.
+
+    The rule takes precedence over transforming ``func``'s source.
+    """
+    REGISTRY.custom[id(func)] = rule
+    REGISTRY._keep.append(func)
+    from .api import clear_cache
+
+    clear_cache()
+    return func
+
+
+class CustomGradient:
+    """A function decorated with :func:`custom_gradient` (TensorFlow semantics).
+
+    Called normally it returns only the value. Inside a differentiated function the
+    decorated function's ``grad_fn(upstream)`` supplies the input gradients.
+    """
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self.fun = fun
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        value, _ = self.fun(*args, **kwargs)
+        return value
+
+    def forward(self, *args: Any, **kwargs: Any) -> tuple[Any, Callable[..., Any]]:
+        """Run the function, returning ``(value, grad_fn)``."""
+        return self.fun(*args, **kwargs)
+
+
+def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
+    """Decorator: ``fun`` returns ``(y, grad_fn)``; ``grad_fn(upstream)`` returns input grads.
+
+    With several inputs ``grad_fn`` returns a tuple (or list) with one gradient each.
+    """
+    return CustomGradient(fun)
+
+
+def _register_runtime_rules() -> None:
+    from . import runtime
+    from .rules.registry import vjp_rule
+
+    vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, [])
+    nondiff("len", [len])
+
+
+_register_runtime_rules()

@@ -1,0 +1,127 @@
+"""Runtime dispatch for calls whose callee is known only when the code runs.
+
+Methods of objects (``model(x)`` whose ``__call__`` reads ``self.w``), functions passed
+as arguments, and table functions passed as values all arrive here from generated code
+as ``_ad.vjp_call(func, labels, *args, **kwargs)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Callable
+from typing import Any
+
+from .errors import TransformError
+from .rules import REGISTRY
+from .rules.registry import Rule, substitute
+
+_TEMPLATES: dict[tuple[int, str], types.CodeType] = {}
+
+
+def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The Python function to transform and the arguments bound before the call's own."""
+    if isinstance(func, types.MethodType):
+        return func.__func__, (func.__self__,)
+    if isinstance(func, types.FunctionType):
+        return func, ()
+    call = getattr(type(func), "__call__", None)
+    if isinstance(call, types.FunctionType):
+        return call, (func,)
+    return None, ()
+
+
+def _rule_pullback(rule: Rule, func: Any, labels: tuple[Any, ...], args: tuple[Any, ...],
+                   kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    ans = func(*args, **kwargs)
+    names = {p: f"_a{i}" for i, p in enumerate(rule.params)}
+    env: dict[str, Any] = {}
+    for i, value in enumerate(args):
+        if i < len(rule.params):
+            env[f"_a{i}"] = value
+    for key, value in kwargs.items():
+        env[names[key]] = value
+    from .emit import AD
+    import numpy as np
+
+    for p in rule.params:
+        if names[p] not in env:
+            env[names[p]] = eval(rule.defaults[p], {"np": np, "None": None})  # noqa: S307
+
+    def pullback(g: Any) -> tuple[Any, ...]:
+        out = []
+        for label in labels:
+            param = rule.params[label] if isinstance(label, int) else label
+            key = (id(rule), param)
+            code = _TEMPLATES.get(key)
+            if code is None:
+                template = rule.vjps.get(param)
+                if template is None:
+                    raise TransformError(f"argument '{param}' of {rule.name} (no gradient rule)")
+                code = compile(substitute(template, names), f"<rule {rule.name}>", "eval")
+                _TEMPLATES[key] = code
+            out.append(eval(code, {"np": np, "_ad": AD, "g": g, "ans": ans, **env}))  # noqa: S307
+        return tuple(out)
+
+    return ans, pullback
+
+
+def call_with_pullback(
+    func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """Run ``func(*args, **kwargs)``; return its value and a pullback for ``labels``."""
+    from .api import compile_adjoint
+    from .custom import CustomGradient
+
+    custom = REGISTRY.custom.get(id(func))
+    if custom is not None:
+        ans = func(*args, **kwargs)
+
+        def custom_pullback(g: Any) -> tuple[Any, ...]:
+            from .runtime import as_grads
+
+            grads = as_grads(custom(g, *args, **kwargs), len(args))
+            return tuple(grads[label] for label in labels)
+
+        return ans, custom_pullback
+    if isinstance(func, CustomGradient):
+        ans, grad_fn = func.forward(*args, **kwargs)
+
+        def cg_pullback(g: Any) -> tuple[Any, ...]:
+            from .runtime import as_grads
+
+            grads = as_grads(grad_fn(g), len(args))
+            return tuple(grads[label] for label in labels)
+
+        return ans, cg_pullback
+    rule = REGISTRY.lookup(func)
+    if rule is not None and not rule.nondiff:
+        return _rule_pullback(rule, func, labels, args, kwargs)
+    target, pre = _target(func)
+    if target is None:
+        name = getattr(func, "__qualname__", None) or type(func).__name__
+        raise TransformError(
+            f"call to {name} (no source and no gradient rule)",
+            hint=f"register a rule with s2s_ad.defgrad({name}, rule)",
+        )
+    full = (*pre, *args)
+    sig = inspect.signature(target)
+    marks = [object() for _ in full]
+    kmarks = {k: object() for k in kwargs}
+    bound = sig.bind(*marks, **kmarks)
+    param_of = {id(v): k for k, v in bound.arguments.items()}
+    params = []
+    for label in labels:
+        mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
+        if id(mark) not in param_of:
+            raise TransformError(f"call to {target.__qualname__} with variadic arguments")
+        params.append(param_of[id(mark)])
+    order = sorted(set(params), key=list(sig.parameters).index)
+    fns = compile_adjoint(target, tuple(order)).bind(target)
+    ans, saved = fns["fwd"](*full, **kwargs)
+
+    def pullback(g: Any) -> tuple[Any, ...]:
+        grads = dict(zip(order, fns["bwd"](saved, g)))
+        return tuple(grads[p] for p in params)
+
+    return ans, pullback

@@ -1,0 +1,159 @@
+"""Assemble the sweeps into Python source, compile it once, bind it per function object.
+
+The text a user sees (``source(df)``, ``inspect.getsource``, tracebacks) is registered in
+``linecache`` under a ``<s2s_ad:...>`` file name. What is compiled is the same text
+nested in a factory whose parameters are the free variables of the generated code (the
+helpers ``_ad``/``np``, callee adjoints, and the user's closure variables), so that
+the generated functions read the user's live globals and closure cells directly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import textwrap
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import runtime
+from .codegen import render
+from .reverse import Sweeps
+from .rules import vjps as _vjps
+
+_serial = itertools.count(1)
+
+
+def _helpers() -> types.SimpleNamespace:
+    names = {k: v for k, v in vars(runtime).items() if not k.startswith("_") and callable(v)}
+    names.update({k: v for k, v in vars(_vjps).items() if not k.startswith("_") and callable(v)})
+    return types.SimpleNamespace(**names)
+
+
+AD = _helpers()
+
+
+@dataclass
+class Compiled:
+    """Generated code for one (function, wrt) pair, not yet bound to a function object.
+
+    Attributes:
+        text: The display source (all generated functions).
+        codes: Generated function name -> code object.
+        names: ``{'grad': ..., 'fwd': ..., 'bwd': ...}`` generated function names.
+        bindings: Helper free variable name -> object.
+        params: The primal's parameters.
+    """
+
+    text: str
+    codes: dict[str, types.CodeType]
+    names: dict[str, str]
+    bindings: dict[str, Any]
+    params: list[str]
+
+    def source_of(self, kind: str) -> str:
+        """The display source of one generated function."""
+        name = self.names[kind]
+        lines = self.text.splitlines(keepends=True)
+        start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {name}("))
+        end = start + 1
+        while end < len(lines) and (lines[end].startswith((" ", "\n")) or not lines[end].strip()):
+            end += 1
+        while end > start and not lines[end - 1].strip():
+            end -= 1
+        return "".join(lines[start:end])
+
+    def bind(self, func: Any) -> dict[str, types.FunctionType]:
+        """Generated functions bound to ``func``'s globals and closure cells."""
+        closure = {}
+        if func.__closure__:
+            closure = dict(zip(func.__code__.co_freevars, func.__closure__))
+        out = {}
+        for kind, name in self.names.items():
+            code = self.codes[name]
+            cells = []
+            for var in code.co_freevars:
+                if var in self.bindings:
+                    cells.append(types.CellType(self.bindings[var]))
+                else:
+                    cells.append(closure[var])
+            defaults = func.__defaults__ if kind == "fwd" else None
+            fn = types.FunctionType(code, func.__globals__, name, defaults, tuple(cells))
+            if kind == "fwd" and func.__kwdefaults__:
+                fn.__kwdefaults__ = dict(func.__kwdefaults__)
+            fn.__qualname__ = name
+            out[kind] = fn
+        return out
+
+
+def _signature(func: Any) -> str:
+    code = func.__code__
+    n = code.co_argcount
+    names = list(code.co_varnames[: n + code.co_kwonlyargcount])
+    parts = names[:n]
+    if code.co_kwonlyargcount:
+        parts += ["*", *names[n:]]
+    return ", ".join(parts)
+
+
+def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str,
+         returned: str, origin: str) -> Compiled:
+    """Build the display text and compile it.
+
+    Args:
+        sw: The reverse pass result.
+        func: The primal function (for its signature and closure names).
+        name: The primal's name (generated names derive from it).
+        params: The primal's parameters.
+        ad: The name the helpers go by in the code (``_ad``).
+        tape: The tape's name.
+        returned: The primal's return value source (the value returned to callers).
+        origin: ``file:line`` of the primal, for the header comment.
+    """
+    base = name if name.isidentifier() else "lambda"
+    grad_name, fwd_name, bwd_name = f"{base}_grad", f"{base}_fwd", f"{base}_bwd"
+    head: list[str] = [f"    {p} = {ad}.copy({p})" for p in sw.copies]
+    head += [f"    {v} = None" for v in sw.none_init]
+    if sw.uses_tape:
+        head.append(f"    {tape} = []")
+    fwd = render(sw.fwd, sw.pushed, 1, tape)
+    bwd = render(sw.bwd, sw.pushed, 1, tape)
+    grads = ", ".join(sw.grads) + ("," if len(sw.grads) == 1 else "")
+    saved = ([tape] if sw.uses_tape else []) + sw.saved
+    saved_tuple = ", ".join(saved) + ("," if len(saved) == 1 else "")
+
+    grad_fn = [f"def {grad_name}({', '.join(params)}):", *head]
+    if fwd:
+        grad_fn += ["    # forward sweep", *fwd]
+    grad_fn += [
+        "    # backward sweep",
+        f"    {sw.seed_name} = {ad}.seed({sw.output})",
+        *bwd,
+        f"    return {returned}, ({grads})",
+    ]
+    fwd_fn = [f"def {fwd_name}({_signature(func)}):", *head, *fwd,
+              f"    return {returned}, ({saved_tuple})"]
+    bwd_fn = [f"def {bwd_name}(_saved, {sw.seed_name}):"]
+    if saved:
+        bwd_fn.append(f"    {saved_tuple} = _saved")
+    bwd_fn += [*bwd, f"    return ({grads})"]
+    body = "\n".join([*grad_fn, "", "", *fwd_fn, "", "", *bwd_fn]) + "\n"
+    display = f"# generated by s2s_ad from {origin}\n" + body
+    filename = f"<s2s_ad:{base}:{next(_serial)}>"
+    bindings = dict(sw.bindings)
+    bindings.setdefault(ad, AD)
+    bindings.setdefault("np", np)
+    free = list(bindings)
+    if func.__closure__:
+        free += [v for v in func.__code__.co_freevars if v not in bindings]
+    factory = f"def _s2s_factory({', '.join(free)}):\n" + textwrap.indent(body, "    ")
+    factory += "    return None\n"
+    code = compile(factory, filename, "exec")
+    factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    codes = {c.co_name: c for c in factory_code.co_consts if isinstance(c, types.CodeType)}
+    linecache.cache[filename] = (len(display), None, display.splitlines(keepends=True), filename)
+    names = {"grad": grad_name, "fwd": fwd_name, "bwd": bwd_name}
+    return Compiled(display, codes, names, bindings, params)
+

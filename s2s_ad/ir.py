@@ -1,0 +1,272 @@
+"""The normal form the transformer works on: three-address statements.
+
+``normalize`` lowers a libcst function body into these classes. Every operand of an
+operation is an *atom*: a variable name or a constant's source text. Every statement
+remembers the user's line number and source, which become the ``# L<line>:`` comments
+of the generated code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Var:
+    """A local variable (parameter, user variable or temporary)."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Const:
+    """A constant, kept as its source text (``2.0``, ``None``, ``'mean'``)."""
+
+    code: str
+
+    def __str__(self) -> str:
+        return self.code
+
+
+Atom = Var | Const
+
+
+@dataclass
+class Index:
+    """A subscript's index as source text over atoms (``i, 1:3``) and the names it reads."""
+
+    code: str
+    reads: tuple[str, ...] = ()
+
+
+# --- expressions (right-hand sides) -------------------------------------------------
+
+
+@dataclass
+class Copy:
+    """``target = atom``."""
+
+    value: Atom
+
+
+@dataclass
+class BinOp:
+    """``target = left <op> right`` with op one of ``+ - * / // % ** @``."""
+
+    op: str
+    left: Atom
+    right: Atom
+
+
+@dataclass
+class UnaryOp:
+    """``target = <op> operand`` with op one of ``- + ~ not``."""
+
+    op: str
+    operand: Atom
+
+
+@dataclass
+class Compare:
+    """``target = left <op1> c1 <op2> c2 ...``: never differentiable."""
+
+    left: Atom
+    ops: list[str]
+    comparators: list[Atom]
+
+
+@dataclass
+class Callee:
+    """What a call calls.
+
+    Attributes:
+        code: Source text of the callee (``np.sin``, ``g``, ``x.sum``).
+        obj: The live object when resolved at transform time, else ``None``.
+        receiver: For a method call on a local value, the receiver atom.
+        method: The method name for such calls.
+    """
+
+    code: str
+    obj: Any = None
+    receiver: Atom | None = None
+    method: str | None = None
+    resolved: bool = False
+
+
+@dataclass
+class Call:
+    """``target = callee(args..., key=value...)``."""
+
+    callee: Callee
+    args: list[Atom]
+    kwargs: list[tuple[str, Atom]]
+
+
+@dataclass
+class Attr:
+    """``target = obj.name``."""
+
+    obj: Atom
+    name: str
+
+
+@dataclass
+class Subscript:
+    """``target = obj[index]``."""
+
+    obj: Atom
+    index: Index
+
+
+@dataclass
+class Build:
+    """``target = (a, b)`` / ``[a, b]`` / ``{'k': a}``: kind is ``tuple``, ``list`` or ``dict``."""
+
+    kind: str
+    elts: list[Atom]
+    keys: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Opaque:
+    """An expression kept verbatim and treated as non-differentiable (comprehensions...)."""
+
+    code: str
+    reads: tuple[str, ...]
+    what: str
+
+
+Expr = Copy | BinOp | UnaryOp | Compare | Call | Attr | Subscript | Build | Opaque
+
+
+# --- statements -------------------------------------------------------------------
+
+
+@dataclass
+class Stmt:
+    """Base of all statements: the user's line number and source line."""
+
+    line: int
+    src: str
+
+
+@dataclass
+class Assign(Stmt):
+    """``target = value``."""
+
+    target: str
+    value: Expr
+
+
+@dataclass
+class Unpack(Stmt):
+    """``t1, t2, ... = value`` for a tuple/list value."""
+
+    targets: list[str]
+    value: Atom
+
+
+@dataclass
+class SetItem(Stmt):
+    """``obj[index] = value`` (in-place write of an array or list element)."""
+
+    obj: str
+    index: Index
+    value: Atom
+
+
+@dataclass
+class ExprStmt(Stmt):
+    """A call evaluated for its side effects (``print(x)``, ``xs.append(y)``)."""
+
+    value: Expr
+
+
+@dataclass
+class If(Stmt):
+    """``if test: body else: orelse`` with ``test`` a variable.
+
+    A *guard* (``guard=True``, empty body) protects the statements after a ``break``
+    or ``continue``: the forward sweep runs ``orelse`` unguarded (the jump already skips
+    it), the backward sweep reverses it only when the flag ``test`` is false.
+    """
+
+    test: Atom
+    body: list[Stmt]
+    orelse: list[Stmt]
+    guard: bool = False
+
+
+@dataclass
+class For(Stmt):
+    """``for target in iter: body``.
+
+    ``range_args`` is set for ``range(...)`` loops (the bounds are atoms evaluated once),
+    otherwise ``iterable`` holds the sequence iterated over.
+    """
+
+    target: str
+    body: list[Stmt]
+    range_args: list[Atom] | None = None
+    iterable: Atom | None = None
+    trips: str | None = None
+    brk: str | None = None
+
+
+@dataclass
+class While(Stmt):
+    """``while True:`` whose body computes and tests its own exit (``test`` block first)."""
+
+    test_body: list[Stmt]
+    test: Atom
+    body: list[Stmt]
+    trips: str = ""
+    brk: str | None = None
+
+
+@dataclass
+class Break(Stmt):
+    """``break`` out of the innermost loop."""
+
+
+@dataclass
+class Continue(Stmt):
+    """``continue`` the innermost loop."""
+
+
+@dataclass
+class Return(Stmt):
+    """``return value`` (normalized code has exactly one, at the end)."""
+
+    value: Atom
+
+
+@dataclass
+class Pass(Stmt):
+    """A statement with no effect (kept only for readability of the forward sweep)."""
+
+
+@dataclass
+class Function:
+    """A normalized function.
+
+    Attributes:
+        name: The user's function name.
+        params: Parameter names in order.
+        body: Normalized statements; the last one is the single ``Return``.
+        names: Every identifier the source uses (reserved against collisions).
+        filename: The user's file.
+        first_line: The ``def`` line.
+    """
+
+    name: str
+    params: list[str]
+    body: list[Stmt]
+    names: set[str]
+    filename: str
+    first_line: int
+    param_defaults: dict[str, str] = field(default_factory=dict)

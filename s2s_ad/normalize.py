@@ -1,0 +1,906 @@
+"""Lower a parsed function into the three-address normal form of :mod:`s2s_ad.ir`.
+
+The normal form guarantees:
+
+* every operation's operands are atoms (variable names or constants); nested
+  expressions get fresh temporaries ``_t1, _t2, ...``;
+* conditional expressions become ``If`` statements, augmented assignments plain ones,
+  tuple assignments ``Unpack`` (parallel assignment is preserved);
+* callees are resolved to live objects where the name is a global, closure or builtin;
+  method calls on local values keep their receiver;
+* a local lambda bound to a name is inlined where it is called;
+* there is exactly one ``Return``, the last statement: earlier returns assign ``_ret``
+  and set a flag that guards the statements after them;
+* the constructs we cannot differentiate raise :class:`~s2s_ad.errors.TransformError`
+  pointing at the user's line.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from typing import Any
+
+import libcst as cst
+
+from . import ir
+from .source import ParsedFunction
+
+_BINOPS = {
+    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/",
+    cst.FloorDivide: "//", cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@",
+    cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.LeftShift: "<<",
+    cst.RightShift: ">>",
+}
+_AUGOPS = {
+    cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*",
+    cst.DivideAssign: "/", cst.FloorDivideAssign: "//", cst.ModuloAssign: "%",
+    cst.PowerAssign: "**", cst.MatrixMultiplyAssign: "@", cst.BitAndAssign: "&",
+    cst.BitOrAssign: "|", cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<",
+    cst.RightShiftAssign: ">>",
+}
+_UNOPS = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
+_CMPOPS = {
+    cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=", cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is",
+    cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+}
+_CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
+_MISSING = object()
+
+
+class _Names(cst.CSTVisitor):
+    """Collects every identifier and the names assigned in the function (its locals)."""
+
+    def __init__(self) -> None:
+        self.all: set[str] = set()
+        self.assigned: set[str] = set()
+        self.lambdas: dict[str, list[cst.Lambda]] = {}
+        self._depth = 0
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.all.add(node.value)
+
+    def _targets(self, node: cst.BaseExpression) -> None:
+        if isinstance(node, cst.Name):
+            self.assigned.add(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._targets(el.value)
+        elif isinstance(node, cst.StarredElement):
+            self._targets(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._targets(node.target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if (
+            len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and isinstance(node.value, cst.Lambda)
+        ):
+            name = node.targets[0].target.value
+            self.lambdas.setdefault(name, []).append(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._targets(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._targets(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._targets(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._targets(node.target)
+
+
+class _Reads(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in self.names:
+            self.names.append(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def _reads(node: cst.CSTNode) -> tuple[str, ...]:
+    visitor = _Reads()
+    node.visit(visitor)
+    return tuple(visitor.names)
+
+
+class Normalizer:
+    """Lowers one parsed function. Use :func:`normalize`."""
+
+    def __init__(self, parsed: ParsedFunction) -> None:
+        self.p = parsed
+        scan = _Names()
+        parsed.node.visit(scan)
+        self.reserved = set(scan.all)
+        self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
+        self.params = self._params()
+        self.locals = scan.assigned | set(self.params)
+        self._counter = 0
+        self.env: dict[str, ir.Atom] = {}
+        self.line = parsed.first_line
+        self.src = ""
+        self.out: list[ir.Stmt] = []
+
+    # --- helpers --------------------------------------------------------------------
+
+    def fresh(self, base: str = "_t") -> str:
+        """A new temporary name that no user name collides with."""
+        while True:
+            self._counter += 1
+            name = f"{base}{self._counter}"
+            if name not in self.reserved:
+                self.reserved.add(name)
+                return name
+
+    def error(self, construct: str, node: cst.CSTNode, hint: str = "") -> Exception:
+        return self.p.error(construct, node, hint)
+
+    def emit(self, stmt: ir.Stmt) -> None:
+        self.out.append(stmt)
+
+    def assign(self, target: str, value: ir.Expr) -> None:
+        self.emit(ir.Assign(self.line, self.src, target, value))
+
+    def _params(self) -> list[str]:
+        params = self.p.node.params
+        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
+            raise self.error("*args/**kwargs parameters", params)
+        names = []
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            names.append(param.name.value)
+        return names
+
+    def resolve(self, name: str) -> Any:
+        """The live object a non-local name refers to, or ``_MISSING``."""
+        cell = self.p.closure.get(name)
+        if cell is not None:
+            try:
+                return cell.cell_contents
+            except ValueError:
+                return _MISSING
+        if name in self.p.globals:
+            return self.p.globals[name]
+        return getattr(builtins, name, _MISSING)
+
+    def dotted(self, node: cst.BaseExpression) -> list[str] | None:
+        """``a.b.c`` -> ``['a', 'b', 'c']`` when rooted at a non-local name."""
+        parts: list[str] = []
+        while isinstance(node, cst.Attribute):
+            parts.append(node.attr.value)
+            node = node.value
+        if not isinstance(node, cst.Name) or node.value in self.locals or node.value in self.env:
+            return None
+        parts.append(node.value)
+        return parts[::-1]
+
+    def resolve_dotted(self, parts: list[str]) -> Any:
+        obj = self.resolve(parts[0])
+        for part in parts[1:]:
+            if obj is _MISSING:
+                break
+            obj = getattr(obj, part, _MISSING)
+        return obj
+
+    # --- statements ------------------------------------------------------------------
+
+    def run(self) -> ir.Function:
+        node = self.p.node
+        if isinstance(node, cst.Lambda):
+            self.src = self.p.code(node)
+            self.line = self.p.position(node)[0]
+            ret = self.atom(node.body)
+            self.emit(ir.Return(self.line, self.src, ret))
+            body = self.out
+        else:
+            if node.asynchronous is not None:
+                raise self.error("async function", node)
+            self.block(node.body.body)
+            body = _single_exit(self.out, self)
+            body = _loop_exits(body, self)
+        defaults = {}
+        if isinstance(node, cst.FunctionDef):
+            for param in (*node.params.params, *node.params.kwonly_params):
+                if param.default is not None:
+                    defaults[param.name.value] = self.p.code(param.default)
+        return ir.Function(
+            self.p.name, self.params, body, self.reserved, self.p.filename,
+            self.p.first_line, defaults,
+        )
+
+    def block(self, stmts: Any) -> None:
+        for stmt in stmts:
+            self.statement(stmt)
+
+    def sub_block(self, stmts: Any) -> list[ir.Stmt]:
+        saved, self.out = self.out, []
+        try:
+            self.block(stmts)
+            return self.out
+        finally:
+            self.out = saved
+
+    def _locate(self, node: cst.CSTNode) -> None:
+        self.line = self.p.position(node)[0]
+        if isinstance(node, cst.SimpleStatementLine):
+            self.src = self.p.code(node)
+        elif isinstance(node, (cst.If, cst.While, cst.For)):
+            self.src = _header(self.p, node)
+
+    def statement(self, node: cst.CSTNode) -> None:
+        self._locate(node)
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small_statement(small)
+        elif isinstance(node, cst.If):
+            self.if_statement(node)
+        elif isinstance(node, cst.For):
+            self.for_statement(node)
+        elif isinstance(node, cst.While):
+            self.while_statement(node)
+        elif isinstance(node, cst.FunctionDef):
+            raise self.error("nested function definition", node,
+                             "define the function at module level or use a lambda")
+        elif isinstance(node, cst.ClassDef):
+            raise self.error("class definition inside a differentiated function", node)
+        elif isinstance(node, cst.With):
+            raise self.error("'with' statement", node)
+        elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            raise self.error("'try' statement", node)
+        elif hasattr(cst, "Match") and isinstance(node, cst.Match):
+            raise self.error("'match' statement", node)
+        else:
+            raise self.error(type(node).__name__, node)
+
+    def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        if isinstance(node, cst.Assign):
+            if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
+                name = node.targets[0].target
+                if isinstance(name, cst.Name) and name.value in self.lambdas:
+                    return  # inlined at its call sites
+            self.assignment([t.target for t in node.targets], node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assignment([node.target], node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.aug_assignment(node)
+        elif isinstance(node, cst.Expr):
+            value = node.value
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                return  # docstring or ...
+            if isinstance(value, (cst.Yield, cst.Await)):
+                raise self.error("'yield'" if isinstance(value, cst.Yield) else "'await'", value)
+            if isinstance(value, cst.Call):
+                self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
+            else:
+                self.atom(value)
+        elif isinstance(node, cst.Return):
+            value = self.atom(node.value) if node.value is not None else ir.Const("None")
+            self.emit(ir.Return(self.line, self.src, value))
+        elif isinstance(node, cst.Pass):
+            pass
+        elif isinstance(node, cst.Break):
+            self.emit(ir.Break(self.line, self.src))
+        elif isinstance(node, cst.Continue):
+            self.emit(ir.Continue(self.line, self.src))
+        elif isinstance(node, (cst.Assert, cst.Raise)):
+            code = self.p.code(node)
+            self.emit(ir.ExprStmt(self.line, self.src, ir.Opaque(code, _reads(node), "assert")))
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            kind = "global" if isinstance(node, cst.Global) else "nonlocal"
+            raise self.error(f"'{kind}' declaration (writes to outer variables)", node)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            raise self.error("import inside a differentiated function", node,
+                             "move the import to module level")
+        elif isinstance(node, cst.Del):
+            raise self.error("'del' statement", node)
+        else:
+            raise self.error(type(node).__name__, node)
+
+    def assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        first = targets[0]
+        if isinstance(first, cst.Name) and first.value not in self.env:
+            self.lower_into(first.value, value)
+            source: ir.Atom = ir.Var(first.value)
+        else:
+            if isinstance(first, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+                if len(targets) == 1 and self._parallel(first, value):
+                    return
+            source = self.atom(value)
+            self.store(first, source)
+        for target in targets[1:]:
+            self.store(target, source)
+
+    def _parallel(self, target: cst.Tuple | cst.List, value: cst.Tuple | cst.List) -> bool:
+        """``a, b = b, a``: evaluate every element first, then bind."""
+        tels, vels = target.elements, value.elements
+        if len(tels) != len(vels) or any(
+            isinstance(e, cst.StarredElement) for e in (*tels, *vels)
+        ):
+            return False
+        names = {e.value.value for e in tels if isinstance(e.value, cst.Name)}
+        atoms = []
+        for el in vels:
+            atom = self.atom(el.value)
+            if isinstance(atom, ir.Var) and atom.name in names:
+                tmp = self.fresh()
+                self.assign(tmp, ir.Copy(atom))
+                atom = ir.Var(tmp)
+            atoms.append(atom)
+        for el, atom in zip(tels, atoms):
+            self.store(el.value, atom)
+        return True
+
+    def store(self, target: cst.BaseExpression, value: ir.Atom) -> None:
+        """Bind an already computed atom to an assignment target."""
+        if isinstance(target, cst.Name):
+            if value != ir.Var(target.value):
+                self.assign(target.value, ir.Copy(value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            names = []
+            nested = []
+            for el in target.elements:
+                if isinstance(el, cst.StarredElement):
+                    raise self.error("starred assignment target", el)
+                if isinstance(el.value, cst.Name):
+                    names.append(el.value.value)
+                else:
+                    tmp = self.fresh()
+                    names.append(tmp)
+                    nested.append((el.value, tmp))
+            self.emit(ir.Unpack(self.line, self.src, names, value))
+            for node, tmp in nested:
+                self.store(node, ir.Var(tmp))
+        elif isinstance(target, cst.Subscript):
+            obj = target.value
+            if not isinstance(obj, cst.Name) or obj.value not in self.locals:
+                raise self.error("assignment into an element of a non-local or nested value",
+                                 target, "assign into a local array (x[i, j] = ...)")
+            index = self.index(target)
+            self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
+        elif isinstance(target, cst.Attribute):
+            raise self.error("attribute assignment", target)
+        else:
+            raise self.error(f"assignment to {type(target).__name__}", target)
+
+    def aug_assignment(self, node: cst.AugAssign) -> None:
+        op = _AUGOPS[type(node.operator)]
+        target = node.target
+        if isinstance(target, cst.Name):
+            right = self.atom(node.value)
+            self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
+        elif isinstance(target, cst.Subscript):
+            obj = target.value
+            if not isinstance(obj, cst.Name) or obj.value not in self.locals:
+                raise self.error("augmented assignment into a non-local element", target)
+            index = self.index(target)
+            right = self.atom(node.value)
+            old = self.fresh()
+            self.assign(old, ir.Subscript(ir.Var(obj.value), index))
+            new = self.fresh()
+            self.assign(new, ir.BinOp(op, ir.Var(old), right))
+            self.emit(ir.SetItem(self.line, self.src, obj.value, index, ir.Var(new)))
+        else:
+            raise self.error("augmented assignment to an attribute", target)
+
+    def if_statement(self, node: cst.If) -> None:
+        test = self.atom(node.test)
+        line, src = self.line, self.src
+        body = self.sub_block(node.body.body)
+        orelse: list[ir.Stmt] = []
+        if isinstance(node.orelse, cst.If):
+            saved, self.out = self.out, []
+            self.statement(node.orelse)
+            orelse, self.out = self.out, saved
+        elif isinstance(node.orelse, cst.Else):
+            orelse = self.sub_block(node.orelse.body.body)
+        self.emit(ir.If(line, src, test, body, orelse))
+
+    def for_statement(self, node: cst.For) -> None:
+        if node.asynchronous is not None:
+            raise self.error("'async for'", node)
+        if node.orelse is not None:
+            raise self.error("'for ... else'", node.orelse)
+        line, src = self.line, self.src
+        it = node.iter
+        range_args = None
+        iterable = None
+        if (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "range"
+            and it.func.value not in self.locals
+            and all(a.keyword is None and not a.star for a in it.args)
+        ):
+            range_args = [self.atom(a.value) for a in it.args]
+        if range_args is not None:
+            if isinstance(node.target, cst.Name):
+                target = node.target.value
+                body = self.sub_block(node.body.body)
+            else:
+                target = self.fresh()
+                saved, self.out = self.out, []
+                self.store(node.target, ir.Var(target))
+                self.block(node.body.body)
+                body, self.out = self.out, saved
+            self.emit(ir.For(line, src, target, body, range_args))
+            return
+        self.iteration(node, line, src)
+
+    def _builtin_call(self, name: str, args: list[ir.Atom]) -> ir.Atom:
+        tmp = self.fresh()
+        self.assign(tmp, ir.Call(ir.Callee(name, getattr(builtins, name), resolved=True), args, []))
+        return ir.Var(tmp)
+
+    def _sequence(self, node: cst.BaseExpression) -> ir.Atom:
+        from .runtime import sequence
+
+        seq = self.fresh("_seq")
+        callee = ir.Callee("_ad.sequence", sequence, resolved=True)
+        self.assign(seq, ir.Call(callee, [self.atom(node)], []))
+        return ir.Var(seq)
+
+    def iteration(self, node: cst.For, line: int, src: str) -> None:
+        """``for x in xs`` (and over ``enumerate``/``zip``) as a loop over indices."""
+        it, target = node.iter, node.target
+        kind = None
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
+            fname = it.func.value
+            if fname in ("enumerate", "zip") and self.resolve(fname) is getattr(builtins, fname):
+                if all(a.keyword is None and not a.star for a in it.args):
+                    kind = fname
+        if kind == "enumerate" and len(it.args) == 1 and isinstance(target, cst.Tuple) and len(
+            target.elements
+        ) == 2:
+            seqs = [self._sequence(it.args[0].value)]
+            index_target: cst.BaseExpression | None = target.elements[0].value
+            parts = [target.elements[1].value]
+        elif kind == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(
+            it.args
+        ):
+            seqs = [self._sequence(a.value) for a in it.args]
+            index_target = None
+            parts = [e.value for e in target.elements]
+        else:
+            seqs = [self._sequence(it)]
+            index_target = None
+            parts = [target]
+        lengths = [self._builtin_call("len", [s]) for s in seqs]
+        count = lengths[0] if len(lengths) == 1 else self._builtin_call("min", lengths)
+        if isinstance(index_target, cst.Name):
+            index = index_target.value
+        else:
+            index = self.fresh("_k")
+        saved, self.out = self.out, []
+        if index_target is not None and not isinstance(index_target, cst.Name):
+            self.store(index_target, ir.Var(index))
+        for seq, part in zip(seqs, parts):
+            elt = self.fresh()
+            self.assign(elt, ir.Subscript(seq, ir.Index(index, (index,))))
+            self.store(part, ir.Var(elt))
+        self.block(node.body.body)
+        body, self.out = self.out, saved
+        self.emit(ir.For(line, src, index, body, [count]))
+
+    def while_statement(self, node: cst.While) -> None:
+        if node.orelse is not None:
+            raise self.error("'while ... else'", node.orelse)
+        line, src = self.line, self.src
+        saved, self.out = self.out, []
+        test = self.atom(node.test)
+        test_body, self.out = self.out, saved
+        body = self.sub_block(node.body.body)
+        self.emit(ir.While(line, src, test_body, test, body))
+
+    # --- expressions -----------------------------------------------------------------
+
+    def lower_into(self, target: str, node: cst.BaseExpression) -> None:
+        """Evaluate ``node`` into variable ``target``."""
+        if isinstance(node, cst.IfExp):
+            self.if_expression(target, node)
+            return
+        expr = self.expression(node)
+        if isinstance(expr, ir.Copy) and expr.value == ir.Var(target):
+            return
+        self.lower_op(target, expr)
+
+    def lower_op(self, target: str, expr: ir.Expr) -> None:
+        """Assign an operation to ``target``, through a temporary when it reads ``target``.
+
+        ``v = v + w`` and ``v = v - w`` stay as they are (their adjoints read no operand).
+        """
+        reads = _expr_atoms(expr)
+        linear = (isinstance(expr, ir.BinOp) and expr.op in "+-") or (
+            isinstance(expr, ir.UnaryOp) and expr.op in "-+"
+        )
+        if ir.Var(target) in reads and not linear and not isinstance(expr, ir.Copy):
+            tmp = self.fresh()
+            self.assign(tmp, expr)
+            expr = ir.Copy(ir.Var(tmp))
+        self.assign(target, expr)
+
+    def if_expression(self, target: str, node: cst.IfExp) -> None:
+        test = self.atom(node.test)
+        saved, self.out = self.out, []
+        self.lower_into(target, node.body)
+        body, self.out = self.out, []
+        self.lower_into(target, node.orelse)
+        orelse, self.out = self.out, saved
+        self.emit(ir.If(self.line, self.src, test, body, orelse))
+
+    def atom(self, node: cst.BaseExpression) -> ir.Atom:
+        """Lower an expression to an atom, emitting temporaries as needed."""
+        if isinstance(node, cst.Name):
+            if node.value in self.env:
+                return self.env[node.value]
+            if node.value in _CONSTANT_NAMES:
+                return ir.Const(node.value)
+            return ir.Var(node.value)
+        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+            return ir.Const(node.value)
+        if isinstance(node, cst.UnaryOperation) and isinstance(
+            node.expression, (cst.Integer, cst.Float)
+        ) and isinstance(node.operator, cst.Minus):
+            return ir.Const("-" + node.expression.value)
+        if isinstance(node, cst.Attribute) and self.dotted(node) is not None:
+            return ir.Const(self.p.code(node))
+        if isinstance(node, cst.Ellipsis):
+            return ir.Const("...")
+        tmp = self.fresh()
+        self.lower_into(tmp, node)
+        return ir.Var(tmp)
+
+    def expression(self, node: cst.BaseExpression) -> ir.Expr:
+        """Lower one operation whose operands become atoms."""
+        if isinstance(node, cst.BinaryOperation):
+            op = _BINOPS[type(node.operator)]
+            return ir.BinOp(op, self.atom(node.left), self.atom(node.right))
+        if isinstance(node, cst.UnaryOperation):
+            return ir.UnaryOp(_UNOPS[type(node.operator)], self.atom(node.expression))
+        if isinstance(node, cst.Comparison):
+            left = self.atom(node.left)
+            ops, rights = [], []
+            for target in node.comparisons:
+                ops.append(_CMPOPS[type(target.operator)])
+                rights.append(self.atom(target.comparator))
+            return ir.Compare(left, ops, rights)
+        if isinstance(node, cst.Call):
+            return self.call(node)
+        if isinstance(node, cst.Attribute):
+            if self.dotted(node) is not None:
+                return ir.Copy(ir.Const(self.p.code(node)))
+            return ir.Attr(self.atom(node.value), node.attr.value)
+        if isinstance(node, cst.Subscript):
+            obj = self.atom(node.value)
+            return ir.Subscript(obj, self.index(node))
+        if isinstance(node, (cst.Tuple, cst.List)):
+            if any(isinstance(e, cst.StarredElement) for e in node.elements):
+                return self.opaque(node, "starred element")
+            kind = "tuple" if isinstance(node, cst.Tuple) else "list"
+            return ir.Build(kind, [self.atom(e.value) for e in node.elements])
+        if isinstance(node, cst.Dict):
+            keys, values = [], []
+            for el in node.elements:
+                if not isinstance(el, cst.DictElement) or not isinstance(
+                    el.key, (cst.SimpleString, cst.Integer)
+                ):
+                    return self.opaque(node, "dict with computed keys")
+                keys.append(el.key.value)
+                values.append(self.atom(el.value))
+            return ir.Build("dict", values, keys)
+        if isinstance(node, cst.IfExp):
+            tmp = self.fresh()
+            self.if_expression(tmp, node)
+            return ir.Copy(ir.Var(tmp))
+        if isinstance(node, (cst.Yield, cst.Await)):
+            what = "'yield' (generator)" if isinstance(node, cst.Yield) else "'await'"
+            raise self.error(what, node)
+        if isinstance(node, cst.NamedExpr):
+            raise self.error("assignment expression (:=)", node)
+        if isinstance(node, cst.Lambda):
+            return self.opaque(node, "lambda used as a value")
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+            return self.opaque(node, "comprehension")
+        if isinstance(node, cst.BooleanOperation):
+            return self.opaque(node, "'and'/'or' expression")
+        if isinstance(node, (cst.FormattedString, cst.ConcatenatedString, cst.Set)):
+            return self.opaque(node, type(node).__name__)
+        return ir.Copy(self.atom(node))
+
+    def opaque(self, node: cst.BaseExpression, what: str) -> ir.Opaque:
+        for found in _walk_yields(node):
+            raise self.error("'yield' (generator)", found)
+        if self.env:
+            raise self.error(f"{what} inside an inlined lambda", node)
+        return ir.Opaque(self.p.code(node), _reads(node), what)
+
+    def index(self, node: cst.Subscript) -> ir.Index:
+        parts = []
+        reads: list[str] = []
+
+        def part(expr: cst.BaseExpression | None) -> str:
+            if expr is None:
+                return ""
+            atom = self.atom(expr)
+            if isinstance(atom, ir.Var) and atom.name not in reads:
+                reads.append(atom.name)
+            return str(atom)
+
+        for el in node.slice:
+            sl = el.slice
+            if isinstance(sl, cst.Index):
+                if sl.star is not None:
+                    raise self.error("starred index", sl)
+                parts.append(part(sl.value))
+            else:
+                text = part(sl.lower) + ":" + part(sl.upper)
+                if sl.step is not None:
+                    text += ":" + part(sl.step)
+                parts.append(text)
+        code = ", ".join(parts)
+        if len(parts) == 1 and len(node.slice) == 1 and node.slice[0].comma != cst.MaybeSentinel.DEFAULT:
+            code += ","
+        return ir.Index(code, tuple(reads))
+
+    def call(self, node: cst.Call) -> ir.Expr:
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.lambdas and func.value not in self.env:
+            return self.inline_lambda(self.lambdas[func.value], node)
+        if any(a.star for a in node.args):
+            return self.opaque(node, "call with *args/**kwargs")
+        parts = self.dotted(func)
+        if parts is not None:
+            obj = self.resolve_dotted(parts)
+            callee = ir.Callee(".".join(parts), None if obj is _MISSING else obj,
+                               resolved=obj is not _MISSING)
+        elif isinstance(func, cst.Attribute):
+            receiver = self.atom(func.value)
+            callee = ir.Callee(f"{receiver}.{func.attr.value}", None, receiver, func.attr.value)
+        else:
+            target = self.atom(func)
+            callee = ir.Callee(str(target), None)
+        args: list[ir.Atom] = []
+        kwargs: list[tuple[str, ir.Atom]] = []
+        for arg in node.args:
+            value = self.atom(arg.value)
+            if arg.keyword is not None:
+                kwargs.append((arg.keyword.value, value))
+            else:
+                args.append(value)
+        return ir.Call(callee, args, kwargs)
+
+    def inline_lambda(self, lam: cst.Lambda, call: cst.Call) -> ir.Expr:
+        params = [p.name.value for p in lam.params.params]
+        if lam.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or any(
+            a.star or a.keyword is not None for a in call.args
+        ) or len(call.args) != len(params):
+            raise self.error("call of a local lambda with keyword or starred arguments", call)
+        bound = {name: self.atom(arg.value) for name, arg in zip(params, call.args)}
+        saved = self.env
+        self.env = {**saved, **bound}
+        try:
+            return self.expression(lam.body)
+        finally:
+            self.env = saved
+
+
+def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
+    if isinstance(node, cst.If):
+        return f"if {parsed.code(node.test)}:"
+    if isinstance(node, cst.While):
+        return f"while {parsed.code(node.test)}:"
+    return f"for {parsed.code(node.target)} in {parsed.code(node.iter)}:"
+
+
+def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Yield(self, n: cst.Yield) -> None:
+            found.append(n)
+
+    node.visit(_V())
+    return iter(found)
+
+
+def _expr_atoms(expr: ir.Expr) -> list[ir.Atom]:
+    if isinstance(expr, ir.Copy):
+        return [expr.value]
+    if isinstance(expr, ir.BinOp):
+        return [expr.left, expr.right]
+    if isinstance(expr, ir.UnaryOp):
+        return [expr.operand]
+    if isinstance(expr, ir.Compare):
+        return [expr.left, *expr.comparators]
+    if isinstance(expr, ir.Call):
+        extra = [expr.callee.receiver] if expr.callee.receiver is not None else []
+        return [*extra, *expr.args, *(v for _, v in expr.kwargs)]
+    if isinstance(expr, ir.Attr):
+        return [expr.obj]
+    if isinstance(expr, ir.Subscript):
+        return [expr.obj, *(ir.Var(n) for n in expr.index.reads)]
+    if isinstance(expr, ir.Build):
+        return list(expr.elts)
+    if isinstance(expr, ir.Opaque):
+        return [ir.Var(n) for n in expr.reads]
+    raise TypeError(expr)
+
+
+expr_atoms = _expr_atoms
+
+
+# --- single exit ------------------------------------------------------------------------
+
+
+def _ends(stmts: list[ir.Stmt]) -> bool:
+    """Whether every path through the block ends in a return."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ir.Return):
+        return True
+    if isinstance(last, ir.If):
+        return _ends(last.body) and _ends(last.orelse)
+    return False
+
+
+def _has_return(stmts: list[ir.Stmt]) -> bool:
+    for s in stmts:
+        if isinstance(s, ir.Return):
+            return True
+        if isinstance(s, ir.If) and (_has_return(s.body) or _has_return(s.orelse)):
+            return True
+        if isinstance(s, ir.For) and _has_return(s.body):
+            return True
+        if isinstance(s, ir.While) and (_has_return(s.body) or _has_return(s.test_body)):
+            return True
+    return False
+
+
+def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
+    """Rewrite returns so that the function has one ``Return``, at the end.
+
+    A block whose every path returns needs no flag: each return becomes an assignment
+    of ``_ret``. Returns inside loops, or followed by code on other paths, set the flag
+    ``_returned``, break out of loops, and guard the statements after them.
+    """
+    line, src = norm.line, norm.src
+    if body and isinstance(body[-1], ir.Return) and not _has_return(body[:-1]):
+        return body
+    ret = norm.fresh("_ret")
+    flag = norm.fresh("_returned")
+    state = {"flag": False}
+
+    def rewrite(stmts: list[ir.Stmt], in_loop: bool) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for pos, s in enumerate(stmts):
+            rest = stmts[pos + 1:]
+            if isinstance(s, ir.Return):
+                out.append(ir.Assign(s.line, s.src, ret, ir.Copy(s.value)))
+                return out + _exit(s, in_loop)
+            if isinstance(s, ir.If) and (_has_return(s.body) or _has_return(s.orelse)):
+                s.body = rewrite(s.body, in_loop)
+                s.orelse = rewrite(s.orelse, in_loop)
+                out.append(s)
+                if _ends(s.body) and _ends(s.orelse):
+                    return out
+                if rest:
+                    return out + _guard(s, rewrite(rest, in_loop), in_loop)
+                return out
+            if isinstance(s, (ir.For, ir.While)) and _has_return(s.body):
+                s.body = rewrite(s.body, True)
+                out.append(s)
+                if rest or in_loop:
+                    return out + _guard(s, rewrite(rest, in_loop), in_loop)
+                return out
+            out.append(s)
+        return out
+
+    def _exit(s: ir.Stmt, in_loop: bool) -> list[ir.Stmt]:
+        if in_loop:
+            state["flag"] = True
+            return [ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("True"))),
+                    ir.Break(s.line, s.src)]
+        state["flag"] = True
+        return [ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("True")))]
+
+    def _guard(s: ir.Stmt, rest: list[ir.Stmt], in_loop: bool) -> list[ir.Stmt]:
+        state["flag"] = True
+        if in_loop:
+            rest = [ir.If(s.line, s.src, ir.Var(flag), [ir.Break(s.line, s.src)], []), *rest]
+            return rest
+        if not rest:
+            return []
+        return [ir.If(s.line, s.src, ir.Var(flag), [], rest)]
+
+    falls_through = not _ends(body)
+    new = rewrite(body, False)
+    head: list[ir.Stmt] = []
+    if falls_through:
+        head.append(ir.Assign(norm.p.first_line, "", ret, ir.Copy(ir.Const("None"))))
+    if state["flag"]:
+        head.append(ir.Assign(norm.p.first_line, "", flag, ir.Copy(ir.Const("False"))))
+    return [*head, *new, ir.Return(line, src, ir.Var(ret))]
+
+
+def normalize(parsed: ParsedFunction) -> ir.Function:
+    """Lower a parsed function to the normal form."""
+    return Normalizer(parsed).run()
+
+
+# --- loop exits ---------------------------------------------------------------------------
+
+
+def _jumps(stmts: list[ir.Stmt], kind: type) -> bool:
+    """Whether the block (outside nested loops) contains a ``break``/``continue``."""
+    for s in stmts:
+        if isinstance(s, kind):
+            return True
+        if isinstance(s, ir.If) and (_jumps(s.body, kind) or _jumps(s.orelse, kind)):
+            return True
+    return False
+
+
+def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
+    """Give loops trip counters and turn ``break``/``continue`` into flags plus guards.
+
+    Inside a loop body, a jump sets its flag first; the statements after a compound
+    statement that may jump are wrapped in a guard so that the backward sweep reverses
+    only what ran. Loops with a ``break`` (and every ``while``) count their trips.
+    """
+
+    def block(stmts: list[ir.Stmt], brk: str | None, cont: str | None) -> list[ir.Stmt]:
+        out: list[ir.Stmt] = []
+        for pos, s in enumerate(stmts):
+            if isinstance(s, ir.Break) and brk:
+                out += [ir.Assign(s.line, s.src, brk, ir.Copy(ir.Const("True"))), s]
+                return out
+            if isinstance(s, ir.Continue) and cont:
+                out += [ir.Assign(s.line, s.src, cont, ir.Copy(ir.Const("True"))), s]
+                return out
+            if isinstance(s, ir.If):
+                jumps = [f for f, k in ((brk, ir.Break), (cont, ir.Continue))
+                         if f and (_jumps(s.body, k) or _jumps(s.orelse, k))]
+                s.body = block(s.body, brk, cont)
+                s.orelse = block(s.orelse, brk, cont)
+                out.append(s)
+                rest = stmts[pos + 1:]
+                if jumps and rest:
+                    inner = block(rest, brk, cont)
+                    for flag in jumps:
+                        inner = [ir.If(s.line, s.src, ir.Var(flag), [], inner, guard=True)]
+                    out += inner
+                    return out
+                continue
+            if isinstance(s, (ir.For, ir.While)):
+                loop(s)
+                if s.brk:
+                    out.append(ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))))
+            out.append(s)
+        return out
+
+    def loop(s: ir.For | ir.While) -> list[ir.Stmt]:
+        has_break = _jumps(s.body, ir.Break)
+        has_cont = _jumps(s.body, ir.Continue)
+        brk = norm.fresh("_break") if has_break else None
+        cont = norm.fresh("_continue") if has_cont else None
+        s.body = block(s.body, brk, cont)
+        if cont:
+            s.body.insert(0, ir.Assign(s.line, s.src, cont, ir.Copy(ir.Const("False"))))
+        s.brk = brk
+        if isinstance(s, ir.While):
+            s.trips = norm.fresh("_trips")
+        elif has_break:
+            s.trips = norm.fresh("_trips")
+        return [s]
+
+    return block(body, None, None)

@@ -1,0 +1,859 @@
+"""Reverse mode: the forward sweep (with tape pushes) and the backward sweep.
+
+No calculus lives here: each statement's adjoint comes from a rule in ``rules/`` whose
+template is filled with the user's names. The pass tracks which adjoints are live (a
+first contribution is an assignment, later ones accumulate), restores overwritten
+values from the tape (only those the backward sweep reads) and reverses branches and
+loops using recorded trip counts and branch conditions.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import ir
+from .analysis import Activity, CallInfo, analyze, classify, walk
+from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
+from .errors import TransformError
+from .normalize import expr_atoms
+from .rules import REGISTRY
+from .rules.operators import BINARY, UNARY
+from .rules.registry import Rule, substitute
+
+Resolver = Callable[[Any, tuple[str, ...]], Any]
+_NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
+
+
+@dataclass
+class Site:
+    """An assignment site: whether it may overwrite a value and whether it is surely defined."""
+
+    var: str
+    overwrites: bool
+    definite: bool
+
+
+@dataclass
+class CallPlan:
+    """How an active call site is emitted."""
+
+    info: CallInfo
+    aux: str = ""
+    fwd: str = ""
+    bwd: str = ""
+    labels: list[tuple[Any, ir.Atom]] = field(default_factory=list)
+
+
+@dataclass
+class Sweeps:
+    """The result of the reverse pass, ready for emission."""
+
+    fwd: list[Item]
+    bwd: list[Item]
+    pushed: set[int]
+    saved: list[str]
+    grads: list[str]
+    output: str
+    seed_name: str
+    bindings: dict[str, Any]
+    none_init: list[str]
+    uses_tape: bool
+    copies: list[str]
+
+
+class Reverse:
+    """Builds both sweeps for one function and one set of ``wrt`` parameters."""
+
+    def __init__(
+        self, fn: ir.Function, wrt: list[str], resolver: Resolver, has_aux: bool = False
+    ) -> None:
+        self.fn = fn
+        self.wrt = wrt
+        self.resolver = resolver
+        self.reserved = set(fn.names) | set(fn.params)
+        self._bars: dict[str, str] = {}
+        self.bindings: dict[str, Any] = {}
+        self.sites: dict[tuple[int, str], int] = {}
+        self.site_info: dict[int, Site] = {}
+        self.plans: dict[int, CallPlan] = {}
+        self.reads: set[str] = set()
+        self.zero_filled: set[str] = set()
+        self._live_now: set[str] = set()
+        self.pos: dict[int, int] = {}
+        self.loop_span: dict[int, tuple[int, int]] = {}
+        self.reads_at: dict[int, set[str]] = {}
+        self.cur = -1
+        body = list(fn.body)
+        ret = body.pop()
+        assert isinstance(ret, ir.Return)
+        self.ret_stmt = ret
+        out_atom = ret.value
+        if has_aux:
+            value = self.mint("value")
+            aux = self.mint("aux")
+            if not isinstance(out_atom, ir.Var):
+                raise TransformError("has_aux output that is not a pair", fn.filename, ret.line)
+            body.append(ir.Unpack(ret.line, ret.src, [value, aux], out_atom))
+            self.output = value
+        elif isinstance(out_atom, ir.Var):
+            self.output = out_atom.name
+        else:
+            self.output = self.mint("ans")
+            body.append(ir.Assign(ret.line, ret.src, self.output, ir.Copy(out_atom)))
+        self.returned = out_atom
+        self.body = body
+        self.np = "np"
+        self.ad = self.mint("_ad")
+        self.tape = self.mint("_tape")
+        self.activity: Activity = analyze(
+            ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
+            wrt, self.output,
+        )
+        self.numeric = self._numeric_vars()
+        self.mutated = {s.obj for s in walk(body) if isinstance(s, ir.SetItem)}
+
+    # --- names -----------------------------------------------------------------------
+
+    def mint(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.reserved:
+            k += 1
+            name = f"{base}{k}"
+        self.reserved.add(name)
+        return name
+
+    def bar(self, var: str) -> str:
+        if var not in self._bars:
+            self._bars[var] = self.mint(f"{var}_bar")
+        return self._bars[var]
+
+    def bind(self, base: str, obj: Any) -> str:
+        for name, value in self.bindings.items():
+            if value is obj and name.startswith(base):
+                return name
+        name = self.mint(base)
+        self.bindings[name] = obj
+        return name
+
+    def active(self, atom: ir.Atom | None) -> bool:
+        return isinstance(atom, ir.Var) and self.activity.active(atom.name)
+
+    def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
+        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
+
+    def _numeric_vars(self) -> set[str]:
+        numeric: set[str] = set()
+        for s in walk(self.body):
+            if isinstance(s, ir.Assign):
+                v = s.value
+                if isinstance(v, (ir.BinOp, ir.UnaryOp)) and (
+                    getattr(v, "op", "") in _NUMERIC_OPS or isinstance(v, ir.UnaryOp)
+                ):
+                    numeric.add(s.target)
+                    numeric.update(a.name for a in expr_atoms(v) if isinstance(a, ir.Var))
+                elif isinstance(v, ir.Call) and classify(v).kind in ("rule", "method"):
+                    rule = classify(v).rule
+                    if rule is not None and rule.partials:
+                        numeric.add(s.target)
+                        numeric.update(a.name for a in v.args if isinstance(a, ir.Var))
+        return numeric
+
+    # --- sites (which assignments may overwrite a value) -------------------------------
+
+    def _plan_sites(self) -> None:
+        """Number statements in program order and record every assignment site.
+
+        A site *may overwrite* when its variable can hold an earlier value there (a
+        parameter, an earlier assignment, any assignment inside a loop). Its value is
+        pushed only if, in addition, the backward sweep reads the variable at a point
+        that runs after the restore (see ``_needs_push``).
+        """
+        params = set(self.fn.params)
+        seen = set(params)
+        self.site_pos: dict[int, tuple[int, tuple[int, int] | None]] = {}
+
+        def visit(
+            stmts: list[ir.Stmt], loop: tuple[int, int] | None, definite: set[str]
+        ) -> set[str]:
+            definite = set(definite)
+            for s in stmts:
+                p = len(self.pos)
+                self.pos[id(s)] = p
+                for var in _assigned(s, self):
+                    site = len(self.site_info)
+                    self.sites[(id(s), var)] = site
+                    overwrites = loop is not None or var in seen or isinstance(s, ir.SetItem)
+                    self.site_info[site] = Site(var, overwrites, var in definite)
+                    self.site_pos[site] = (p, loop)
+                    seen.add(var)
+                if isinstance(s, ir.If):
+                    a = visit(s.body, loop, definite)
+                    b = visit(s.orelse, loop, definite)
+                    definite |= a & b
+                elif isinstance(s, (ir.For, ir.While)):
+                    inner = s.body if isinstance(s, ir.For) else s.test_body + s.body
+                    extra = {s.target} if isinstance(s, ir.For) else set()
+                    start = len(self.pos)
+                    span = loop or (start, 1 << 30)
+                    visit(inner, span, definite | extra)
+                    if loop is None:
+                        span = (start - 1, len(self.pos))
+                        self._fix_span(start, span)
+                else:
+                    definite.update(_assigned(s, self))
+            return definite
+
+        visit(self.body, None, params)
+
+    def _fix_span(self, start: int, span: tuple[int, int]) -> None:
+        for site, (p, loop) in self.site_pos.items():
+            if loop is not None and loop[0] == start:
+                self.site_pos[site] = (p, span)
+
+    def _needs_push(self, site: int) -> bool:
+        info = self.site_info[site]
+        if not info.overwrites:
+            return False
+        p, loop = self.site_pos[site]
+        lo, hi = loop if loop is not None else (p, p)
+        for at, names in self.reads_at.items():
+            if info.var in names and (at < p or lo <= at <= hi):
+                return True
+        return False
+
+    def site(self, stmt: ir.Stmt, var: str) -> int:
+        return self.sites[(id(stmt), var)]
+
+    # --- driver -------------------------------------------------------------------------
+
+    def run(self) -> Sweeps:
+        self._plan_calls()
+        self._plan_sites()
+        fwd = self.fwd_block(self.body)
+        live: set[str] = set()
+        bwd: list[Item] = []
+        seed = self.bar(self.output)
+        if self.activity.active(self.output):
+            live.add(self.output)
+        bwd += self.bwd_block(self.body, live)
+        grads = []
+        for p in self.wrt:
+            if p in live:
+                grads.append(self.bar(p))
+            else:
+                grads.append(f"{self.ad}.zeros_like({p})")
+                self.cur = -1
+                self.read(p)
+        pushed = {site for site in self.site_info if self._needs_push(site)}
+        none_init = sorted(
+            {self.site_info[s].var for s in pushed if not self.site_info[s].definite}
+            - set(self.fn.params)
+        )
+        primal = self._primal_names()
+        saved = sorted((self.reads & primal) - {self.tape})
+        definite_end = self._definite_at_end()
+        none_init = sorted(set(none_init) | (set(saved) - definite_end - set(self.fn.params)))
+        copies = sorted(self.mutated & set(self.fn.params))
+        return Sweeps(
+            fwd, bwd, pushed, saved, grads, self.output, seed, self.bindings, none_init,
+            bool(pushed), copies,
+        )
+
+    def _primal_names(self) -> set[str]:
+        names = set(self.fn.params)
+        for s in walk(self.body):
+            names.update(_assigned(s, self))
+            if isinstance(s, ir.For):
+                names.add(s.target)
+        for plan in self.plans.values():
+            if plan.aux:
+                names.add(plan.aux)
+        return names
+
+    def _definite_at_end(self) -> set[str]:
+        definite = set(self.fn.params)
+        for s in self.body:
+            if isinstance(s, ir.If):
+                a = {v for t in walk(s.body) for v in _assigned(t, self)}
+                b = {v for t in walk(s.orelse) for v in _assigned(t, self)}
+                definite |= a & b
+            elif not isinstance(s, (ir.For, ir.While)):
+                definite.update(_assigned(s, self))
+        return definite
+
+    # --- call planning -------------------------------------------------------------------
+
+    def _plan_calls(self) -> None:
+        for s in walk(self.body):
+            if not isinstance(s, ir.Assign) or not isinstance(s.value, ir.Call):
+                continue
+            call = s.value
+            info = classify(call)
+            active_args = [a for a in expr_atoms(call) if self.active(a)]
+            if not active_args or not self.activity.active(s.target):
+                continue
+            plan = CallPlan(info)
+            if info.kind == "user":
+                plan.labels = self._user_labels(info.func, call, s)
+                params = tuple(str(label) for label, _ in plan.labels)
+                pair = self.resolver(info.func, params)
+                base = info.func.__name__
+                plan.fwd = self.bind(f"{base}_fwd", pair.fwd)
+                plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
+                plan.aux = self.mint(f"_{base}_saved")
+            elif info.kind == "dynamic":
+                labels: list[tuple[Any, ir.Atom]] = []
+                if call.callee.receiver is not None and self.active(call.callee.receiver):
+                    raise self.error(
+                        f"method call .{call.callee.method}() on a differentiated value", s,
+                        "only NumPy array methods are supported on differentiated values",
+                    )
+                for pos, a in enumerate(call.args):
+                    if self.active(a):
+                        labels.append((pos, a))
+                for key, a in call.kwargs:
+                    if self.active(a):
+                        labels.append((key, a))
+                plan.labels = labels
+                plan.aux = self.mint("_pullback")
+            elif info.kind == "custom_gradient":
+                plan.aux = self.mint("_grad_fn")
+            elif info.kind == "custom":
+                plan.bwd = self.bind(
+                    f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func
+                )
+            elif info.kind == "unknown":
+                raise self.error(
+                    f"call to {call.callee.code} (no gradient rule)", s,
+                    f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
+                )
+            self.plans[id(s)] = plan
+
+    def _user_labels(self, func: Any, call: ir.Call, stmt: ir.Stmt) -> list[tuple[Any, ir.Atom]]:
+        try:
+            sig = inspect.signature(func)
+            marks = [object() for _ in call.args]
+            kmarks = {k: object() for k, _ in call.kwargs}
+            bound = sig.bind(*marks, **kmarks)
+        except (TypeError, ValueError) as exc:
+            raise self.error(f"call to {call.callee.code} ({exc})", stmt) from None
+        atom_of = {id(m): a for m, a in zip(marks, call.args)}
+        atom_of.update({id(kmarks[k]): a for k, a in call.kwargs})
+        labels = []
+        for name, value in bound.arguments.items():
+            atom = atom_of.get(id(value))
+            if atom is None:
+                raise self.error(f"call to {call.callee.code} with variadic arguments", stmt)
+            if self.active(atom):
+                labels.append((name, atom))
+        return labels
+
+    # --- forward sweep -------------------------------------------------------------------
+
+    def atom(self, atom: ir.Atom) -> str:
+        return str(atom)
+
+    def render_expr(self, expr: ir.Expr) -> str:
+        a = self.atom
+        if isinstance(expr, ir.Copy):
+            return a(expr.value)
+        if isinstance(expr, ir.BinOp):
+            return f"{a(expr.left)} {expr.op} {a(expr.right)}"
+        if isinstance(expr, ir.UnaryOp):
+            sep = " " if expr.op == "not" else ""
+            return f"{expr.op}{sep}{a(expr.operand)}"
+        if isinstance(expr, ir.Compare):
+            parts = [a(expr.left)]
+            for op, right in zip(expr.ops, expr.comparators):
+                parts += [op, a(right)]
+            return " ".join(parts)
+        if isinstance(expr, ir.Call):
+            return f"{expr.callee.code}({self.call_args(expr)})"
+        if isinstance(expr, ir.Attr):
+            return f"{a(expr.obj)}.{expr.name}"
+        if isinstance(expr, ir.Subscript):
+            return f"{a(expr.obj)}[{expr.index.code}]"
+        if isinstance(expr, ir.Build):
+            if expr.kind == "dict":
+                inner = ", ".join(f"{k}: {a(v)}" for k, v in zip(expr.keys, expr.elts))
+                return "{" + inner + "}"
+            inner = ", ".join(a(e) for e in expr.elts)
+            if expr.kind == "tuple":
+                return f"({inner},)" if len(expr.elts) == 1 else f"({inner})"
+            return f"[{inner}]"
+        if isinstance(expr, ir.Opaque):
+            return expr.code
+        raise TypeError(expr)
+
+    def call_args(self, call: ir.Call) -> str:
+        parts = [self.atom(x) for x in call.args]
+        parts += [f"{k}={self.atom(v)}" for k, v in call.kwargs]
+        return ", ".join(parts)
+
+    def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
+        out: list[Item] = []
+        counts: dict[tuple[int, str], int] = {}
+        for s in stmts:
+            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
+        last: tuple[int, str] | None = None
+        for s in stmts:
+            key = (s.line, s.src)
+            if key != last and s.src and (counts[key] > 1 or isinstance(s, _COMPOUND)):
+                out.append(Comment(f"# L{s.line}: {s.src}"))
+            last = key
+            out.extend(self.fwd_stmt(s))
+        return out
+
+    def push(self, stmt: ir.Stmt, var: str) -> Push:
+        return Push(var, self.site(stmt, var))
+
+    def fwd_stmt(self, s: ir.Stmt) -> list[Item]:
+        if isinstance(s, ir.Assign):
+            items: list[Item] = [self.push(s, s.target)]
+            plan = self.plans.get(id(s))
+            if plan is not None and plan.aux:
+                items.append(self.push(s, plan.aux))
+            items.append(Line(self.fwd_assign(s, plan)))
+            return items
+        if isinstance(s, ir.Unpack):
+            items = [self.push(s, t) for t in s.targets]
+            lhs = ", ".join(s.targets) + ("," if len(s.targets) == 1 else "")
+            return [*items, Line(f"{lhs} = {self.atom(s.value)}")]
+        if isinstance(s, ir.SetItem):
+            return [
+                Push(f"{self.ad}.copy({s.obj}[{s.index.code}])", self.site(s, s.obj)),
+                Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
+            ]
+        if isinstance(s, ir.ExprStmt):
+            if isinstance(s.value, ir.Opaque):
+                return [Line(s.value.code)]
+            return [Line(self.render_expr(s.value))]
+        if isinstance(s, ir.If):
+            if s.guard:
+                return self.fwd_block(s.orelse)
+            return [Suite(f"if {self.atom(s.test)}:", self.fwd_block(s.body),
+                          self.fwd_block(s.orelse))]
+        if isinstance(s, ir.For):
+            return self.fwd_for(s)
+        if isinstance(s, ir.While):
+            return self.fwd_while(s)
+        if isinstance(s, ir.Break):
+            return [Line("break")]
+        if isinstance(s, ir.Continue):
+            return [Line("continue")]
+        if isinstance(s, ir.Pass):
+            return []
+        raise self.error(type(s).__name__, s)
+
+    def fwd_assign(self, s: ir.Assign, plan: CallPlan | None) -> str:
+        value = s.value
+        if plan is None or not isinstance(value, ir.Call):
+            return f"{s.target} = {self.render_expr(value)}"
+        kind = plan.info.kind
+        if kind == "user":
+            return f"{s.target}, {plan.aux} = {plan.fwd}({self.call_args(value)})"
+        if kind == "dynamic":
+            labels = ", ".join(repr(label) for label, _ in plan.labels)
+            labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
+            args = self.call_args(value)
+            return (
+                f"{s.target}, {plan.aux} = {self.ad}.vjp_call({value.callee.code}, {labels}"
+                + (f", {args})" if args else ")")
+            )
+        if kind == "custom_gradient":
+            return f"{s.target}, {plan.aux} = {value.callee.code}.forward({self.call_args(value)})"
+        return f"{s.target} = {self.render_expr(value)}"
+
+    def fwd_for(self, s: ir.For) -> list[Item]:
+        items: list[Item] = [self.push(s, s.target)]
+        trips = getattr(s, "trips", None)
+        if trips:
+            items += [self.push(s, trips), Line(f"{trips} = 0")]
+        args = ", ".join(self.atom(a) for a in (s.range_args or []))
+        body = self.fwd_block(s.body)
+        if trips:
+            body.insert(0, Line(f"{trips} += 1"))
+        items.append(Suite(f"for {s.target} in range({args}):", body, keep_empty=True))
+        return items
+
+    def fwd_while(self, s: ir.While) -> list[Item]:
+        trips = s.trips
+        items: list[Item] = [self.push(s, trips), Line(f"{trips} = 0")]
+        test = self.fwd_block(s.test_body)
+        body = [Line(f"{trips} += 1"), *self.fwd_block(s.body)]
+        if not test:
+            items.append(Suite(f"while {self.atom(s.test)}:", body))
+        else:
+            guard = Suite(f"if not {self.atom(s.test)}:", [Line("break")])
+            items.append(Suite("while True:", [*test, guard, *body]))
+        return items
+
+    # --- backward sweep ------------------------------------------------------------------
+
+    def read(self, text: str) -> str:
+        names = identifiers(text)
+        self.reads |= names
+        self.reads_at.setdefault(self.cur, set()).update(names)
+        return text
+
+    def line(self, text: str) -> Line:
+        return Line(self.read(text))
+
+    def bwd_block(self, stmts: list[ir.Stmt], live: set[str]) -> list[Item]:
+        out: list[Item] = []
+        last: tuple[int, str] | None = None
+        outer = self.cur
+        for s in reversed(stmts):
+            self.cur = self.pos[id(s)]
+            items = self.bwd_stmt(s, live)
+            self.cur = self.pos[id(s)]
+            if not items:
+                continue
+            key = (s.line, s.src)
+            has_code = any(not isinstance(i, (Pop,)) for i in items)
+            if has_code and key != last and s.src:
+                out.append(Comment(f"# L{s.line}: {s.src}"))
+                last = key
+            out.extend(items)
+        self.cur = outer
+        return out
+
+    def accumulate(self, var: str, contribs: list[str], live: set[str]) -> list[Item]:
+        if not contribs:
+            return []
+        b = self.bar(var)
+        total = " + ".join(contribs)
+        if var in live:
+            if var in self.numeric:
+                return [self.line(f"{b} = {b} + {total}")]
+            return [self.line(f"{b} = {self.ad}.add({b}, {total})")]
+        live.add(var)
+        return [self.line(f"{b} = {total}")]
+
+    def bwd_stmt(self, s: ir.Stmt, live: set[str]) -> list[Item]:
+        if isinstance(s, ir.Assign):
+            return self.bwd_assign(s, live)
+        if isinstance(s, ir.Unpack):
+            return self.bwd_unpack(s, live)
+        if isinstance(s, ir.SetItem):
+            return self.bwd_setitem(s, live)
+        if isinstance(s, ir.If):
+            return self.bwd_if(s, live)
+        if isinstance(s, ir.For):
+            return self.bwd_for(s, live)
+        if isinstance(s, ir.While):
+            return self.bwd_while(s, live)
+        if isinstance(s, ir.ExprStmt):
+            if isinstance(s.value, ir.Call) and any(
+                self.active(a) for a in expr_atoms(s.value)
+            ) and s.value.callee.receiver is not None and self.active(s.value.callee.receiver):
+                raise self.error(f"in-place method call {s.value.callee.code}()", s)
+            return []
+        return []
+
+    def pop(self, s: ir.Stmt, var: str) -> Pop:
+        return Pop(var, self.site(s, var))
+
+    def bwd_assign(self, s: ir.Assign, live: set[str]) -> list[Item]:
+        target = s.target
+        plan = self.plans.get(id(s))
+        restore: list[Item] = [self.pop(s, target)]
+        if plan is not None and plan.aux:
+            restore.insert(0, self.pop(s, plan.aux))
+        if target not in live or not self.activity.active(target):
+            live.discard(target)
+            return restore
+        self._live_now = live
+        pre, contribs, scatter = self.contributions(s, plan)
+        items: list[Item] = list(pre)
+        own = contribs.pop(target, None)
+        for var, parts in contribs.items():
+            items += self.accumulate(var, parts, live)
+        if scatter is not None:
+            var, index = scatter
+            b = self.bar(var)
+            acc = b if var in live else "0.0"
+            g = self.bar(target)
+            items.append(self.line(f"{b} = {self.ad}.add_at({acc}, {var}, {index}, {g})"))
+            live.add(var)
+        if own is None:
+            live.discard(target)
+            return items + restore
+        # v = v + w: the adjoint of the old v is computed once v is restored
+        b = self.bar(target)
+        items += restore
+        total = " + ".join(own)
+        if total != b:
+            items.append(self.line(f"{b} = {total}"))
+        return items
+
+    def contributions(
+        self, s: ir.Assign, plan: CallPlan | None
+    ) -> tuple[list[Item], dict[str, list[str]], tuple[str, str] | None]:
+        """Adjoint contributions of one assignment.
+
+        Returns:
+            Lines to run first (e.g. a callee's backward sweep), the contributions per
+            variable in source order, and an optional scatter ``(var, index)`` for a
+            subscript read.
+        """
+        value = s.value
+        g = self.bar(s.target)
+        pre: list[Item] = []
+        out: dict[str, list[str]] = {}
+
+        def add(atom: ir.Atom | None, expr: str) -> None:
+            if isinstance(atom, ir.Var) and self.activity.active(atom.name):
+                out.setdefault(atom.name, []).append(self.read(expr))
+
+        if isinstance(value, ir.Copy):
+            add(value.value, g)
+        elif isinstance(value, ir.BinOp):
+            rule = BINARY.get(value.op)
+            if rule is not None and not rule.nondiff:
+                names = {"x": self.atom(value.left), "y": self.atom(value.right)}
+                self._apply_rule(rule, names, s, add, [("x", value.left), ("y", value.right)])
+        elif isinstance(value, ir.UnaryOp):
+            rule = UNARY.get(value.op)
+            if rule is not None:
+                self._apply_rule(rule, {"x": self.atom(value.operand)}, s, add,
+                                 [("x", value.operand)])
+        elif isinstance(value, ir.Call):
+            self._call_contribs(s, value, plan, add, pre)
+        elif isinstance(value, ir.Attr):
+            rule = REGISTRY.attrs.get(value.name)
+            if rule is None:
+                if self.active(value.obj):
+                    raise self.error(f"attribute .{value.name} of a differentiated value", s)
+            elif rule.vjps:
+                self._apply_rule(rule, {"self": self.atom(value.obj)}, s, add,
+                                 [("self", value.obj)])
+        elif isinstance(value, ir.Subscript):
+            if self.active(value.obj):
+                assert isinstance(value.obj, ir.Var)
+                self.read(value.obj.name + " " + value.index.code)
+                return pre, out, (value.obj.name, _index_value(value.index.code, self.np))
+        elif isinstance(value, ir.Build):
+            keys = value.keys or [str(pos) for pos in range(len(value.elts))]
+            for elt, key in zip(value.elts, keys):
+                if s.target in self.zero_filled:
+                    add(elt, f"{self.ad}.getitem({g}, {key})")
+                else:
+                    add(elt, f"{g}[{key}]")
+        elif isinstance(value, ir.Opaque):
+            if any(self.active(ir.Var(r)) for r in value.reads):
+                raise self.error(value.what, s)
+        return pre, out, None
+
+    def _apply_rule(
+        self, rule: Rule, names: dict[str, str], s: ir.Assign,
+        add: Callable[[ir.Atom | None, str], None], atoms: list[tuple[str, ir.Atom]],
+    ) -> None:
+        env = {**names, "g": self.bar(s.target), "ans": s.target, "np": self.np, "_ad": self.ad}
+        for param, atom in atoms:
+            if not self.active(atom):
+                continue
+            template = rule.vjps.get(param)
+            if template is None:
+                raise self.error(
+                    f"argument '{param}' of {rule.name} (no gradient rule for it)", s,
+                    "wrap it in s2s_ad.stop_gradient or register a rule with s2s_ad.defgrad",
+                )
+            add(atom, _fold(substitute(template, env)))
+
+    def _call_contribs(
+        self, s: ir.Assign, call: ir.Call, plan: CallPlan | None,
+        add: Callable[[ir.Atom | None, str], None], pre: list[Item],
+    ) -> None:
+        if plan is None:
+            return
+        info = plan.info
+        g = self.bar(s.target)
+        if info.kind in ("rule", "method"):
+            assert info.rule is not None
+            rule = info.rule
+            args = list(call.args)
+            if info.kind == "method":
+                assert call.callee.receiver is not None
+                args = [call.callee.receiver, *args]
+            kwargs = {k: self.atom(v) for k, v in call.kwargs}
+            bound = rule.bind([self.atom(a) for a in args], kwargs)
+            if bound is None:
+                raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
+            pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args))
+            pairs += list(call.kwargs)
+            extra = args[len(rule.params):]
+            if any(self.active(a) for a in extra):
+                if "args" not in rule.vjps:
+                    raise self.error(f"variadic arguments of {rule.name}", s)
+                env = {**bound, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
+                tmp = self.mint("_bars")
+                pre.append(self.line(f"{tmp} = {_fold(substitute(rule.vjps['args'], env))}"))
+                for pos, a in enumerate(extra):
+                    add(a, f"{tmp}[{pos}]")
+            self._apply_rule(rule, bound, s, add, pairs)
+            return
+        if info.kind == "custom" and len(call.args) == 1 and not call.kwargs:
+            add(call.args[0], f"{plan.bwd}({g}, {self.call_args(call)})")
+            return
+        if info.kind == "user":
+            head = f"{plan.bwd}({plan.aux}, {g})"
+            targets = [a for _, a in plan.labels]
+        elif info.kind == "dynamic":
+            head = f"{plan.aux}({g})"
+            targets = [a for _, a in plan.labels]
+        elif info.kind == "custom":
+            head = f"{self.ad}.as_grads({plan.bwd}({g}, {self.call_args(call)}), {len(call.args)})"
+            targets = list(call.args)
+        else:
+            head = f"{self.ad}.as_grads({plan.aux}({g}), {len(call.args)})"
+            targets = list(call.args)
+        fresh = [a for a in targets if self.active(a)]
+        names = [a.name for a in fresh if isinstance(a, ir.Var)]
+        if len(fresh) == len(targets) and len(set(names)) == len(names) and not any(
+            n in self._live_now for n in names
+        ) and info.kind in ("user", "dynamic"):
+            lhs = ", ".join(self.bar(n) for n in names) + ("," if len(names) == 1 else "")
+            pre.append(self.line(f"{lhs} = {head}"))
+            self._live_now.update(names)
+            return
+        tmp = self.mint("_bars")
+        pre.append(self.line(f"{tmp} = {head}"))
+        for pos, a in enumerate(targets):
+            add(a, f"{tmp}[{pos}]")
+
+    def zero(self, var: str) -> Line:
+        self.zero_filled.add(var)
+        return Line(f"{self.bar(var)} = 0.0")
+
+    def bwd_unpack(self, s: ir.Unpack, live: set[str]) -> list[Item]:
+        pops: list[Item] = [self.pop(s, t) for t in reversed(s.targets)]
+        parts = [self.bar(t) if t in live and self.activity.active(t) else "None"
+                 for t in s.targets]
+        for t in s.targets:
+            live.discard(t)
+        if not self.active(s.value) or all(p == "None" for p in parts):
+            return pops
+        assert isinstance(s.value, ir.Var)
+        inner = ", ".join(parts) + ("," if len(parts) == 1 else "")
+        expr = self.read(f"{self.ad}.pack({s.value.name}, ({inner}))")
+        return self.accumulate(s.value.name, [expr], live) + pops
+
+    def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
+        pop = Pop(f"{s.obj}[{s.index.code}]", self.site(s, s.obj))
+        items: list[Item] = []
+        if s.obj in live and self.activity.active(s.obj):
+            b = self.bar(s.obj)
+            index = _index_value(s.index.code, self.np)
+            self.read(s.index.code)
+            if self.active(s.value):
+                assert isinstance(s.value, ir.Var)
+                part = f"{self.ad}.unbroadcast({self.ad}.getitem({b}, {index}), {s.value.name})"
+                items += self.accumulate(s.value.name, [self.read(part)], live)
+            items.append(self.line(f"{b} = {self.ad}.zero_at({b}, {index})"))
+        return [*items, pop]
+
+    def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
+        """Backward sweep of a loop body whose live adjoints are the same on every trip."""
+        head = set(live)
+        while True:
+            saved = (set(self.reads), set(self.reserved), set(self.zero_filled),
+                     {k: set(v) for k, v in self.reads_at.items()})
+            end = set(head)
+            items = self.bwd_block(stmts, end)
+            if end <= head:
+                break
+            head |= end
+            self.reads, self.reserved, self.zero_filled, self.reads_at = saved
+        items += [self.zero(v) for v in sorted(head - end)]
+        return items, head
+
+    def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
+        left, right = set(live), set(live)
+        body = self.bwd_block(s.body, left)
+        orelse = self.bwd_block(s.orelse, right)
+        union = left | right
+        body += [self.zero(v) for v in sorted(union - left)]
+        orelse += [self.zero(v) for v in sorted(union - right)]
+        live.clear()
+        live.update(union)
+        return [Suite(self.read(f"if {self.atom(s.test)}:"), body, orelse)]
+
+    def bwd_for(self, s: ir.For, live: set[str]) -> list[Item]:
+        entry = set(live)
+        body, head = self._fixpoint(s.body, live)
+        pre = [self.zero(v) for v in sorted(head - entry)]
+        live.clear()
+        live.update(head)
+        args = [self.atom(a) for a in (s.range_args or [])]
+        if s.trips is None:
+            header = f"for {s.target} in reversed(range({self.read(', '.join(args))})):"
+        elif len(args) == 1:
+            header = f"for {s.target} in reversed(range({self.read(s.trips)})):"
+        else:
+            k = self.mint("_k")
+            header = f"for {k} in reversed(range({self.read(s.trips)})):"
+            start = args[0]
+            step = f" * {args[2]}" if len(args) == 3 else ""
+            body.insert(0, self.line(f"{s.target} = {start} + {k}{step}"))
+        pops: list[Item] = [self.pop(s, s.trips)] if s.trips else []
+        pops.append(self.pop(s, s.target))
+        return [*pre, Suite(header, body), *pops]
+
+    def bwd_while(self, s: ir.While, live: set[str]) -> list[Item]:
+        entry = set(live)
+        last_test = self.bwd_block(s.test_body, live)
+        body, head = self._fixpoint(s.body + s.test_body, live)
+        pre = [self.zero(v) for v in sorted(head - entry)]
+        live.clear()
+        live.update(head)
+        if s.brk is not None and last_test:
+            last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
+        k = self.mint("_k")
+        loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
+        return [*pre, *last_test, loop, self.pop(s, s.trips)]
+
+
+
+_COMPOUND = (ir.If, ir.For, ir.While)
+
+
+def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
+    """Variables an (unnested) statement assigns, in push order."""
+    if isinstance(s, ir.Assign):
+        plan = rev.plans.get(id(s))
+        return [s.target, plan.aux] if plan is not None and plan.aux else [s.target]
+    if isinstance(s, ir.Unpack):
+        return list(s.targets)
+    if isinstance(s, ir.SetItem):
+        return [s.obj]
+    if isinstance(s, ir.For):
+        return [s.target] + ([s.trips] if s.trips else [])
+    if isinstance(s, ir.While):
+        return [s.trips]
+    return []
+
+
+def _index_value(code: str, np_name: str) -> str:
+    """An index's source as a value: ``i`` stays, ``i, 1:3`` becomes ``np.s_[i, 1:3]``."""
+    if ":" in code or "," in code or "..." in code:
+        return f"{np_name}.s_[{code}]"
+    return code
+
+
+def _fold(expr: str) -> str:
+    """Fold the constant arithmetic that substitution leaves (``x ** (2 - 1)`` -> ``x``)."""
+    import re
+
+    def minus_one(m: re.Match[str]) -> str:
+        value = float(m.group(1)) - 1
+        text = repr(int(value)) if value.is_integer() and "." not in m.group(1) else repr(value)
+        return text if value >= 0 else f"({text})"
+
+    expr = re.sub(r"\((\d+(?:\.\d*)?) - 1\)", minus_one, expr)
+    expr = re.sub(r" \*\* 1(?:\.0)?(?![\d.])", "", expr)
+    return expr
+

@@ -1,0 +1,236 @@
+"""The rule table: derivative knowledge as data, keyed by the live callable.
+
+A :class:`Rule` states, for each differentiable parameter of a callable, the
+vector-Jacobian product as a Python expression template. Templates are written in
+terms of the callable's parameter names, ``g`` (the cotangent of the output) and
+``ans`` (the output); ``np`` is NumPy and ``_ad`` the runtime helpers
+(:mod:`s2s_ad.runtime`). The reverse pass substitutes the user's names into them,
+so a rule reads like the code it produces::
+
+    np.tanh(x)   partial  "1.0 - ans * ans"   ->   x_bar = y_bar * (1.0 - y * y)
+
+Elementwise rules state only the partial derivative (one rule serves both modes and
+is checked against SymPy); the others state a VJP template directly. Every rule
+carries sample inputs so the tests can walk the registry against finite differences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?!\w)(?!\s*=[^=])")
+_SIMPLE = re.compile(r"^(?:[A-Za-z_][\w.]*|\d+(?:\.\d*)?(?:e[+-]?\d+)?|'[^']*'|\"[^\"]*\")$")
+
+
+@dataclass
+class Rule:
+    """How to differentiate one callable.
+
+    Attributes:
+        name: Display name, e.g. ``"np.sin"``.
+        funcs: The live callables this rule covers (``np.sin``, ``math.sin``).
+        params: Parameter names in positional order.
+        defaults: Default value source per parameter (missing = required).
+        vjps: Parameter name -> VJP template (``g``, ``ans`` and parameter names).
+        partials: For elementwise rules, parameter -> partial derivative template.
+        samples: Sample calls, each a tuple of positional arguments (plus an optional
+            kwargs dict as last element when ``samples_kw`` is set) used by the tests.
+        nondiff: The output carries no gradient (integer/bool results, ``round``...).
+        sympy: For elementwise rules, the SymPy function name of the primal (tests).
+        linear: The rule is linear in its differentiable inputs (informational).
+        varargs: Positional arguments beyond ``params`` are allowed and ignored.
+    """
+
+    name: str
+    funcs: tuple[Any, ...]
+    params: tuple[str, ...]
+    defaults: dict[str, str] = field(default_factory=dict)
+    vjps: dict[str, str] = field(default_factory=dict)
+    partials: dict[str, str] = field(default_factory=dict)
+    samples: list[tuple[Any, ...]] = field(default_factory=list)
+    nondiff: bool = False
+    sympy: str | None = None
+    linear: bool = False
+    varargs: bool = False
+    kw_samples: list[dict[str, Any]] = field(default_factory=list)
+
+    def bind(self, args: Sequence[str], kwargs: dict[str, str]) -> dict[str, str] | None:
+        """Map call-site argument sources to parameter names.
+
+        Args:
+            args: Source text of positional arguments.
+            kwargs: Keyword -> source text.
+
+        Returns:
+            Parameter name -> source text (defaults filled in), or ``None`` when the
+            call does not fit the parameter list.
+        """
+        if len(args) > len(self.params) and not self.varargs:
+            return None
+        bound = dict(zip(self.params, args))
+        if self.varargs:
+            extra = list(args[len(self.params):])
+            bound["args"] = "(" + "".join(a + ", " for a in extra).rstrip(" ") + ")"
+        for key, value in kwargs.items():
+            if key not in self.params or key in bound:
+                return None
+            bound[key] = value
+        for name in self.params:
+            if name not in bound:
+                if name not in self.defaults:
+                    return None
+                bound[name] = self.defaults[name]
+        return bound
+
+
+def substitute(template: str, names: dict[str, str]) -> str:
+    """Replace identifiers of a template by call-site source text.
+
+    Identifiers after a dot (attributes) and keyword names (``axis=``) are left alone;
+    replacements that are not simple names or numbers are parenthesized.
+    """
+
+    def repl(match: re.Match[str]) -> str:
+        word = match.group(1)
+        if word not in names:
+            return word
+        text = names[word]
+        return text if _SIMPLE.match(text) else f"({text})"
+
+    return _IDENT.sub(repl, template)
+
+
+class Registry:
+    """Rules keyed by the identity of the live callable (plus user ``defgrad`` rules)."""
+
+    def __init__(self) -> None:
+        self._by_id: dict[int, Rule] = {}
+        self._keep: list[Any] = []
+        self.rules: list[Rule] = []
+        self.custom: dict[int, Callable[..., Any]] = {}
+        self.methods: dict[str, Rule] = {}
+        self.attrs: dict[str, Rule] = {}
+
+    def add(self, rule: Rule) -> Rule:
+        """Register a rule for each of its callables."""
+        self.rules.append(rule)
+        for func in rule.funcs:
+            self._by_id[id(func)] = rule
+            self._keep.append(func)
+        return rule
+
+    def lookup(self, func: Any) -> Rule | None:
+        """The rule for a live callable, or ``None``."""
+        return self._by_id.get(id(func))
+
+
+REGISTRY = Registry()
+
+
+def elementwise(
+    name: str,
+    funcs: Sequence[Any],
+    params: Sequence[str],
+    partials: Sequence[str],
+    samples: Sequence[tuple[Any, ...]],
+    *,
+    sympy: str | None = None,
+    defaults: dict[str, str] | None = None,
+    diff: Sequence[str] | None = None,
+) -> Rule:
+    """Register an elementwise rule from its partial derivatives.
+
+    Args:
+        name: Display name.
+        funcs: Callables covered.
+        params: Parameter names.
+        partials: One partial template per differentiable parameter (in ``diff`` order).
+        samples: Sample positional arguments.
+        sympy: SymPy name of the primal, for the symbolic check.
+        defaults: Parameter defaults.
+        diff: The differentiable parameters (all of ``params`` when omitted).
+    """
+    diff = list(diff if diff is not None else params)
+    unary = len(params) == 1
+    vjps = {}
+    for param, partial in zip(diff, partials):
+        if partial.strip() in ("1", "1.0"):
+            body = "g"
+        elif partial.strip() in ("-1", "-1.0"):
+            body = "-g"
+        else:
+            body = f"g * ({partial})" if not _SIMPLE.match(partial) else f"g * {partial}"
+        vjps[param] = body if unary else f"_ad.unbroadcast({body}, {param})"
+    rule = Rule(
+        name, tuple(funcs), tuple(params), dict(defaults or {}), vjps,
+        dict(zip(diff, partials)), list(samples), sympy=sympy,
+    )
+    return REGISTRY.add(rule)
+
+
+def vjp_rule(
+    name: str,
+    funcs: Sequence[Any],
+    params: Sequence[str],
+    vjps: dict[str, str],
+    samples: Sequence[tuple[Any, ...]],
+    *,
+    defaults: dict[str, str] | None = None,
+    kw_samples: Sequence[dict[str, Any]] | None = None,
+    linear: bool = False,
+    varargs: bool = False,
+) -> Rule:
+    """Register a rule given by VJP templates (reductions, linear algebra, shapes)."""
+    rule = Rule(
+        name, tuple(funcs), tuple(params), dict(defaults or {}), dict(vjps),
+        samples=list(samples), linear=linear, varargs=varargs,
+        kw_samples=list(kw_samples or []),
+    )
+    return REGISTRY.add(rule)
+
+
+def method(
+    name: str,
+    params: Sequence[str],
+    vjps: dict[str, str],
+    samples: Sequence[tuple[Any, ...]],
+    *,
+    defaults: dict[str, str] | None = None,
+    varargs: bool = False,
+    nondiff: bool = False,
+    kw_samples: Sequence[dict[str, Any]] | None = None,
+) -> Rule:
+    """Register a rule for the NumPy array method ``name`` (``x.sum()``, ``x.reshape(2, 3)``).
+
+    The first parameter is the receiver (conventionally ``self``); with ``varargs``
+    extra positional arguments are available to templates as the tuple ``args``.
+    Samples start with the receiver.
+    """
+    rule = Rule(
+        "ndarray." + name, (), tuple(params), dict(defaults or {}), dict(vjps),
+        samples=list(samples), varargs=varargs, nondiff=nondiff,
+        kw_samples=list(kw_samples or []),
+    )
+    REGISTRY.methods[name] = rule
+    REGISTRY.rules.append(rule)
+    return rule
+
+
+def attribute(name: str, vjp: str | None, samples: Sequence[tuple[Any, ...]] = ()) -> Rule:
+    """Register an array attribute (``x.T``: ``vjp`` over ``self``; ``None`` = no gradient)."""
+    rule = Rule(
+        "ndarray." + name, (), ("self",), {}, {"self": vjp} if vjp else {},
+        samples=list(samples), nondiff=vjp is None,
+    )
+    REGISTRY.attrs[name] = rule
+    REGISTRY.rules.append(rule)
+    return rule
+
+
+def nondiff(name: str, funcs: Sequence[Any]) -> Rule:
+    """Register callables whose output carries no gradient."""
+    rule = Rule(name, tuple(funcs), (), nondiff=True, varargs=True)
+    return REGISTRY.add(rule)

@@ -1,0 +1,653 @@
+"""Helpers that rule templates call as ``_ad.<name>``.
+
+Every name in ``__all__`` is merged with :mod:`s2s_ad.runtime` into the ``_ad``
+namespace of generated code. Each helper takes the cotangent ``g`` first and then the
+primal values it needs, all positionally, so a template reads like a call:
+``_ad.sum_vjp(g, a, axis, keepdims)``.
+
+Conventions:
+
+* ``g`` has the shape of the primal output, except that it may be the symbolic zero
+  ``0.0``; helpers that reshape ``g`` return a zero adjoint for it.
+* Results have the shape of the input they are the adjoint of. They may be views of
+  ``g`` (``np.split``, ``np.moveaxis``): callers must not update adjoints in place
+  without copying first.
+* Helpers for a sequence input (``np.concatenate``, ``np.stack``, ``np.array`` of a
+  list, builtin ``sum``/``max`` of a list, ``np.einsum`` operands) return the adjoints
+  in the same container type as the input: a list for a list, a tuple for a tuple, an
+  array for an array.
+* The code stays plain NumPy (no comprehensions over differentiable values, no
+  ``try``), so the transformer can differentiate it again for higher derivatives.
+"""
+
+from __future__ import annotations
+
+import string
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..runtime import is_zero, unbroadcast, zeros_like
+
+if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
+    from collections.abc import Sequence
+    from typing import Any
+
+__all__ = [
+    "array_vjp", "astype_vjp", "builtin_max_vjp", "builtin_min_vjp", "builtin_sum_vjp",
+    "clip_mask", "concatenate_vjp", "cumsum_vjp", "det_vjp", "diag_vjp", "diagonal_vjp",
+    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
+    "item_vjp", "matmul_vjp_x", "matmul_vjp_y", "max_vjp", "max_weight", "mean_vjp",
+    "min_vjp", "min_weight", "mT", "norm_vjp", "prod_vjp", "repeat_vjp", "safe_log",
+    "solve_vjp_a", "solve_vjp_b", "sort_vjp", "stack_vjp", "std_vjp", "sum_vjp",
+    "tensordot_vjp_a", "tensordot_vjp_b", "tile_vjp", "tolist_vjp", "trace_vjp",
+    "transpose_vjp", "var_vjp", "vstack_vjp",
+]
+
+
+# --- small building blocks -------------------------------------------------------
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    """Reduction axes as a sorted tuple of non-negative ints (``None`` = all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if np.ndim(axis) == 0:
+        axis = (axis,)
+    return tuple(sorted(int(ax) % max(ndim, 1) for ax in axis))
+
+
+def _keep(value: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
+    """Re-insert the reduced axes of a reduction's output (so it broadcasts back)."""
+    if keepdims or not axes:
+        return value
+    return np.expand_dims(value, axes)
+
+
+def _fill(g: Any, shape: tuple[int, ...]) -> Any:
+    """``g`` broadcast to ``shape`` as a fresh, writable float array."""
+    return np.broadcast_to(g, shape) + 0.0
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """Number of elements reduced over ``axes``."""
+    n = 1
+    for ax in axes:
+        n *= shape[ax]
+    return n
+
+
+def _like(container: Any, parts: list[Any]) -> Any:
+    """``parts`` in the container type of ``container`` (list, tuple or array)."""
+    if isinstance(container, np.ndarray):
+        return np.stack(parts) if parts else np.zeros(container.shape)
+    if isinstance(container, tuple):
+        return tuple(parts)
+    return list(parts)
+
+
+def mT(x: Any) -> Any:
+    """Swap the last two axes (matrix transpose of a stack of matrices)."""
+    return np.swapaxes(x, -1, -2)
+
+
+def safe_log(x: Any) -> Any:
+    """``log(x)`` where ``x > 0``, else ``0`` (for d(x ** y)/dy at ``x <= 0``)."""
+    return np.log(np.where(x > 0, x, 1.0))
+
+
+def max_weight(x: Any, y: Any) -> Any:
+    """Share of ``x`` in ``maximum(x, y)``: 1 if larger, 0.5 on a tie, else 0."""
+    return (x > y) + 0.5 * (x == y)
+
+
+def min_weight(x: Any, y: Any) -> Any:
+    """Share of ``x`` in ``minimum(x, y)``: 1 if smaller, 0.5 on a tie, else 0."""
+    return (x < y) + 0.5 * (x == y)
+
+
+def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
+    """1.0 where ``a_min <= a <= a_max`` (a ``None`` bound is no bound), else 0.0."""
+    inside = np.ones(np.shape(a), dtype=bool)
+    if a_min is not None:
+        inside = inside & (a >= a_min)
+    if a_max is not None:
+        inside = inside & (a <= a_max)
+    return inside * 1.0
+
+
+# --- reductions --------------------------------------------------------------------
+
+
+def sum_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """VJP of ``np.sum(a, axis, keepdims=keepdims)``: ``g`` broadcast back."""
+    shape = np.shape(a)
+    return _fill(_keep(g, _axes(axis, len(shape)), keepdims), shape)
+
+
+def mean_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """VJP of ``np.mean``: ``g`` broadcast back, divided by the count."""
+    shape = np.shape(a)
+    axes = _axes(axis, len(shape))
+    return _fill(_keep(g, axes, keepdims) / _count(shape, axes), shape)
+
+
+def prod_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """VJP of ``np.prod``: the product of the *other* elements, exact at zeros."""
+    a = np.asarray(a, dtype=float)
+    axes = _axes(axis, a.ndim)
+    kept = [i for i in range(a.ndim) if i not in axes]
+    perm = kept + list(axes)
+    moved = np.transpose(a, perm)
+    flat = np.reshape(moved, moved.shape[: len(kept)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,))
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = np.transpose(np.reshape(left * right, moved.shape), np.argsort(perm))
+    return _keep(g, axes, keepdims) * others
+
+
+def max_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """VJP of ``np.max``: ``g`` split equally among the maximal elements (as JAX)."""
+    a = np.asarray(a)
+    axes = _axes(axis, a.ndim)
+    hit = a == _keep(ans, axes, keepdims)
+    return _keep(g, axes, keepdims) * hit / np.sum(hit, axis=axes, keepdims=True)
+
+
+def min_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """VJP of ``np.min``: ``g`` split equally among the minimal elements."""
+    return max_vjp(g, a, ans, axis, keepdims)
+
+
+def var_vjp(g: Any, a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """VJP of ``np.var``: ``2 g (a - mean) / (n - ddof)``."""
+    a = np.asarray(a)
+    axes = _axes(axis, a.ndim)
+    centered = a - np.mean(a, axis=axes, keepdims=True)
+    return _keep(g, axes, keepdims) * (2.0 / (_count(a.shape, axes) - ddof)) * centered
+
+
+def std_vjp(
+    g: Any, a: Any, ans: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False
+) -> Any:
+    """VJP of ``np.std``: ``g (a - mean) / ((n - ddof) std)``, zero where ``std == 0``."""
+    a = np.asarray(a)
+    axes = _axes(axis, a.ndim)
+    std = _keep(ans, axes, keepdims)
+    scale = np.where(std > 0, _keep(g, axes, keepdims) / np.where(std > 0, std, 1.0), 0.0)
+    centered = a - np.mean(a, axis=axes, keepdims=True)
+    return scale * centered / (_count(a.shape, axes) - ddof)
+
+
+def _vector_norm_vjp(g: Any, x: Any, ans: Any, ord: Any, axes: tuple[int, ...]) -> Any:
+    """VJP of a vector p-norm over ``axes``; ``g`` and ``ans`` have kept dims."""
+    nonzero = ans > 0
+    safe = np.where(nonzero, ans, 1.0)
+    if ord is None or ord == 2:
+        return np.where(nonzero, g / safe, 0.0) * x
+    if ord == 1:
+        return g * np.sign(x)
+    if ord == 0:
+        return np.zeros(x.shape)
+    if ord == np.inf or ord == -np.inf:
+        hit = np.abs(x) == ans
+        return g * np.sign(x) * hit / np.sum(hit, axis=axes, keepdims=True)
+    scale = np.where(nonzero, g / safe ** (ord - 1), 0.0)
+    return scale * np.sign(x) * np.abs(x) ** (ord - 1)
+
+
+def _matrix_norm_vjp(g: Any, x: Any, ans: Any, ord: Any) -> Any:
+    """VJP of a matrix norm over the last two axes; ``g`` and ``ans`` have kept dims."""
+    if ord is None or ord == "fro":
+        return _vector_norm_vjp(g, x, ans, None, (-2, -1))
+    if ord == "nuc" or ord == 2 or ord == -2:
+        u, _, vh = np.linalg.svd(x, full_matrices=False)
+        if ord == "nuc":
+            return g * (u @ vh)
+        k = 0 if ord == 2 else -1
+        return g * (u[..., :, k : k + 1 or None] @ vh[..., k : k + 1 or None, :])
+    over = -2 if ord in (1, -1) else -1
+    sums = np.sum(np.abs(x), axis=over, keepdims=True)
+    hit = sums == ans
+    return g * np.sign(x) * hit / np.sum(hit, axis=(-2, -1), keepdims=True)
+
+
+def norm_vjp(
+    g: Any, x: Any, ans: Any, ord: Any = None, axis: Any = None, keepdims: bool = False
+) -> Any:
+    """VJP of ``np.linalg.norm`` (vector and matrix norms; zero gradient at zero)."""
+    x = np.asarray(x, dtype=float)
+    if axis is None:
+        matrix = ord is not None and x.ndim == 2
+        axes = _axes(None, x.ndim)
+    else:
+        axes = _axes(axis, x.ndim)
+        matrix = len(axes) == 2
+    if is_zero(g):
+        return np.zeros(x.shape)
+    g = _keep(g, axes, keepdims)
+    ans = _keep(ans, axes, keepdims)
+    if not matrix:
+        return _vector_norm_vjp(g, x, ans, ord, axes)
+    if axis is not None:
+        axis = (int(axis[0]) % x.ndim, int(axis[1]) % x.ndim)
+        ends = (-2, -1)
+        moved = _matrix_norm_vjp(
+            np.moveaxis(g, axis, ends), np.moveaxis(x, axis, ends),
+            np.moveaxis(ans, axis, ends), ord,
+        )
+        return np.moveaxis(moved, ends, axis)
+    return _matrix_norm_vjp(g, x, ans, ord)
+
+
+def cumsum_vjp(g: Any, a: Any, axis: Any = None) -> Any:
+    """VJP of ``np.cumsum``: the reversed cumulative sum of ``g``."""
+    if axis is None:
+        return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+def sort_vjp(g: Any, a: Any, axis: Any = -1) -> Any:
+    """VJP of ``np.sort``: ``g`` sent back to where each sorted element came from."""
+    a = np.asarray(a)
+    if axis is None:
+        out = np.zeros(a.size)
+        out[np.argsort(a, axis=None, kind="stable")] = np.ravel(g)
+        return np.reshape(out, a.shape)
+    out = np.zeros(a.shape)
+    np.put_along_axis(out, np.argsort(a, axis=axis, kind="stable"), g, axis)
+    return out
+
+
+# --- linear algebra ----------------------------------------------------------------
+
+
+def _tensordot_axes(axes: Any, nda: int, ndb: int) -> tuple[list[int], list[int]]:
+    """``np.tensordot``'s ``axes`` as two lists of non-negative axis numbers."""
+    if np.ndim(axes) == 0:
+        n = int(axes)
+        return list(range(nda - n, nda)), list(range(n))
+    ax_a, ax_b = axes
+    ax_a = [ax_a] if np.ndim(ax_a) == 0 else list(ax_a)
+    ax_b = [ax_b] if np.ndim(ax_b) == 0 else list(ax_b)
+    return [int(ax) % nda for ax in ax_a], [int(ax) % ndb for ax in ax_b]
+
+
+def tensordot_vjp_a(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """VJP of ``np.tensordot(a, b, axes)`` with respect to ``a``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if is_zero(g):
+        return np.zeros(a.shape)
+    ax_a, ax_b = _tensordot_axes(axes, a.ndim, b.ndim)
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [j for j in range(b.ndim) if j not in ax_b]
+    g = np.asarray(g)
+    res = np.tensordot(g, b, (list(range(len(free_a), g.ndim)), free_b))
+    pairs = sorted(zip(ax_b, ax_a))
+    return np.transpose(res, np.argsort(free_a + [i for _, i in pairs]))
+
+
+def tensordot_vjp_b(g: Any, a: Any, b: Any, axes: Any = 2) -> Any:
+    """VJP of ``np.tensordot(a, b, axes)`` with respect to ``b``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if is_zero(g):
+        return np.zeros(b.shape)
+    ax_a, ax_b = _tensordot_axes(axes, a.ndim, b.ndim)
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    res = np.tensordot(a, g, (free_a, list(range(len(free_a)))))
+    pairs = sorted(zip(ax_a, ax_b))
+    free_b = [j for j in range(b.ndim) if j not in ax_b]
+    return np.transpose(res, np.argsort([j for _, j in pairs] + free_b))
+
+
+def dot_vjp_a(g: Any, a: Any, b: Any) -> Any:
+    """VJP of ``np.dot(a, b)`` with respect to ``a`` (every ``ndim`` case)."""
+    nda, ndb = np.ndim(a), np.ndim(b)
+    if nda == 0 or ndb == 0:
+        return unbroadcast(g * b, a)
+    return tensordot_vjp_a(g, a, b, ([nda - 1], [max(ndb - 2, 0)]))
+
+
+def dot_vjp_b(g: Any, a: Any, b: Any) -> Any:
+    """VJP of ``np.dot(a, b)`` with respect to ``b`` (every ``ndim`` case)."""
+    nda, ndb = np.ndim(a), np.ndim(b)
+    if nda == 0 or ndb == 0:
+        return unbroadcast(g * a, b)
+    return tensordot_vjp_b(g, a, b, ([nda - 1], [max(ndb - 2, 0)]))
+
+
+def inner_vjp_a(g: Any, a: Any, b: Any) -> Any:
+    """VJP of ``np.inner(a, b)`` (contraction over both last axes) for ``a``."""
+    nda, ndb = np.ndim(a), np.ndim(b)
+    if nda == 0 or ndb == 0:
+        return unbroadcast(g * b, a)
+    return tensordot_vjp_a(g, a, b, ([nda - 1], [ndb - 1]))
+
+
+def inner_vjp_b(g: Any, a: Any, b: Any) -> Any:
+    """VJP of ``np.inner(a, b)`` for ``b``."""
+    nda, ndb = np.ndim(a), np.ndim(b)
+    if nda == 0 or ndb == 0:
+        return unbroadcast(g * a, b)
+    return tensordot_vjp_b(g, a, b, ([nda - 1], [ndb - 1]))
+
+
+def matmul_vjp_x(g: Any, x: Any, y: Any) -> Any:
+    """VJP of ``x @ y`` for ``x`` (1-D operands and batch broadcasting as ``np.matmul``)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if is_zero(g):
+        return np.zeros(x.shape)
+    g = np.asarray(g)
+    if y.ndim == 1:
+        gx = g[..., None] * y
+    elif x.ndim == 1:
+        gx = (y @ g[..., None])[..., 0]
+    else:
+        gx = g @ mT(y)
+    return unbroadcast(gx, x)
+
+
+def matmul_vjp_y(g: Any, x: Any, y: Any) -> Any:
+    """VJP of ``x @ y`` for ``y``."""
+    x, y = np.asarray(x), np.asarray(y)
+    if is_zero(g):
+        return np.zeros(y.shape)
+    g = np.asarray(g)
+    if x.ndim == 1:
+        gy = x[:, None] * g[..., None, :] if y.ndim > 1 else g * x
+    elif y.ndim == 1:
+        gy = (mT(x) @ g[..., None])[..., 0]
+    else:
+        gy = mT(x) @ g
+    return unbroadcast(gy, y)
+
+
+def _einsum_terms(subscripts: str, ndims: Sequence[int]) -> tuple[list[str], str]:
+    """Input terms and output term of an einsum, ellipses replaced by fresh letters."""
+    spec = subscripts.replace(" ", "")
+    lhs, arrow, out = spec.partition("->")
+    terms = lhs.split(",")
+    free = [c for c in string.ascii_letters if c not in spec]
+    widths = [nd - len(t) + 3 for t, nd in zip(terms, ndims) if "..." in t]
+    ell = "".join(free[: max(widths, default=0)])
+    full = []
+    for term, nd in zip(terms, ndims):
+        if "..." in term:
+            width = nd - len(term) + 3
+            term = term.replace("...", ell[len(ell) - width :])
+        full.append(term)
+    if arrow:
+        return full, out.replace("...", ell)
+    letters = "".join(terms).replace(".", "")
+    single = sorted(c for c in set(letters) if letters.count(c) == 1)
+    return full, ell + "".join(single)
+
+
+def einsum_vjp(g: Any, subscripts: str, operands: Sequence[Any]) -> tuple[Any, ...]:
+    """VJPs of ``np.einsum(subscripts, *operands)``: a tuple, one adjoint per operand.
+
+    The adjoint of each operand is itself an einsum of ``g`` with the other operands;
+    indices summed only inside that operand are broadcast back (a ``ones`` factor) and
+    repeated indices (``'ii->i'``) put ``g`` back on the diagonal (an ``eye`` factor).
+    """
+    ops = [np.asarray(op) for op in operands]
+    if is_zero(g):
+        return tuple(np.zeros(op.shape) for op in ops)
+    terms, out = _einsum_terms(subscripts, [op.ndim for op in ops])
+    sizes: dict[str, int] = {}
+    for term, op in zip(terms, ops):
+        for letter, n in zip(term, op.shape):
+            sizes[letter] = max(sizes.get(letter, 1), n)
+    spare = [c for c in string.ascii_letters if c not in sizes]
+    grads = []
+    for i, (term, op) in enumerate(zip(terms, ops)):
+        unique = "".join(dict.fromkeys(term))
+        in_terms, in_ops = [out], [g]
+        for j in range(len(ops)):
+            if j != i:
+                in_terms.append(terms[j])
+                in_ops.append(ops[j])
+        present = "".join(in_terms)
+        for letter in unique:
+            if letter not in present:
+                in_terms.append(letter)
+                in_ops.append(np.ones(sizes[letter]))
+        res = np.einsum(",".join(in_terms) + "->" + unique, *in_ops)
+        if len(unique) < len(term):
+            res = _einsum_diagonal(res, unique, term, sizes, spare)
+        grads.append(unbroadcast(res, op))
+    return tuple(grads)
+
+
+def _einsum_diagonal(
+    res: Any, unique: str, term: str, sizes: dict[str, int], spare: list[str]
+) -> Any:
+    """Spread ``res`` (indexed by ``unique``) onto the repeated indices of ``term``."""
+    seen: set[str] = set()
+    target, eyes, eye_terms = "", [], []
+    for letter in term:
+        if letter in seen:
+            fresh = spare[len(eyes)]
+            target += fresh
+            eye_terms.append(letter + fresh)
+            eyes.append(np.eye(sizes[letter]))
+        else:
+            seen.add(letter)
+            target += letter
+    return np.einsum(",".join([unique] + eye_terms) + "->" + target, res, *eyes)
+
+
+def diagonal_vjp(g: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """VJP of ``np.diagonal(a, offset, axis1, axis2)``: ``g`` written on that diagonal."""
+    shape = np.shape(a)
+    axis1, axis2 = axis1 % len(shape), axis2 % len(shape)
+    rest = [n for i, n in enumerate(shape) if i not in (axis1, axis2)]
+    out = np.zeros(tuple(rest) + (shape[axis1], shape[axis2]))
+    length = np.shape(g)[-1] if np.ndim(g) else 0
+    rows = np.arange(length) + max(-offset, 0)
+    cols = np.arange(length) + max(offset, 0)
+    out[..., rows, cols] = g
+    return np.moveaxis(out, (-2, -1), (axis1, axis2))
+
+
+def trace_vjp(g: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """VJP of ``np.trace``: ``g`` on the diagonal of every matrix."""
+    diag = np.diagonal(np.zeros(np.shape(a)), offset, axis1, axis2)
+    return diagonal_vjp(np.broadcast_to(np.expand_dims(g, -1), diag.shape), a, offset, axis1, axis2)
+
+
+def diag_vjp(g: Any, v: Any, k: int = 0) -> Any:
+    """VJP of ``np.diag(v, k)``: the diagonal of ``g`` (1-D ``v``) or ``g`` on it (2-D)."""
+    if np.ndim(v) == 1:
+        return np.diag(g, k)
+    return diagonal_vjp(g, v, k, 0, 1)
+
+
+def det_vjp(g: Any, a: Any, ans: Any) -> Any:
+    """VJP of ``np.linalg.det``: ``g det(a) inv(a).T``."""
+    return np.expand_dims(g * ans, (-2, -1)) * mT(np.linalg.inv(a))
+
+
+def solve_vjp_b(g: Any, a: Any, b: Any) -> Any:
+    """VJP of ``np.linalg.solve(a, b)`` for ``b``: ``solve(a.T, g)``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if b.ndim == 1:
+        gb = np.linalg.solve(mT(a), np.asarray(g)[..., None])[..., 0]
+    else:
+        gb = np.linalg.solve(mT(a), g)
+    return unbroadcast(gb, b)
+
+
+def solve_vjp_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """VJP of ``np.linalg.solve(a, b)`` for ``a``: ``-solve(a.T, g) @ ans.T``."""
+    a, b = np.asarray(a), np.asarray(b)
+    if b.ndim == 1:
+        gb = np.linalg.solve(mT(a), np.asarray(g)[..., None])
+        return unbroadcast(-gb * np.asarray(ans)[..., None, :], a)
+    return unbroadcast(-np.linalg.solve(mT(a), g) @ mT(ans), a)
+
+
+# --- shape and copy operations ----------------------------------------------------
+
+
+def transpose_vjp(g: Any, axes: Any = None) -> Any:
+    """VJP of ``np.transpose(a, axes)`` and of ``a.transpose(*axes)``."""
+    if isinstance(axes, tuple) and len(axes) == 1 and (axes[0] is None or np.ndim(axes[0])):
+        axes = axes[0]
+    if axes is None or len(axes) == 0:
+        return np.transpose(g)
+    ndim = np.ndim(g)
+    return np.transpose(g, np.argsort([int(ax) % ndim for ax in axes]))
+
+
+def concatenate_vjp(g: Any, arrays: Any, axis: Any = 0) -> Any:
+    """VJP of ``np.concatenate(arrays, axis)``: ``g`` cut back into the pieces."""
+    if is_zero(g):
+        return zeros_like(arrays)
+    shapes = [np.shape(x) for x in arrays]
+    if axis is None:
+        sizes = [int(np.prod(s)) for s in shapes]
+        parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+    else:
+        axis = int(axis) % np.ndim(g)
+        parts = np.split(g, np.cumsum([s[axis] for s in shapes])[:-1], axis)
+    return _like(arrays, [np.reshape(p, s) for p, s in zip(parts, shapes)])
+
+
+def stack_vjp(g: Any, arrays: Any, axis: int = 0) -> Any:
+    """VJP of ``np.stack(arrays, axis)``: the slices of ``g`` along ``axis``."""
+    if is_zero(g):
+        return zeros_like(arrays)
+    moved = np.moveaxis(g, int(axis) % np.ndim(g), 0)
+    return _like(arrays, [unbroadcast(moved[i], x) for i, x in enumerate(arrays)])
+
+
+def hstack_vjp(g: Any, tup: Any) -> Any:
+    """VJP of ``np.hstack(tup)`` (axis 0 for 1-D pieces, else axis 1)."""
+    if is_zero(g):
+        return zeros_like(tup)
+    shapes = [np.shape(np.atleast_1d(x)) for x in tup]
+    axis = 0 if len(shapes[0]) == 1 else 1
+    parts = np.split(g, np.cumsum([s[axis] for s in shapes])[:-1], axis)
+    return _like(tup, [np.reshape(p, np.shape(x)) for p, x in zip(parts, tup)])
+
+
+def vstack_vjp(g: Any, tup: Any) -> Any:
+    """VJP of ``np.vstack(tup)`` (pieces seen as at least 2-D, joined on axis 0)."""
+    if is_zero(g):
+        return zeros_like(tup)
+    rows = [np.shape(np.atleast_2d(x))[0] for x in tup]
+    parts = np.split(g, np.cumsum(rows)[:-1], 0)
+    return _like(tup, [np.reshape(p, np.shape(x)) for p, x in zip(parts, tup)])
+
+
+def tile_vjp(g: Any, A: Any, reps: Any) -> Any:
+    """VJP of ``np.tile(A, reps)``: the sum of ``g`` over the tiles."""
+    shape = np.shape(A)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    d = max(len(shape), len(reps))
+    full = (1,) * (d - len(shape)) + tuple(shape)
+    reps = (1,) * (d - len(reps)) + reps
+    split = []
+    for r, n in zip(reps, full):
+        split += [r, n]
+    summed = np.sum(np.reshape(g, split), axis=tuple(range(0, 2 * d, 2)))
+    return np.reshape(summed, shape)
+
+
+def repeat_vjp(g: Any, a: Any, repeats: Any, axis: Any = None) -> Any:
+    """VJP of ``np.repeat(a, repeats, axis)``: ``g`` summed over each run of copies."""
+    shape = np.shape(a)
+    if axis is None:
+        base = (int(np.prod(shape)),)
+        axis = 0
+    else:
+        axis = int(axis) % len(shape)
+        base = tuple(shape)
+    n = base[axis]
+    if np.size(repeats) == 1:
+        r = int(np.ravel(repeats)[0])
+        split = base[:axis] + (n, r) + base[axis + 1 :]
+        return np.reshape(np.sum(np.reshape(g, split), axis=axis + 1), shape)
+    moved = np.moveaxis(np.asarray(g), axis, 0)
+    out = np.zeros((n,) + moved.shape[1:])
+    np.add.at(out, np.repeat(np.arange(n), repeats), moved)
+    return np.reshape(np.moveaxis(out, 0, axis), shape)
+
+
+def array_vjp(g: Any, obj: Any, dtype: Any = None) -> Any:
+    """VJP of ``np.array(obj, dtype)`` / ``np.asarray``: ``g`` in the structure of ``obj``.
+
+    A (nested) list or tuple gets a list or tuple of adjoints; an integer ``dtype``
+    cuts the gradient (zeros).
+    """
+    if is_zero(g) or (dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact)):
+        return zeros_like(obj)
+    if isinstance(obj, (list, tuple)):
+        g = np.reshape(g, np.shape(obj))
+        parts = [array_vjp(g[i], x) for i, x in enumerate(obj)]
+        return parts if isinstance(obj, list) else tuple(parts)
+    if np.shape(g) != np.shape(obj):
+        return np.reshape(g, np.shape(obj))
+    return g
+
+
+def astype_vjp(g: Any, x: Any, dtype: Any) -> Any:
+    """VJP of ``x.astype(dtype)``: ``g`` for float dtypes, zeros for integer ones."""
+    if np.issubdtype(np.dtype(dtype), np.inexact):
+        return g
+    return np.zeros(np.shape(x))
+
+
+def item_vjp(g: Any, x: Any, args: tuple[Any, ...] = ()) -> Any:
+    """VJP of ``x.item(*args)``: ``g`` at the element read, zeros elsewhere."""
+    shape = np.shape(x)
+    out = np.zeros(shape)
+    if len(args) == 0:
+        index = (0,) * len(shape)
+    elif len(args) == 1 and np.ndim(args[0]) == 0:
+        index = np.unravel_index(args[0], shape)
+    else:
+        index = tuple(args[0]) if len(args) == 1 else args
+    out[index] = g
+    return out
+
+
+def tolist_vjp(g: Any, x: Any) -> Any:
+    """VJP of ``x.tolist()``: the nested-list cotangent as an array of ``x``'s shape."""
+    return np.reshape(np.array(g, dtype=float), np.shape(x))
+
+
+# --- Python builtins ---------------------------------------------------------------
+
+
+def builtin_sum_vjp(g: Any, iterable: Any) -> Any:
+    """VJP of ``sum(iterable)``: ``g`` for every element (an array: over axis 0)."""
+    if isinstance(iterable, np.ndarray):
+        return _fill(g, iterable.shape)
+    return _like(iterable, [unbroadcast(g, x) for x in iterable])
+
+
+def _extremum_vjp(g: Any, a: Any, b: Any, ans: Any, weight: Any) -> Any:
+    if b is not None:
+        return g * weight(a, b)
+    if isinstance(a, np.ndarray):
+        hit = a == ans
+        return g * hit / np.sum(hit)
+    hits = [x == ans for x in a]
+    share = g / sum(hits)
+    return _like(a, [share * h for h in hits])
+
+
+def builtin_max_vjp(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """VJP of builtin ``max``: ``max(a, b)`` for ``a``, or ``max(a)`` over an iterable.
+
+    Ties share ``g`` equally. For ``b``'s adjoint call with ``a`` and ``b`` swapped.
+    """
+    return _extremum_vjp(g, a, b, ans, max_weight)
+
+
+def builtin_min_vjp(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """VJP of builtin ``min`` (see :func:`builtin_max_vjp`)."""
+    return _extremum_vjp(g, a, b, ans, min_weight)

@@ -1,0 +1,180 @@
+"""The few helpers generated code calls, reached there as ``_ad.<name>``.
+
+Adjoints use ``0.0`` as the zero of any value (it broadcasts); the helpers here accept
+it wherever an adjoint can be zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_ndarray = np.ndarray
+_float = float
+
+
+def unbroadcast(g: Any, x: Any) -> Any:
+    """Sum ``g`` down to the shape of ``x`` (undoes NumPy broadcasting)."""
+    tg = type(g)
+    if tg is _float:
+        return g
+    if tg is _ndarray:
+        xshape = x.shape if type(x) is _ndarray else np.shape(x)
+        if g.shape == xshape:
+            return g
+        if not xshape:
+            return g.sum()
+        extra = g.ndim - len(xshape)
+        if extra:
+            g = g.sum(axis=tuple(range(extra)))
+        axes = tuple(i for i, n in enumerate(xshape) if n == 1 and g.shape[i] != 1)
+        if axes:
+            g = g.sum(axis=axes, keepdims=True)
+        return g
+    return g
+
+
+def zeros_like(x: Any) -> Any:
+    """A zero adjoint with the structure of ``x`` (floats for non-float leaves)."""
+    if isinstance(x, np.ndarray):
+        if np.issubdtype(x.dtype, np.inexact):
+            return np.zeros_like(x)
+        return np.zeros(x.shape)
+    if isinstance(x, tuple):
+        return tuple(zeros_like(v) for v in x)
+    if isinstance(x, list):
+        return [zeros_like(v) for v in x]
+    if isinstance(x, dict):
+        return {k: zeros_like(v) for k, v in x.items()}
+    if isinstance(x, np.generic) and np.issubdtype(x.dtype, np.inexact):
+        return x.dtype.type(0)
+    return 0.0
+
+
+def is_zero(g: Any) -> bool:
+    """Whether ``g`` is the symbolic zero ``0.0`` (or ``None``)."""
+    return g is None or (type(g) is _float and g == 0.0)
+
+
+def add(a: Any, b: Any) -> Any:
+    """Sum of two adjoints of the same structure (tuples, lists and dicts elementwise)."""
+    if is_zero(a):
+        return b
+    if is_zero(b):
+        return a
+    if isinstance(a, (tuple, list)):
+        return type(a)(add(u, v) for u, v in zip(a, b))
+    if isinstance(a, dict):
+        return {k: add(a[k], b[k]) for k in a}
+    return a + b
+
+
+def getitem(g: Any, index: Any) -> Any:
+    """``g[index]`` where ``g`` may be the symbolic zero."""
+    if is_zero(g):
+        return 0.0
+    return g[index]
+
+
+def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
+    """Adjoint of ``x[index]`` read: ``x_bar`` plus ``g`` scattered at ``index``.
+
+    Returns a new value; ``x_bar`` is not modified (it may alias another adjoint).
+    """
+    if is_zero(g):
+        return x_bar
+    if isinstance(x, (tuple, list)):
+        out = list(zeros_like(x) if is_zero(x_bar) else x_bar)
+        if isinstance(index, slice):
+            for pos, val in zip(range(*index.indices(len(x))), g):
+                out[pos] = add(out[pos], val)
+        else:
+            out[index] = add(out[index], g)
+        return type(x)(out)
+    if isinstance(x, dict):
+        out_d = dict(zeros_like(x) if is_zero(x_bar) else x_bar)
+        out_d[index] = add(out_d[index], g)
+        return out_d
+    if is_zero(x_bar):
+        out_a = np.zeros(np.shape(x))
+        if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.inexact):
+            out_a = out_a.astype(x.dtype, copy=False)
+    else:
+        out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
+    np.add.at(out_a, index, g)
+    return out_a
+
+
+def pack(x: Any, parts: Any) -> Any:
+    """Adjoint of unpacking ``a, b = x``: the parts' adjoints in the structure of ``x``."""
+    parts = [zeros_like(v) if p is None else p for v, p in zip(x, parts)]
+    if isinstance(x, np.ndarray):
+        return np.stack([np.broadcast_to(p, x.shape[1:]) for p in parts])
+    if isinstance(x, list):
+        return parts
+    return tuple(parts)
+
+
+def seed(ans: Any) -> Any:
+    """The cotangent ``1`` for a scalar output, or ``ValueError`` naming the shape."""
+    shape = np.shape(ans)
+    size = int(np.prod(shape)) if shape else 1
+    if size != 1 or isinstance(ans, (tuple, list, dict)):
+        raise ValueError(
+            f"grad requires a scalar output, got shape {shape}; "
+            "use s2s_ad.vjp or s2s_ad.jacobian for non-scalar outputs"
+        )
+    if isinstance(ans, np.ndarray):
+        dtype = ans.dtype if np.issubdtype(ans.dtype, np.inexact) else np.float64
+        return np.ones(shape, dtype=dtype)
+    return 1.0
+
+
+def copy(x: Any) -> Any:
+    """A copy of a value about to be written in place (arrays, lists, dicts)."""
+    if isinstance(x, np.ndarray):
+        return x.copy()
+    if isinstance(x, (list, dict)):
+        return type(x)(x) if isinstance(x, list) else dict(x)
+    return x
+
+
+def zero_at(x_bar: Any, index: Any) -> Any:
+    """``x_bar`` with the entries at ``index`` set to zero (a new value)."""
+    if is_zero(x_bar):
+        return x_bar
+    if isinstance(x_bar, (list, tuple)):
+        out = list(x_bar)
+        out[index] = zeros_like(out[index])
+        return type(x_bar)(out)
+    out_a = np.array(x_bar, dtype=float) if not isinstance(x_bar, np.ndarray) else x_bar.copy()
+    out_a[index] = 0
+    return out_a
+
+
+def sequence(xs: Any) -> Any:
+    """What ``for x in xs`` iterates over, as an indexable sequence."""
+    if isinstance(xs, (list, tuple, np.ndarray, range, str)):
+        return xs
+    return list(xs)
+
+
+def as_grads(grads: Any, n: int) -> tuple[Any, ...]:
+    """Normalize a user rule's result to a tuple of ``n`` gradients."""
+    if n == 1 and not (isinstance(grads, (tuple, list)) and len(grads) == 1):
+        return (grads,)
+    if not isinstance(grads, (tuple, list)) or len(grads) != n:
+        raise ValueError(f"gradient rule returned {grads!r}; expected {n} gradients")
+    return tuple(0.0 if g is None else g for g in grads)
+
+
+def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Call ``func`` (known only at run time) and return ``(value, pullback)``.
+
+    ``labels`` names the differentiated arguments: positions into ``args`` and keyword
+    names. ``pullback(g)`` returns their gradients in the same order.
+    """
+    from .dispatch import call_with_pullback
+
+    return call_with_pullback(func, labels, args, kwargs)
