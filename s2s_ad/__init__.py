@@ -8,9 +8,11 @@ from . import rules  # noqa: F401  (registers the derivative rules)
 from .api import grad, source, value_and_grad, vjp
 from .custom import custom_gradient, defgrad, stop_gradient
 from .errors import TransformError
+from .testing import check_grads
 
 __all__ = [
     "TransformError",
+    "check_grads",
     "custom_gradient",
     "defgrad",
     "grad",

@@ -262,24 +262,36 @@ def source(df: Callable[..., Any]) -> str:
     return inspect.getsource(generated)
 
 
+def pullback_wrt(
+    fun: Callable[..., Any], args: Sequence[Any], positions: Sequence[int]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """Run ``fun(*args)`` and return ``(out, pullback)`` for the arguments at ``positions``.
+
+    The first call of ``pullback`` reuses the forward sweep's tape; later calls run the
+    forward sweep again (the backward sweep consumes its tape).
+    """
+    params = _param_names(fun)
+    names = tuple(params[i] for i in positions)
+    for name, pos in zip(names, positions):
+        _check_float(name, args[pos])
+    fns = _generated(fun, names, False)
+    out, saved = fns["fwd"](*args)
+    state = {"saved": saved}
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        current = state.pop("saved", None)
+        if current is None:
+            _, current = fns["fwd"](*args)
+        grads = fns["bwd"](current, cotangent)
+        return tuple(fix_grad(g, args[pos]) for g, pos in zip(grads, positions))
+
+    return out, pullback
+
+
 def vjp(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
     """Evaluate ``fun(*primals)`` and return ``(out, pullback)``.
 
     ``pullback(cotangent)`` returns one gradient per primal (a tuple). The output may
     have any shape or structure; the cotangent has the output's structure.
     """
-    names = _param_names(fun)[: len(primals)]
-    for name, value in zip(names, primals):
-        _check_float(name, value)
-    fns = _generated(fun, tuple(names), False)
-    out, saved = fns["fwd"](*primals)
-    state = {"saved": saved}
-
-    def pullback(cotangent: Any) -> tuple[Any, ...]:
-        current = state.pop("saved", None)
-        if current is None:
-            _, current = fns["fwd"](*primals)
-        grads = fns["bwd"](current, cotangent)
-        return tuple(fix_grad(g, x) for g, x in zip(grads, primals))
-
-    return out, pullback
+    return pullback_wrt(fun, primals, range(len(primals)))

@@ -133,7 +133,8 @@ def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str
         *bwd,
         f"    return {returned}, ({grads})",
     ]
-    fwd_fn = [f"def {fwd_name}({_signature(func)}):", *head, *fwd,
+    fwd_fn = [f"def {fwd_name}({_signature(func)}):", *head,
+              *(f"    {v} = None" for v in sw.none_saved), *fwd,
               f"    return {returned}, ({saved_tuple})"]
     bwd_fn = [f"def {bwd_name}(_saved, {sw.seed_name}):"]
     if saved:

@@ -198,7 +198,7 @@ class Normalizer:
         if isinstance(node, cst.Lambda):
             self.src = self.p.code(node)
             self.line = self.p.position(node)[0]
-            ret = self.atom(node.body)
+            ret = self.result(node.body)
             self.emit(ir.Return(self.line, self.src, ret))
             body = self.out
         else:
@@ -284,8 +284,7 @@ class Normalizer:
             else:
                 self.atom(value)
         elif isinstance(node, cst.Return):
-            value = self.atom(node.value) if node.value is not None else ir.Const("None")
-            self.emit(ir.Return(self.line, self.src, value))
+            self.emit(ir.Return(self.line, self.src, self.result(node.value)))
         elif isinstance(node, cst.Pass):
             pass
         elif isinstance(node, cst.Break):
@@ -527,6 +526,23 @@ class Normalizer:
             self.assign(tmp, expr)
             expr = ir.Copy(ir.Var(tmp))
         self.assign(target, expr)
+
+    def result(self, node: cst.BaseExpression | None) -> ir.Atom:
+        """A returned expression, evaluated into a variable named ``ans`` when it is not an atom."""
+        if node is None:
+            return ir.Const("None")
+        if isinstance(node, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)) or (
+            isinstance(node, cst.Attribute) and self.dotted(node) is not None
+        ):
+            return self.atom(node)
+        name = "ans"
+        k = 1
+        while name in self.reserved:
+            k += 1
+            name = f"ans{k}"
+        self.reserved.add(name)
+        self.lower_into(name, node)
+        return ir.Var(name)
 
     def if_expression(self, target: str, node: cst.IfExp) -> None:
         test = self.atom(node.test)

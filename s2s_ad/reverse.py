@@ -62,6 +62,7 @@ class Sweeps:
     none_init: list[str]
     uses_tape: bool
     copies: list[str]
+    none_saved: list[str]
 
 
 class Reverse:
@@ -86,6 +87,8 @@ class Reverse:
         self.loop_span: dict[int, tuple[int, int]] = {}
         self.reads_at: dict[int, set[str]] = {}
         self.cur = -1
+        self._enclosing: tuple[int, str] | None = None
+        self._fwd_enclosing: tuple[int, str] | None = None
         body = list(fn.body)
         ret = body.pop()
         assert isinstance(ret, ir.Return)
@@ -255,11 +258,11 @@ class Reverse:
         primal = self._primal_names()
         saved = sorted((self.reads & primal) - {self.tape})
         definite_end = self._definite_at_end()
-        none_init = sorted(set(none_init) | (set(saved) - definite_end - set(self.fn.params)))
+        none_saved = sorted(set(saved) - definite_end - set(self.fn.params) - set(none_init))
         copies = sorted(self.mutated & set(self.fn.params))
         return Sweeps(
             fwd, bwd, pushed, saved, grads, self.output, seed, self.bindings, none_init,
-            bool(pushed), copies,
+            bool(pushed), copies, none_saved,
         )
 
     def _primal_names(self) -> set[str]:
@@ -280,7 +283,11 @@ class Reverse:
                 a = {v for t in walk(s.body) for v in _assigned(t, self)}
                 b = {v for t in walk(s.orelse) for v in _assigned(t, self)}
                 definite |= a & b
-            elif not isinstance(s, (ir.For, ir.While)):
+            elif isinstance(s, ir.For):
+                definite.update(v for v in (s.trips,) if v)
+            elif isinstance(s, ir.While):
+                definite.add(s.trips)
+            else:
                 definite.update(_assigned(s, self))
         return definite
 
@@ -398,13 +405,15 @@ class Reverse:
         counts: dict[tuple[int, str], int] = {}
         for s in stmts:
             counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
-        last: tuple[int, str] | None = None
+        last = outer = self._fwd_enclosing
         for s in stmts:
             key = (s.line, s.src)
             if key != last and s.src and (counts[key] > 1 or isinstance(s, _COMPOUND)):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
+            self._fwd_enclosing = key
             out.extend(self.fwd_stmt(s))
+        self._fwd_enclosing = outer
         return out
 
     def push(self, stmt: ir.Stmt, var: str) -> Push:
@@ -504,11 +513,13 @@ class Reverse:
 
     def bwd_block(self, stmts: list[ir.Stmt], live: set[str]) -> list[Item]:
         out: list[Item] = []
-        last: tuple[int, str] | None = None
+        last = outer_key = self._enclosing
         outer = self.cur
         for s in reversed(stmts):
             self.cur = self.pos[id(s)]
+            self._enclosing = (s.line, s.src)
             items = self.bwd_stmt(s, live)
+            self._enclosing = last if last is not None else None
             self.cur = self.pos[id(s)]
             if not items:
                 continue
@@ -519,6 +530,7 @@ class Reverse:
                 last = key
             out.extend(items)
         self.cur = outer
+        self._enclosing = outer_key
         return out
 
     def accumulate(self, var: str, contribs: list[str], live: set[str]) -> list[Item]:

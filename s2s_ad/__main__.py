@@ -1,0 +1,71 @@
+"""Command line: ``python -m s2s_ad FILE.py:FUNC [--wrt NAMES]`` prints the gradient source."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from .api import compile_adjoint
+from .errors import TransformError
+
+
+def _load(spec: str) -> object:
+    if ":" not in spec:
+        raise ValueError(f"expected FILE.py:FUNC, got {spec!r}")
+    path, _, name = spec.rpartition(":")
+    file = Path(path)
+    if not file.is_file():
+        raise ValueError(f"no such file: {path}")
+    module_spec = importlib.util.spec_from_file_location(file.stem, file)
+    if module_spec is None or module_spec.loader is None:
+        raise ValueError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.path.insert(0, str(file.parent.resolve()))
+    module_spec.loader.exec_module(module)
+    func = module
+    for part in name.split("."):
+        if not hasattr(func, part):
+            raise ValueError(f"{path} has no function {name!r}")
+        func = getattr(func, part)
+    return func
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="python -m s2s_ad", description="Print the generated derivative source of a function."
+    )
+    parser.add_argument("target", help="FILE.py:FUNC")
+    parser.add_argument("--wrt", default=None, help="comma-separated parameter names or positions")
+    parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse")
+    args = parser.parse_args(argv)
+    try:
+        func = _load(args.target)
+        import inspect
+
+        params = list(inspect.signature(func).parameters)
+        if args.wrt:
+            wrt = []
+            for item in args.wrt.split(","):
+                item = item.strip()
+                name = params[int(item)] if item.lstrip("-").isdigit() else item
+                if name not in params:
+                    raise ValueError(f"{args.target} has no parameter {name!r}")
+                wrt.append(name)
+        else:
+            wrt = params[:1]
+        if args.mode == "forward":
+            raise ValueError("forward mode is not available yet")
+        compiled = compile_adjoint(func, tuple(wrt))
+        print(compiled.source_of("grad"), end="")
+        return 0
+    except (TransformError, ValueError, TypeError, SyntaxError, ImportError, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        print(f"error: {first}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

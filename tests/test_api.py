@@ -1,0 +1,201 @@
+"""Public API behaviour: wrt forms, has_aux, value_and_grad, vjp, input checks, the cache."""
+
+import inspect
+import traceback
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import api
+
+
+def poly(x, y, z=2.0):
+    return x * x * y + z * y
+
+
+def test_wrt_int_name_and_tuple():
+    assert s2s_ad.grad(poly)(3.0, 2.0) == pytest.approx(12.0)
+    assert s2s_ad.grad(poly, "y")(3.0, 2.0) == pytest.approx(11.0)
+    gx, gz = s2s_ad.grad(poly, (0, "z"))(3.0, 2.0, z=1.5)
+    assert (gx, gz) == (pytest.approx(12.0), pytest.approx(2.0))
+
+
+def test_keyword_call_and_defaults():
+    df = s2s_ad.grad(poly, "z")
+    assert df(x=1.0, y=4.0) == pytest.approx(4.0)
+
+
+def test_value_and_grad():
+    value, g = s2s_ad.value_and_grad(poly, 1)(3.0, 2.0)
+    assert value == pytest.approx(poly(3.0, 2.0))
+    assert g == pytest.approx(11.0)
+
+
+def with_aux(x):
+    y = np.sum(x**2)
+    return y, {"norm": np.sqrt(y)}
+
+
+def test_has_aux():
+    x = np.array([3.0, 4.0])
+    g, aux = s2s_ad.grad(with_aux, has_aux=True)(x)
+    np.testing.assert_allclose(g, 2 * x)
+    assert aux["norm"] == pytest.approx(5.0)
+    (value, aux2), g2 = s2s_ad.value_and_grad(with_aux, has_aux=True)(x)
+    assert value == pytest.approx(25.0) and aux2["norm"] == pytest.approx(5.0)
+
+
+def vector_out(x):
+    return x * 2.0
+
+
+def test_non_scalar_output_names_shape():
+    with pytest.raises(ValueError, match=r"\(3,\).*vjp"):
+        s2s_ad.grad(vector_out)(np.ones(3))
+
+
+def size_one(x):
+    return x * 3.0
+
+
+def test_size_one_array_output_is_scalar():
+    np.testing.assert_allclose(s2s_ad.grad(size_one)(np.array([2.0])), [3.0])
+
+
+def scaled(x, n):
+    return x * n
+
+
+def test_integer_wrt_is_type_error():
+    with pytest.raises(TypeError, match="'n'.*integer"):
+        s2s_ad.grad(scaled, 1)(2.0, 3)
+    with pytest.raises(TypeError, match="int64"):
+        s2s_ad.grad(scaled, 0)(np.arange(3), 2.0)
+    assert s2s_ad.grad(scaled, 0)(2.0, 3) == pytest.approx(3.0)
+
+
+def test_dtype_and_shape_follow_input():
+    x = np.ones(3, dtype=np.float32)
+    g = s2s_ad.grad(lambda v: np.sum(v * v))(x)
+    assert g.dtype == np.float32 and g.shape == (3,)
+    assert isinstance(s2s_ad.grad(scaled)(2.0, 3.0), float)
+
+
+def unused(x, y):
+    return y * 2.0
+
+
+def test_unconnected_input_gets_zeros():
+    g = s2s_ad.grad(unused)(np.ones((2, 2)), 1.0)
+    assert g.shape == (2, 2) and not g.any()
+
+
+def test_vjp_non_scalar_and_repeated_pullback():
+    out, pullback = s2s_ad.vjp(vector_out, np.arange(3.0))
+    np.testing.assert_allclose(out, [0.0, 2.0, 4.0])
+    (g1,) = pullback(np.ones(3))
+    (g2,) = pullback(np.array([1.0, 0.0, 2.0]))
+    np.testing.assert_allclose(g1, 2.0 * np.ones(3))
+    np.testing.assert_allclose(g2, [2.0, 0.0, 4.0])
+
+
+def cached(x):
+    return x * x
+
+
+def test_second_grad_does_not_retransform():
+    api.clear_cache()
+    before = api.STATS["transforms"]
+    s2s_ad.grad(cached)(1.0)
+    s2s_ad.grad(cached)(2.0)
+    s2s_ad.value_and_grad(cached)(2.0)
+    assert api.STATS["transforms"] - before == 1
+
+
+def test_source_and_getsource_agree():
+    df = s2s_ad.grad(poly)
+    text = s2s_ad.source(df)
+    assert text == inspect.getsource(df)
+    assert text.startswith("def poly_grad(")
+    assert "# L" in text and "x_bar" in text
+
+
+def failing(x):
+    return np.log(x) * 2.0
+
+
+def test_traceback_shows_generated_line():
+    df = s2s_ad.grad(failing)
+    with np.errstate(all="raise"), pytest.raises(FloatingPointError) as info:
+        df(0.0)
+    text = "".join(traceback.format_exception(info.value))
+    assert "<s2s_ad:failing" in text
+    assert "np.log(x)" in text
+
+
+def test_stop_gradient():
+    def f(x):
+        return s2s_ad.stop_gradient(x * x) * x
+
+    assert s2s_ad.grad(f)(3.0) == pytest.approx(9.0)
+
+
+def clipped_exp(x):
+    return np.exp(x)
+
+
+def test_defgrad_takes_precedence():
+    def square_plus(x):
+        return x * x + 1.0
+
+    def uses(x):
+        return square_plus(x) * 2.0
+
+    s2s_ad.defgrad(square_plus, lambda g, x: g * 100.0)
+    try:
+        assert s2s_ad.grad(uses)(1.0) == pytest.approx(200.0)
+    finally:
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom.pop(id(square_plus), None)
+        api.clear_cache()
+
+
+def test_custom_gradient_log1pexp():
+    @s2s_ad.custom_gradient
+    def log1pexp(x):
+        e = np.exp(x)
+
+        def grad_fn(upstream):
+            return upstream * (1 - 1 / (1 + e))
+
+        return np.log(1 + e), grad_fn
+
+    def f(x):
+        return log1pexp(x)
+
+    with np.errstate(over="ignore"):
+        assert s2s_ad.grad(f)(100.0) == pytest.approx(1.0)
+    assert s2s_ad.grad(f)(0.0) == pytest.approx(0.5)
+
+
+def test_check_grads_reports_worst_entry():
+    s2s_ad.check_grads(poly, [1.5, -0.5, 2.0])
+
+    def wrong(x):
+        return stepish(x)
+
+    s2s_ad.defgrad(stepish, lambda g, x: g * 0.0)
+    try:
+        with pytest.raises(AssertionError, match="index 0"):
+            s2s_ad.check_grads(wrong, [np.array([1.0, 2.0])])
+    finally:
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom.pop(id(stepish), None)
+        api.clear_cache()
+
+
+def stepish(x):
+    return x * 3.0
