@@ -230,6 +230,19 @@ def recurrence_grad(x: np.ndarray, a: float) -> tuple[np.ndarray, float]:
     return y_bar, d_a
 
 
+def recurrence_functional(x, a):
+    """:func:`recurrence` without in-place writes (list + ``np.stack``), for peers only.
+
+    autograd, JAX and PyTorch reject the element-wise assignment ``y[i] = ...`` of the
+    primal as written; they run this rewrite instead, and the table says so.
+    """
+    n = x.shape[0]
+    ys = [x[0]]
+    for i in range(1, n):
+        ys.append(ys[i - 1] * a + x[i])
+    return np.sum(np.stack(ys) ** 2)
+
+
 def recurrence_inputs(rng: np.random.Generator) -> tuple[Any, ...]:
     """A length-1000 random signal and a stable coefficient ``a = 0.95``."""
     return rng.standard_normal(1000), 0.95
@@ -251,6 +264,8 @@ class Case:
         wrt: Positions of the differentiated arguments.
         target: Goal for the ratio s2s_ad / hand-written (``None``: no target).
         description: One line for the table header.
+        peer_f: A rewrite of ``f`` for peers that cannot run ``f`` as written, or
+            ``None``. Peers try ``f`` first and fall back to it.
     """
 
     name: str
@@ -260,6 +275,7 @@ class Case:
     wrt: tuple[int, ...]
     target: float | None
     description: str
+    peer_f: Callable[..., Any] | None = None
 
 
 CASES: list[Case] = [
@@ -283,5 +299,6 @@ CASES: list[Case] = [
     Case(
         "recurrence", recurrence, recurrence_grad, recurrence_inputs, (0, 1), 2.0,
         "y[i] = y[i-1] * a + x[i] over a length-1000 array, sum(y**2); d/d(x, a)",
+        recurrence_functional,
     ),
 ]

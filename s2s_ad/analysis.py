@@ -136,7 +136,7 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
             elif isinstance(s, ir.Unpack):
                 if isinstance(s.value, ir.Var) and s.value.name in varied:
                     new = list(s.targets)
-            elif isinstance(s, ir.SetItem):
+            elif isinstance(s, (ir.SetItem, ir.Append)):
                 if isinstance(s.value, ir.Var) and s.value.name in varied:
                     new = [s.obj]
             elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
@@ -157,7 +157,7 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
                 reads = diff_reads(s.value)
             elif isinstance(s, ir.Unpack) and any(t in useful for t in s.targets):
                 reads = [s.value.name] if isinstance(s.value, ir.Var) else []
-            elif isinstance(s, ir.SetItem) and s.obj in useful:
+            elif isinstance(s, (ir.SetItem, ir.Append)) and s.obj in useful:
                 reads = [s.value.name] if isinstance(s.value, ir.Var) else []
             elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
                 recv = s.value.callee.receiver

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +72,21 @@ class _Pair:
     bwd: Callable[..., Any]
 
 
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], _Pair]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _resolve_callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
     """Adjoint of a user function called from generated code (recursion made lazy)."""
+    per_func = _BOUND.setdefault(func, {})
+    pair = per_func.get(wrt)
+    if pair is None or _key(func, wrt, False) not in _CACHE:
+        pair = per_func[wrt] = _make_pair(func, wrt)
+    return pair
+
+
+def _make_pair(func: Any, wrt: tuple[str, ...]) -> _Pair:
     key = _key(func, wrt, False)
     if key in _IN_PROGRESS:
         cell: dict[str, Any] = {}

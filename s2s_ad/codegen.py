@@ -50,6 +50,7 @@ class Pop:
 
     target: str
     site: int
+    text: str | None = None
 
 
 Item = Line | Comment | Suite | Push | Pop
@@ -74,13 +75,13 @@ def render(items: list[Item], pushed: set[int], indent: int = 1, tape: str = "_t
         if isinstance(item, Line):
             lines = [pad + item.text]
         elif isinstance(item, Push):
-            if item.site not in pushed:
+            if item.site not in pushed or not item.code:
                 continue
             lines = [f"{pad}{tape}.append({item.code})"]
         elif isinstance(item, Pop):
             if item.site not in pushed:
                 continue
-            lines = [f"{pad}{item.target} = {tape}.pop()"]
+            lines = [pad + (item.text or f"{item.target} = {tape}.pop()")]
         else:
             body = render(item.body, pushed, indent + 1, tape)
             orelse = render(item.orelse, pushed, indent + 1, tape) if item.orelse else []

@@ -180,6 +180,14 @@ class SetItem(Stmt):
 
 
 @dataclass
+class Append(Stmt):
+    """``obj.append(value)`` on a local list."""
+
+    obj: str
+    value: Atom
+
+
+@dataclass
 class ExprStmt(Stmt):
     """A call evaluated for its side effects (``print(x)``, ``xs.append(y)``)."""
 

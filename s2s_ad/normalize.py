@@ -219,7 +219,10 @@ class Normalizer:
 
     def block(self, stmts: Any) -> None:
         for stmt in stmts:
-            self.statement(stmt)
+            if isinstance(stmt, cst.BaseSmallStatement):
+                self.small_statement(stmt)
+            else:
+                self.statement(stmt)
 
     def sub_block(self, stmts: Any) -> list[ir.Stmt]:
         saved, self.out = self.out, []
@@ -279,7 +282,19 @@ class Normalizer:
                 return  # docstring or ...
             if isinstance(value, (cst.Yield, cst.Await)):
                 raise self.error("'yield'" if isinstance(value, cst.Yield) else "'await'", value)
-            if isinstance(value, cst.Call):
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "append"
+                and isinstance(value.func.value, cst.Name)
+                and value.func.value.value in self.locals
+                and len(value.args) == 1
+                and value.args[0].keyword is None
+                and not value.args[0].star
+            ):
+                item = self.atom(value.args[0].value)
+                self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
+            elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
             else:
                 self.atom(value)
@@ -836,7 +851,9 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
             return rest
         if not rest:
             return []
-        return [ir.If(s.line, s.src, ir.Var(flag), [], rest)]
+        seen = norm.fresh()
+        return [ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(flag))),
+                ir.If(s.line, s.src, ir.Var(seen), [], rest)]
 
     falls_through = not _ends(body)
     new = rewrite(body, False)
@@ -867,56 +884,56 @@ def _jumps(stmts: list[ir.Stmt], kind: type) -> bool:
 
 
 def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
-    """Give loops trip counters and turn ``break``/``continue`` into flags plus guards.
+    """Give loops trip counters and make ``break``/``continue`` reversible.
 
-    Inside a loop body, a jump sets its flag first; the statements after a compound
-    statement that may jump are wrapped in a guard so that the backward sweep reverses
-    only what ran. Loops with a ``break`` (and every ``while``) count their trips.
+    In a loop body, the statements after an ``if`` that may jump are wrapped in a guard
+    with a flag of its own; every jump sets the flags of the guards around it. The
+    flags are reset at the start of each trip, so the backward sweep reverses exactly
+    the statements that ran. Loops with a ``break`` (and every ``while``) count trips.
     """
 
-    def block(stmts: list[ir.Stmt], brk: str | None, cont: str | None) -> list[ir.Stmt]:
+    def block(stmts: list[ir.Stmt], flags: list[str], loop_flags: list[str]) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for pos, s in enumerate(stmts):
-            if isinstance(s, ir.Break) and brk:
-                out += [ir.Assign(s.line, s.src, brk, ir.Copy(ir.Const("True"))), s]
-                return out
-            if isinstance(s, ir.Continue) and cont:
-                out += [ir.Assign(s.line, s.src, cont, ir.Copy(ir.Const("True"))), s]
+            if isinstance(s, (ir.Break, ir.Continue)):
+                out += [ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("True"))) for f in flags]
+                out.append(s)
                 return out
             if isinstance(s, ir.If):
-                jumps = [f for f, k in ((brk, ir.Break), (cont, ir.Continue))
-                         if f and (_jumps(s.body, k) or _jumps(s.orelse, k))]
-                s.body = block(s.body, brk, cont)
-                s.orelse = block(s.orelse, brk, cont)
-                out.append(s)
                 rest = stmts[pos + 1:]
+                jumps = _jumps(s.body, ir.Break) or _jumps(s.body, ir.Continue) or _jumps(
+                    s.orelse, ir.Break
+                ) or _jumps(s.orelse, ir.Continue)
                 if jumps and rest:
-                    inner = block(rest, brk, cont)
-                    for flag in jumps:
-                        inner = [ir.If(s.line, s.src, ir.Var(flag), [], inner, guard=True)]
-                    out += inner
+                    flag = norm.fresh("_jumped")
+                    loop_flags.append(flag)
+                    s.body = block(s.body, [*flags, flag], loop_flags)
+                    s.orelse = block(s.orelse, [*flags, flag], loop_flags)
+                    out.append(s)
+                    inner = block(rest, flags, loop_flags)
+                    out.append(ir.If(s.line, s.src, ir.Var(flag), [], inner, guard=True))
                     return out
+                s.body = block(s.body, flags, loop_flags)
+                s.orelse = block(s.orelse, flags, loop_flags)
+            elif isinstance(s, (ir.For, ir.While)):
+                out += loop(s)
                 continue
-            if isinstance(s, (ir.For, ir.While)):
-                loop(s)
-                if s.brk:
-                    out.append(ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))))
             out.append(s)
         return out
 
     def loop(s: ir.For | ir.While) -> list[ir.Stmt]:
         has_break = _jumps(s.body, ir.Break)
-        has_cont = _jumps(s.body, ir.Continue)
-        brk = norm.fresh("_break") if has_break else None
-        cont = norm.fresh("_continue") if has_cont else None
-        s.body = block(s.body, brk, cont)
-        if cont:
-            s.body.insert(0, ir.Assign(s.line, s.src, cont, ir.Copy(ir.Const("False"))))
-        s.brk = brk
-        if isinstance(s, ir.While):
+        loop_flags: list[str] = []
+        flags: list[str] = []
+        if has_break and isinstance(s, ir.While):
+            s.brk = norm.fresh("_broke")
+            flags.append(s.brk)
+        s.body = block(s.body, flags, loop_flags)
+        s.body[:0] = [ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("False"))) for f in loop_flags]
+        if isinstance(s, ir.While) or has_break:
             s.trips = norm.fresh("_trips")
-        elif has_break:
-            s.trips = norm.fresh("_trips")
+        if s.brk:
+            return [ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))), s]
         return [s]
 
-    return block(body, None, None)
+    return block(body, [], [])

@@ -116,7 +116,7 @@ class Reverse:
             wrt, self.output,
         )
         self.numeric = self._numeric_vars()
-        self.mutated = {s.obj for s in walk(body) if isinstance(s, ir.SetItem)}
+        self.mutated = {s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append))}
 
     # --- names -----------------------------------------------------------------------
 
@@ -188,7 +188,9 @@ class Reverse:
                 for var in _assigned(s, self):
                     site = len(self.site_info)
                     self.sites[(id(s), var)] = site
-                    overwrites = loop is not None or var in seen or isinstance(s, ir.SetItem)
+                    overwrites = (
+                        loop is not None or var in seen or isinstance(s, (ir.SetItem, ir.Append))
+                    )
                     self.site_info[site] = Site(var, overwrites, var in definite)
                     self.site_pos[site] = (p, loop)
                     seen.add(var)
@@ -300,7 +302,7 @@ class Reverse:
             call = s.value
             info = classify(call)
             active_args = [a for a in expr_atoms(call) if self.active(a)]
-            if not active_args or not self.activity.active(s.target):
+            if not active_args or not self.activity.active(s.target) or info.kind == "nondiff":
                 continue
             plan = CallPlan(info)
             if info.kind == "user":
@@ -431,6 +433,8 @@ class Reverse:
             items = [self.push(s, t) for t in s.targets]
             lhs = ", ".join(s.targets) + ("," if len(s.targets) == 1 else "")
             return [*items, Line(f"{lhs} = {self.atom(s.value)}")]
+        if isinstance(s, ir.Append):
+            return [Line(f"{s.obj}.append({self.atom(s.value)})")]
         if isinstance(s, ir.SetItem):
             return [
                 Push(f"{self.ad}.copy({s.obj}[{s.index.code}])", self.site(s, s.obj)),
@@ -552,6 +556,8 @@ class Reverse:
             return self.bwd_unpack(s, live)
         if isinstance(s, ir.SetItem):
             return self.bwd_setitem(s, live)
+        if isinstance(s, ir.Append):
+            return self.bwd_append(s, live)
         if isinstance(s, ir.If):
             return self.bwd_if(s, live)
         if isinstance(s, ir.For):
@@ -768,6 +774,18 @@ class Reverse:
             items.append(self.line(f"{b} = {self.ad}.zero_at({b}, {index})"))
         return [*items, pop]
 
+    def bwd_append(self, s: ir.Append, live: set[str]) -> list[Item]:
+        undo = Pop(s.obj, self.site(s, s.obj), f"{s.obj}.pop()")
+        if s.obj not in live or not self.activity.active(s.obj):
+            return [undo]
+        b = self.bar(s.obj)
+        items: list[Item] = []
+        if self.active(s.value):
+            assert isinstance(s.value, ir.Var)
+            items += self.accumulate(s.value.name, [f"{self.ad}.getitem({b}, -1)"], live)
+        items.append(self.line(f"{b} = {self.ad}.drop_last({b})"))
+        return [*items, undo]
+
     def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
         """Backward sweep of a loop body whose live adjoints are the same on every trip."""
         head = set(live)
@@ -840,7 +858,7 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
         return [s.target, plan.aux] if plan is not None and plan.aux else [s.target]
     if isinstance(s, ir.Unpack):
         return list(s.targets)
-    if isinstance(s, ir.SetItem):
+    if isinstance(s, (ir.SetItem, ir.Append)):
         return [s.obj]
     if isinstance(s, ir.For):
         return [s.target] + ([s.trips] if s.trips else [])

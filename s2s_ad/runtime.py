@@ -153,6 +153,13 @@ def zero_at(x_bar: Any, index: Any) -> Any:
     return out_a
 
 
+def drop_last(xs_bar: Any) -> Any:
+    """Adjoint of a list before its last ``append``: all entries but the last."""
+    if is_zero(xs_bar):
+        return xs_bar
+    return list(xs_bar[:-1])
+
+
 def sequence(xs: Any) -> Any:
     """What ``for x in xs`` iterates over, as an indexable sequence."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)):

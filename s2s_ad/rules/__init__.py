@@ -1,6 +1,15 @@
-"""Derivative rules (temporary init; replaced by the full table)."""
+"""Derivative rules: importing this package registers every rule in ``REGISTRY``.
 
-from . import operators  # noqa: F401
+* :mod:`.operators` -- Python operators (``+ - * / ** @`` ...)
+* :mod:`.elementwise` -- ufuncs and ``math`` functions, as partial derivatives
+* :mod:`.arrays` -- reductions, linear algebra, shape ops, copies, constructors
+* :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
+* :mod:`.builtins_rules` -- ``abs sum min max pow float`` and ``math.fsum``
+* :mod:`.nondiff` -- callables without gradient
+* :mod:`.vjps` -- the helpers templates call as ``_ad.<name>``
+"""
+
+from . import arrays, builtins_rules, elementwise, methods, nondiff, operators, vjps  # noqa: F401
 from .registry import REGISTRY
 
 __all__ = ["REGISTRY"]

@@ -37,66 +37,131 @@ _ZEROS = np.array([[0.0, 1.2, -0.8], [1.5, 0.0, 0.0]])
 
 _REDUCE = dict(axis="None", dtype="None", out="None", keepdims="False")
 _REDUCE_KW = [{"axis": 0}, {"axis": 1, "keepdims": True}, {"axis": (0, 1), "keepdims": True}]
-_REDUCE_SAMPLES = [(_A,), (_V,), (1.5,), (_A, 1), (_T, {"axis": (0, 2)}),
-                   (_T, {"axis": -1, "keepdims": True})]
+_REDUCE_SAMPLES = [
+    (_A,),
+    (_V,),
+    (1.5,),
+    (_A, 1),
+    (_T, {"axis": (0, 2)}),
+    (_T, {"axis": -1, "keepdims": True}),
+]
 
 # --- reductions ----------------------------------------------------------------------
 
 sum_ = vjp_rule(
-    "np.sum", [np.sum], ("a", "axis", "dtype", "out", "keepdims"),
-    {"a": "_ad.sum_vjp(g, a, axis, keepdims)"}, _REDUCE_SAMPLES,
-    defaults=_REDUCE, kw_samples=_REDUCE_KW, linear=True,
+    "np.sum",
+    [np.sum],
+    ("a", "axis", "dtype", "out", "keepdims"),
+    {"a": "_ad.sum_vjp(g, a, axis, keepdims)"},
+    _REDUCE_SAMPLES,
+    defaults=_REDUCE,
+    kw_samples=_REDUCE_KW,
+    linear=True,
 )
 mean = vjp_rule(
-    "np.mean", [np.mean], ("a", "axis", "dtype", "out", "keepdims"),
-    {"a": "_ad.mean_vjp(g, a, axis, keepdims)"}, _REDUCE_SAMPLES,
-    defaults=_REDUCE, kw_samples=_REDUCE_KW, linear=True,
+    "np.mean",
+    [np.mean],
+    ("a", "axis", "dtype", "out", "keepdims"),
+    {"a": "_ad.mean_vjp(g, a, axis, keepdims)"},
+    _REDUCE_SAMPLES,
+    defaults=_REDUCE,
+    kw_samples=_REDUCE_KW,
+    linear=True,
 )
 prod = vjp_rule(
-    "np.prod", [np.prod], ("a", "axis", "dtype", "out", "keepdims"),
-    {"a": "_ad.prod_vjp(g, a, axis, keepdims)"}, _REDUCE_SAMPLES + [(_ZEROS,), (_ZEROS, 1)],
-    defaults=_REDUCE, kw_samples=_REDUCE_KW,
+    "np.prod",
+    [np.prod],
+    ("a", "axis", "dtype", "out", "keepdims"),
+    {"a": "_ad.prod_vjp(g, a, axis, keepdims)"},
+    _REDUCE_SAMPLES + [(_ZEROS,), (_ZEROS, 1)],
+    defaults=_REDUCE,
+    kw_samples=_REDUCE_KW,
 )
 _MINMAX = dict(axis="None", out="None", keepdims="False")
 amax = vjp_rule(
-    "np.max", [np.max, np.amax], ("a", "axis", "out", "keepdims"),
-    {"a": "_ad.max_vjp(g, a, ans, axis, keepdims)"}, _REDUCE_SAMPLES,
-    defaults=_MINMAX, kw_samples=_REDUCE_KW,
+    "np.max",
+    [np.max, np.amax],
+    ("a", "axis", "out", "keepdims"),
+    {"a": "_ad.max_vjp(g, a, ans, axis, keepdims)"},
+    _REDUCE_SAMPLES,
+    defaults=_MINMAX,
+    kw_samples=_REDUCE_KW,
 )
 amin = vjp_rule(
-    "np.min", [np.min, np.amin], ("a", "axis", "out", "keepdims"),
-    {"a": "_ad.min_vjp(g, a, ans, axis, keepdims)"}, _REDUCE_SAMPLES,
-    defaults=_MINMAX, kw_samples=_REDUCE_KW,
+    "np.min",
+    [np.min, np.amin],
+    ("a", "axis", "out", "keepdims"),
+    {"a": "_ad.min_vjp(g, a, ans, axis, keepdims)"},
+    _REDUCE_SAMPLES,
+    defaults=_MINMAX,
+    kw_samples=_REDUCE_KW,
 )
 _VAR = dict(axis="None", dtype="None", out="None", ddof="0", keepdims="False")
 _VAR_SAMPLES = [(_A,), (_V,), (_T, {"axis": (0, 2), "ddof": 1}), (_A, 1, None, None, 1, True)]
 var = vjp_rule(
-    "np.var", [np.var], ("a", "axis", "dtype", "out", "ddof", "keepdims"),
-    {"a": "_ad.var_vjp(g, a, axis, ddof, keepdims)"}, _VAR_SAMPLES,
-    defaults=_VAR, kw_samples=_REDUCE_KW,
+    "np.var",
+    [np.var],
+    ("a", "axis", "dtype", "out", "ddof", "keepdims"),
+    {"a": "_ad.var_vjp(g, a, axis, ddof, keepdims)"},
+    _VAR_SAMPLES,
+    defaults=_VAR,
+    kw_samples=_REDUCE_KW,
 )
 std = vjp_rule(
-    "np.std", [np.std], ("a", "axis", "dtype", "out", "ddof", "keepdims"),
-    {"a": "_ad.std_vjp(g, a, ans, axis, ddof, keepdims)"}, _VAR_SAMPLES,
-    defaults=_VAR, kw_samples=_REDUCE_KW,
+    "np.std",
+    [np.std],
+    ("a", "axis", "dtype", "out", "ddof", "keepdims"),
+    {"a": "_ad.std_vjp(g, a, ans, axis, ddof, keepdims)"},
+    _VAR_SAMPLES,
+    defaults=_VAR,
+    kw_samples=_REDUCE_KW,
 )
 norm = vjp_rule(
-    "np.linalg.norm", [np.linalg.norm], ("x", "ord", "axis", "keepdims"),
+    "np.linalg.norm",
+    [np.linalg.norm],
+    ("x", "ord", "axis", "keepdims"),
     {"x": "_ad.norm_vjp(g, x, ans, ord, axis, keepdims)"},
-    [(_V,), (_V, 1), (_V, np.inf), (_V, -np.inf), (_V, 3), (_V, 0.5), (_A,), (_A, "fro"),
-     (_A, "nuc"), (_A, 2), (_A, -2), (_A, 1), (_A, -1), (_A, np.inf), (_A, -np.inf),
-     (_T,), (_A, None, 1), (_A, 1, 0, True), (_T, None, (1, 2)), (_T, "nuc", (2, 0)),
-     (_T, 2, (0, 1), True), (_T, {"ord": np.inf, "axis": -1})],
+    [
+        (_A,),
+        (_V,),
+        (_V, 1),
+        (_V, np.inf),
+        (_V, -np.inf),
+        (_V, 3),
+        (_V, 0.5),
+        (_A, "fro"),
+        (_A, "nuc"),
+        (_A, 2),
+        (_A, -2),
+        (_A, 1),
+        (_A, -1),
+        (_A, np.inf),
+        (_A, -np.inf),
+        (_T,),
+        (_A, None, 1),
+        (_A, 1, 0, True),
+        (_T, None, (1, 2)),
+        (_T, "nuc", (2, 0)),
+        (_T, 2, (0, 1), True),
+        (_T, {"ord": np.inf, "axis": -1}),
+    ],
     defaults={"ord": "None", "axis": "None", "keepdims": "False"},
     kw_samples=[{"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 1), "keepdims": True}],
 )
 cumsum = vjp_rule(
-    "np.cumsum", [np.cumsum], ("a", "axis", "dtype", "out"),
-    {"a": "_ad.cumsum_vjp(g, a, axis)"}, [(_A,), (_T, 1), (_V, {"axis": -1})],
-    defaults={"axis": "None", "dtype": "None", "out": "None"}, linear=True,
+    "np.cumsum",
+    [np.cumsum],
+    ("a", "axis", "dtype", "out"),
+    {"a": "_ad.cumsum_vjp(g, a, axis)"},
+    [(_A,), (_T, 1), (_V, {"axis": -1})],
+    defaults={"axis": "None", "dtype": "None", "out": "None"},
+    linear=True,
 )
 sort = vjp_rule(
-    "np.sort", [np.sort], ("a", "axis", "kind", "order"), {"a": "_ad.sort_vjp(g, a, axis)"},
+    "np.sort",
+    [np.sort],
+    ("a", "axis", "kind", "order"),
+    {"a": "_ad.sort_vjp(g, a, axis)"},
     [(_V,), (_A, 0), (_T, None), (_T, {"axis": 1})],
     defaults={"axis": "-1", "kind": "None", "order": "None"},
 )
@@ -104,78 +169,154 @@ sort = vjp_rule(
 # --- linear algebra --------------------------------------------------------------------
 
 dot = vjp_rule(
-    "np.dot", [np.dot], ("a", "b", "out"),
+    "np.dot",
+    [np.dot],
+    ("a", "b", "out"),
     {"a": "_ad.dot_vjp_a(g, a, b)", "b": "_ad.dot_vjp_b(g, a, b)"},
-    [(_W, _W[::-1]), (_A, _W), (_W[:2], _A), (_A, _B), (_T, _V), (_T, _B.T @ _B[:, :3]),
-     (1.5, _A), (_A, 2.0), (_T, np.sin(np.arange(60.0)).reshape(3, 4, 5))],
-    defaults={"out": "None"}, linear=True,
+    [
+        (_W, _W[::-1]),
+        (_A, _W),
+        (_W[:2], _A),
+        (_A, _B),
+        (_T, _V),
+        (_T, _B.T @ _B[:, :3]),
+        (1.5, _A),
+        (_A, 2.0),
+        (_T, np.sin(np.arange(60.0)).reshape(3, 4, 5)),
+    ],
+    defaults={"out": "None"},
+    linear=True,
 )
 vdot = vjp_rule(
-    "np.vdot", [np.vdot], ("a", "b"),
-    {"a": "np.reshape(g * np.ravel(b), np.shape(a))",
-     "b": "np.reshape(g * np.ravel(a), np.shape(b))"},
-    [(_W, _W[::-1]), (_A, _A[::-1])], linear=True,
+    "np.vdot",
+    [np.vdot],
+    ("a", "b"),
+    {
+        "a": "np.reshape(g * np.ravel(b), np.shape(a))",
+        "b": "np.reshape(g * np.ravel(a), np.shape(b))",
+    },
+    [(_W, _W[::-1]), (_A, _A[::-1])],
+    linear=True,
 )
 tensordot = vjp_rule(
-    "np.tensordot", [np.tensordot], ("a", "b", "axes"),
+    "np.tensordot",
+    [np.tensordot],
+    ("a", "b", "axes"),
     {"a": "_ad.tensordot_vjp_a(g, a, b, axes)", "b": "_ad.tensordot_vjp_b(g, a, b, axes)"},
-    [(_T, np.cos(np.arange(40.0)).reshape(3, 4, 2) + 0.1), (_A, _B, 1), (_W, _A, 0),
-     (_T, np.cos(np.arange(60.0)).reshape(4, 3, 5), ([1, 2], [1, 0])),
-     (_T, np.cos(np.arange(15.0)).reshape(3, 5), (1, 0))],
-    defaults={"axes": "2"}, linear=True,
+    [
+        (_T, np.cos(np.arange(24.0)).reshape(3, 4, 2) + 0.1),
+        (_A, _B, 1),
+        (_W, _A, 0),
+        (_T, np.cos(np.arange(60.0)).reshape(4, 3, 5), ([1, 2], [1, 0])),
+        (_T, np.cos(np.arange(15.0)).reshape(3, 5), (1, 0)),
+    ],
+    defaults={"axes": "2"},
+    linear=True,
 )
 einsum = vjp_rule(
-    "np.einsum", [np.einsum], ("subscripts",), {"args": "_ad.einsum_vjp(g, subscripts, args)"},
-    [("ij,jk->ik", _A, _B), ("ij,ij->", _A, _A[::-1]), ("ii->", _M), ("ii->i", _M),
-     ("ij->", _A), ("i,j", _W, _V), ("ji", _A), ("...ij,...jk->...ik", _MS, _B[:, :2]),
-     ("bij,jk", _T, _B.T), ("i,i", _W, _W + 1.0), ("ij,j->i", _A, _W), ("iij->j", _MS.T),
-     ("ij,kj->jik", _A, _B[:, :3]), ("i,i->i", _W, np.array([2.0]))],
-    varargs=True, linear=True,
+    "np.einsum",
+    [np.einsum],
+    ("subscripts",),
+    {"args": "_ad.einsum_vjp(g, subscripts, args)"},
+    [
+        ("ij,jk->ik", _A, _B),
+        ("ij,ij->", _A, _A[::-1]),
+        ("ii->", _M),
+        ("ii->i", _M),
+        ("ij->", _A),
+        ("i,j", _W, _V),
+        ("ji", _A),
+        ("...ij,...jk->...ik", _MS, _B[:, :2]),
+        ("bij,jk", _T, _B.T),
+        ("i,i", _W, _W + 1.0),
+        ("ij,j->i", _A, _W),
+        ("iij->j", _MS.T),
+        ("ij,kj->jik", _A, _B[:, :3]),
+        ("i,i->i", _W, np.array([2.0])),
+    ],
+    varargs=True,
+    linear=True,
 )
 outer = vjp_rule(
-    "np.outer", [np.outer], ("a", "b", "out"),
-    {"a": "np.reshape(g @ np.ravel(b), np.shape(a))",
-     "b": "np.reshape(np.ravel(a) @ g, np.shape(b))"},
-    [(_W, _V), (_A, _W)], defaults={"out": "None"}, linear=True,
+    "np.outer",
+    [np.outer],
+    ("a", "b", "out"),
+    {
+        "a": "np.reshape(g @ np.ravel(b), np.shape(a))",
+        "b": "np.reshape(np.ravel(a) @ g, np.shape(b))",
+    },
+    [(_W, _V), (_A, _W)],
+    defaults={"out": "None"},
+    linear=True,
 )
 inner = vjp_rule(
-    "np.inner", [np.inner], ("a", "b"),
+    "np.inner",
+    [np.inner],
+    ("a", "b"),
     {"a": "_ad.inner_vjp_a(g, a, b)", "b": "_ad.inner_vjp_b(g, a, b)"},
-    [(_W, _W[::-1]), (_A, _B.T), (_T, _V), (1.5, _A)], linear=True,
+    [(_W, _W[::-1]), (_A, _B.T), (_T, _V), (1.5, _A)],
+    linear=True,
 )
 _TRACE = {"offset": "0", "axis1": "0", "axis2": "1"}
 trace = vjp_rule(
-    "np.trace", [np.trace], ("a", "offset", "axis1", "axis2", "dtype", "out"),
+    "np.trace",
+    [np.trace],
+    ("a", "offset", "axis1", "axis2", "dtype", "out"),
     {"a": "_ad.trace_vjp(g, a, offset, axis1, axis2)"},
     [(_M,), (_A, 1), (_A, -1), (_T, 0, 1, 2), (_T, {"axis1": 2, "axis2": 0})],
-    defaults={**_TRACE, "dtype": "None", "out": "None"}, linear=True,
+    defaults={**_TRACE, "dtype": "None", "out": "None"},
+    linear=True,
 )
 diagonal = vjp_rule(
-    "np.diagonal", [np.diagonal], ("a", "offset", "axis1", "axis2"),
+    "np.diagonal",
+    [np.diagonal],
+    ("a", "offset", "axis1", "axis2"),
     {"a": "_ad.diagonal_vjp(g, a, offset, axis1, axis2)"},
-    [(_M,), (_B, 1), (_T, -1, 2, 1)], defaults=_TRACE, linear=True,
+    [(_M,), (_B, 1), (_T, -1, 2, 1)],
+    defaults=_TRACE,
+    linear=True,
 )
 diag = vjp_rule(
-    "np.diag", [np.diag], ("v", "k"), {"v": "_ad.diag_vjp(g, v, k)"},
-    [(_W,), (_W, -1), (_B,), (_B, 2), (_A, -1)], defaults={"k": "0"}, linear=True,
+    "np.diag",
+    [np.diag],
+    ("v", "k"),
+    {"v": "_ad.diag_vjp(g, v, k)"},
+    [(_W,), (_W, -1), (_B,), (_B, 2), (_A, -1)],
+    defaults={"k": "0"},
+    linear=True,
 )
 triu = vjp_rule(
-    "np.triu", [np.triu], ("m", "k"), {"m": "np.triu(g, k)"}, [(_M,), (_B, -1)],
-    defaults={"k": "0"}, linear=True,
+    "np.triu",
+    [np.triu],
+    ("m", "k"),
+    {"m": "np.triu(g, k)"},
+    [(_M,), (_B, -1)],
+    defaults={"k": "0"},
+    linear=True,
 )
 tril = vjp_rule(
-    "np.tril", [np.tril], ("m", "k"), {"m": "np.tril(g, k)"}, [(_M,), (_B, 1)],
-    defaults={"k": "0"}, linear=True,
+    "np.tril",
+    [np.tril],
+    ("m", "k"),
+    {"m": "np.tril(g, k)"},
+    [(_M,), (_B, 1)],
+    defaults={"k": "0"},
+    linear=True,
 )
 inv = vjp_rule(
-    "np.linalg.inv", [np.linalg.inv], ("a",), {"a": "-_ad.mT(ans) @ g @ _ad.mT(ans)"},
+    "np.linalg.inv",
+    [np.linalg.inv],
+    ("a",),
+    {"a": "-_ad.mT(ans) @ g @ _ad.mT(ans)"},
     [(_M,), (_MS,)],
 )
 det = vjp_rule(
     "np.linalg.det", [np.linalg.det], ("a",), {"a": "_ad.det_vjp(g, a, ans)"}, [(_M,), (_MS,)]
 )
 solve = vjp_rule(
-    "np.linalg.solve", [np.linalg.solve], ("a", "b"),
+    "np.linalg.solve",
+    [np.linalg.solve],
+    ("a", "b"),
     {"a": "_ad.solve_vjp_a(g, a, b, ans)", "b": "_ad.solve_vjp_b(g, a, b)"},
     [(_M, _W), (_M, _B[:, :2]), (_MS, _B[None, :, 1:]), (_MS, _W)],
 )
@@ -184,116 +325,222 @@ solve = vjp_rule(
 
 _BACK = "np.reshape(g, np.shape(a))"
 transpose = vjp_rule(
-    "np.transpose", [np.transpose], ("a", "axes"), {"a": "_ad.transpose_vjp(g, axes)"},
-    [(_A,), (_T,), (_T, (2, 0, 1)), (_T, [1, -1, 0])], defaults={"axes": "None"}, linear=True,
+    "np.transpose",
+    [np.transpose],
+    ("a", "axes"),
+    {"a": "_ad.transpose_vjp(g, axes)"},
+    [(_A,), (_T,), (_T, (2, 0, 1)), (_T, [1, -1, 0])],
+    defaults={"axes": "None"},
+    linear=True,
 )
 swapaxes = vjp_rule(
-    "np.swapaxes", [np.swapaxes], ("a", "axis1", "axis2"), {"a": "np.swapaxes(g, axis1, axis2)"},
-    [(_A, 0, 1), (_T, -1, 0)], linear=True,
+    "np.swapaxes",
+    [np.swapaxes],
+    ("a", "axis1", "axis2"),
+    {"a": "np.swapaxes(g, axis1, axis2)"},
+    [(_A, 0, 1), (_T, -1, 0)],
+    linear=True,
 )
 moveaxis = vjp_rule(
-    "np.moveaxis", [np.moveaxis], ("a", "source", "destination"),
+    "np.moveaxis",
+    [np.moveaxis],
+    ("a", "source", "destination"),
     {"a": "np.moveaxis(g, destination, source)"},
-    [(_T, 0, -1), (_T, (0, 1), (2, 0))], linear=True,
+    [(_T, 0, -1), (_T, (0, 1), (2, 0))],
+    linear=True,
 )
 reshape = vjp_rule(
-    "np.reshape", [np.reshape], ("a", "shape"), {"a": _BACK},
-    [(_A, (3, 2)), (_T, -1), (_V, (2, 1, 2)), (_A, {"shape": (6,)})], linear=True,
+    "np.reshape",
+    [np.reshape],
+    ("a", "shape"),
+    {"a": _BACK},
+    [(_A, (3, 2)), (_T, -1), (_V, (2, 1, 2)), (_A, {"shape": (6,)})],
+    linear=True,
 )
 ravel = vjp_rule("np.ravel", [np.ravel], ("a",), {"a": _BACK}, [(_A,), (_T,)], linear=True)
 expand_dims = vjp_rule(
-    "np.expand_dims", [np.expand_dims], ("a", "axis"), {"a": _BACK},
-    [(_A, 0), (_A, -1), (_W, (0, 2))], linear=True,
+    "np.expand_dims",
+    [np.expand_dims],
+    ("a", "axis"),
+    {"a": _BACK},
+    [(_A, 0), (_A, -1), (_W, (0, 2))],
+    linear=True,
 )
 squeeze = vjp_rule(
-    "np.squeeze", [np.squeeze], ("a", "axis"), {"a": _BACK},
-    [(_A[:, None, :],), (_W[None, :, None], 0)], defaults={"axis": "None"}, linear=True,
+    "np.squeeze",
+    [np.squeeze],
+    ("a", "axis"),
+    {"a": _BACK},
+    [(_A[:, None, :],), (_W[None, :, None], 0)],
+    defaults={"axis": "None"},
+    linear=True,
 )
 concatenate = vjp_rule(
-    "np.concatenate", [np.concatenate], ("arrays", "axis", "out"),
+    "np.concatenate",
+    [np.concatenate],
+    ("arrays", "axis", "out"),
     {"arrays": "_ad.concatenate_vjp(g, arrays, axis)"},
-    [([_W, _V],), ((_A, _B.T[:2]), 1), ([_A, _T[0]], 0), ([_A, _W], None), (_A, 0), (_T, -1)],
-    defaults={"axis": "0", "out": "None"}, linear=True,
+    [([_W, _V],), ((_A, _B.T[:2]), 1), ([_A, _B[:, :3]], 0), ([_A, _W], None), (_A, 0), (_T, -1)],
+    defaults={"axis": "0", "out": "None"},
+    linear=True,
 )
 stack = vjp_rule(
-    "np.stack", [np.stack], ("arrays", "axis", "out"), {"arrays": "_ad.stack_vjp(g, arrays, axis)"},
+    "np.stack",
+    [np.stack],
+    ("arrays", "axis", "out"),
+    {"arrays": "_ad.stack_vjp(g, arrays, axis)"},
     [([_W, _W * 2.0],), ((_A, _A[::-1]), -1), ([1.5, -0.5, 2.0],), (_A, 1)],
-    defaults={"axis": "0", "out": "None"}, linear=True,
+    defaults={"axis": "0", "out": "None"},
+    linear=True,
 )
 hstack = vjp_rule(
-    "np.hstack", [np.hstack], ("tup",), {"tup": "_ad.hstack_vjp(g, tup)"},
-    [([_W, _V],), ((_A, _B[:2]),), ([1.5, _W],)], linear=True,
+    "np.hstack",
+    [np.hstack],
+    ("tup",),
+    {"tup": "_ad.hstack_vjp(g, tup)"},
+    [([_W, _V],), ((_A, _B[:2]),), ([1.5, _W],)],
+    linear=True,
 )
 vstack = vjp_rule(
-    "np.vstack", [np.vstack], ("tup",), {"tup": "_ad.vstack_vjp(g, tup)"},
-    [([_W, _W[::-1]],), ((_A, _B.T),), ([_V, _B[0]],)], linear=True,
+    "np.vstack",
+    [np.vstack],
+    ("tup",),
+    {"tup": "_ad.vstack_vjp(g, tup)"},
+    [([_W, _W[::-1]],), ((_A, _B.T),), ([_V, _B[0]],)],
+    linear=True,
 )
 broadcast_to = vjp_rule(
-    "np.broadcast_to", [np.broadcast_to], ("array", "shape", "subok"),
+    "np.broadcast_to",
+    [np.broadcast_to],
+    ("array", "shape", "subok"),
     {"array": "_ad.unbroadcast(g, array)"},
-    [(_W, (2, 3)), (_A[:, :1], (4, 2, 3)), (1.5, (2,))], defaults={"subok": "False"}, linear=True,
+    [(_W, (2, 3)), (_A[:, :1], (4, 2, 3)), (1.5, (2,))],
+    defaults={"subok": "False"},
+    linear=True,
 )
 tile = vjp_rule(
-    "np.tile", [np.tile], ("A", "reps"), {"A": "_ad.tile_vjp(g, A, reps)"},
-    [(_W, 2), (_A, (2, 1, 3)), (_T, (2, 1)), (1.5, 3)], linear=True,
+    "np.tile",
+    [np.tile],
+    ("A", "reps"),
+    {"A": "_ad.tile_vjp(g, A, reps)"},
+    [(_W, 2), (_A, (2, 1, 3)), (_T, (2, 1)), (1.5, 3)],
+    linear=True,
 )
 repeat = vjp_rule(
-    "np.repeat", [np.repeat], ("a", "repeats", "axis"), {"a": "_ad.repeat_vjp(g, a, repeats, axis)"},
+    "np.repeat",
+    [np.repeat],
+    ("a", "repeats", "axis"),
+    {"a": "_ad.repeat_vjp(g, a, repeats, axis)"},
     [(_A, 2), (_A, 3, 1), (_A, [1, 0, 2], -1), (_W, np.array([2, 1, 3])), (1.5, 2)],
-    defaults={"axis": "None"}, linear=True,
+    defaults={"axis": "None"},
+    linear=True,
 )
 flip = vjp_rule(
-    "np.flip", [np.flip], ("m", "axis"), {"m": "np.flip(g, axis)"},
-    [(_A,), (_T, 1), (_T, (0, 2))], defaults={"axis": "None"}, linear=True,
+    "np.flip",
+    [np.flip],
+    ("m", "axis"),
+    {"m": "np.flip(g, axis)"},
+    [(_A,), (_T, 1), (_T, (0, 2))],
+    defaults={"axis": "None"},
+    linear=True,
 )
 fliplr = vjp_rule("np.fliplr", [np.fliplr], ("m",), {"m": "np.fliplr(g)"}, [(_A,)], linear=True)
 flipud = vjp_rule("np.flipud", [np.flipud], ("m",), {"m": "np.flipud(g)"}, [(_A,)], linear=True)
 roll = vjp_rule(
-    "np.roll", [np.roll], ("a", "shift", "axis"), {"a": "np.roll(g, np.negative(shift), axis)"},
-    [(_V, 1), (_A, -1, 1), (_T, (1, 2), (0, 2))], defaults={"axis": "None"}, linear=True,
+    "np.roll",
+    [np.roll],
+    ("a", "shift", "axis"),
+    {"a": "np.roll(g, np.negative(shift), axis)"},
+    [(_V, 1), (_A, -1, 1), (_T, (1, 2), (0, 2))],
+    defaults={"axis": "None"},
+    linear=True,
 )
 
 # --- copies and conversions ---------------------------------------------------------------
 
 array = vjp_rule(
-    "np.array", [np.array], ("object", "dtype", "copy", "order", "subok", "ndmin"),
+    "np.array",
+    [np.array],
+    ("object", "dtype", "copy", "order", "subok", "ndmin"),
     {"object": "_ad.array_vjp(g, object, dtype)"},
-    [(_A,), ([0.5, 1.2, -0.3],), ([[0.5, 1.2], [0.3, -2.0]],), ([_W, _W * 2],),
-     ((1.5, _W[0]),), (1.5,), (_W, {"ndmin": 2}), (_W, {"dtype": float})],
+    [
+        (_A,),
+        ([0.5, 1.2, -0.3],),
+        ([[0.5, 1.2], [0.3, -2.0]],),
+        ([_W, _W * 2],),
+        ((1.5, _W[0]),),
+        (1.5,),
+        (_W, {"ndmin": 2}),
+        (_W, {"dtype": float}),
+    ],
     defaults={"dtype": "None", "copy": "True", "order": "'K'", "subok": "False", "ndmin": "0"},
     linear=True,
 )
 asarray = vjp_rule(
-    "np.asarray", [np.asarray, np.asanyarray, np.asarray_chkfinite], ("a", "dtype", "order"),
-    {"a": "_ad.array_vjp(g, a, dtype)"}, [(_A,), ([0.5, 1.2, -0.3],), ((_W, _W),)],
-    defaults={"dtype": "None", "order": "None"}, linear=True,
+    "np.asarray",
+    [np.asarray, np.asanyarray, np.asarray_chkfinite],
+    ("a", "dtype", "order"),
+    {"a": "_ad.array_vjp(g, a, dtype)"},
+    [(_A,), ([0.5, 1.2, -0.3],), ((_W, _W),)],
+    defaults={"dtype": "None", "order": "None"},
+    linear=True,
 )
 ascontiguousarray = vjp_rule(
-    "np.ascontiguousarray", [np.ascontiguousarray], ("a", "dtype"),
-    {"a": "_ad.array_vjp(g, a, dtype)"}, [(_A.T,)], defaults={"dtype": "None"}, linear=True,
+    "np.ascontiguousarray",
+    [np.ascontiguousarray],
+    ("a", "dtype"),
+    {"a": "_ad.array_vjp(g, a, dtype)"},
+    [(_A.T,)],
+    defaults={"dtype": "None"},
+    linear=True,
 )
 copy = vjp_rule(
-    "np.copy", [np.copy], ("a", "order", "subok"), {"a": "_ad.array_vjp(g, a)"},
-    [(_A,), ([0.5, 1.2],)], defaults={"order": "'K'", "subok": "False"}, linear=True,
+    "np.copy",
+    [np.copy],
+    ("a", "order", "subok"),
+    {"a": "_ad.array_vjp(g, a)"},
+    [(_A,), ([0.5, 1.2],)],
+    defaults={"order": "'K'", "subok": "False"},
+    linear=True,
 )
 float64 = elementwise("np.float64", [np.float64, np.float32], ("x",), ("1",), [(1.5,), (_A,)])
 
 # --- constructors -------------------------------------------------------------------------
 
 full = vjp_rule(
-    "np.full", [np.full], ("shape", "fill_value", "dtype", "order"),
+    "np.full",
+    [np.full],
+    ("shape", "fill_value", "dtype", "order"),
     {"fill_value": "_ad.unbroadcast(g, fill_value)"},
-    [((2, 3), 1.5), ((2, 3), _W), (4, -0.5)], defaults={"dtype": "None", "order": "'C'"},
+    [((2, 3), 1.5), ((2, 3), _W), (4, -0.5)],
+    defaults={"dtype": "None", "order": "'C'"},
     linear=True,
 )
 full_like = vjp_rule(
-    "np.full_like", [np.full_like], ("a", "fill_value", "dtype", "order", "subok", "shape"),
+    "np.full_like",
+    [np.full_like],
+    ("a", "fill_value", "dtype", "order", "subok", "shape"),
     {"fill_value": "_ad.unbroadcast(g, fill_value)"},
     [(_A, 1.5), (_A, _W)],
-    defaults={"dtype": "None", "order": "'K'", "subok": "True", "shape": "None"}, linear=True,
+    defaults={"dtype": "None", "order": "'K'", "subok": "True", "shape": "None"},
+    linear=True,
 )
 constructors = nondiff(
     "constructors",
-    [np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,
-     np.identity, np.arange, np.linspace, np.logspace, np.geomspace, np.tri, np.indices],
+    [
+        np.zeros,
+        np.ones,
+        np.empty,
+        np.zeros_like,
+        np.ones_like,
+        np.empty_like,
+        np.eye,
+        np.identity,
+        np.arange,
+        np.linspace,
+        np.logspace,
+        np.geomspace,
+        np.tri,
+        np.indices,
+    ],
 )

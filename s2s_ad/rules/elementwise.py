@@ -35,9 +35,7 @@ POS_PAIRS = [(1.3, 0.7), (np.abs(_ROW), np.abs(_COL))]
 # --- exponentials and logarithms ---------------------------------------------------
 
 exp = elementwise("np.exp", [np.exp, math.exp], ("x",), ("ans",), R, sympy="exp")
-exp2 = elementwise(
-    "np.exp2", [np.exp2, math.exp2], ("x",), ("ans * np.log(2.0)",), R, sympy="exp2"
-)
+exp2 = elementwise("np.exp2", [np.exp2, math.exp2], ("x",), ("ans * np.log(2.0)",), R, sympy="exp2")
 expm1 = elementwise("np.expm1", [np.expm1, math.expm1], ("x",), ("ans + 1.0",), R, sympy="expm1")
 log = elementwise("np.log", [np.log, math.log], ("x",), ("1.0 / x",), P, sympy="log")
 log2 = elementwise(
@@ -60,18 +58,30 @@ logaddexp2 = elementwise(
 
 sqrt = elementwise("np.sqrt", [np.sqrt, math.sqrt], ("x",), ("0.5 / ans",), P, sympy="sqrt")
 cbrt = elementwise(
-    "np.cbrt", [np.cbrt, math.cbrt], ("x",), ("1.0 / (3.0 * ans * ans)",), P + [(-2.0,)],
+    "np.cbrt",
+    [np.cbrt, math.cbrt],
+    ("x",),
+    ("1.0 / (3.0 * ans * ans)",),
+    P + [(-2.0,)],
     sympy="cbrt",
 )
 square = elementwise("np.square", [np.square], ("x",), ("2.0 * x",), R)
 reciprocal = elementwise("np.reciprocal", [np.reciprocal], ("x",), ("-ans * ans",), R)
 float_power = elementwise(
-    "np.float_power", [np.float_power], ("x", "y"),
-    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"), POS_PAIRS, sympy="Pow",
+    "np.float_power",
+    [np.float_power],
+    ("x", "y"),
+    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"),
+    POS_PAIRS,
+    sympy="Pow",
 )
 math_pow = elementwise(
-    "math.pow", [math.pow], ("x", "y"),
-    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"), POS_PAIRS[:1], sympy="Pow",
+    "math.pow",
+    [math.pow],
+    ("x", "y"),
+    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"),
+    POS_PAIRS[:1],
+    sympy="Pow",
 )
 hypot = elementwise(
     "np.hypot", [np.hypot, math.hypot], ("x", "y"), ("x / ans", "y / ans"), PAIRS, sympy="hypot"
@@ -83,30 +93,50 @@ sin = elementwise("np.sin", [np.sin, math.sin], ("x",), ("np.cos(x)",), R, sympy
 cos = elementwise("np.cos", [np.cos, math.cos], ("x",), ("-np.sin(x)",), R, sympy="cos")
 tan = elementwise("np.tan", [np.tan, math.tan], ("x",), ("1.0 + ans * ans",), R, sympy="tan")
 arcsin = elementwise(
-    "np.arcsin", [np.arcsin, math.asin], ("x",), ("1.0 / np.sqrt(1.0 - x * x)",), U,
+    "np.arcsin",
+    [np.arcsin, math.asin],
+    ("x",),
+    ("1.0 / np.sqrt(1.0 - x * x)",),
+    U,
     sympy="asin",
 )
 arccos = elementwise(
-    "np.arccos", [np.arccos, math.acos], ("x",), ("-1.0 / np.sqrt(1.0 - x * x)",), U,
+    "np.arccos",
+    [np.arccos, math.acos],
+    ("x",),
+    ("-1.0 / np.sqrt(1.0 - x * x)",),
+    U,
     sympy="acos",
 )
 arctan = elementwise(
     "np.arctan", [np.arctan, math.atan], ("x",), ("1.0 / (1.0 + x * x)",), R, sympy="atan"
 )
 arctan2 = elementwise(
-    "np.arctan2", [np.arctan2, math.atan2], ("y", "x"),
-    ("x / (x * x + y * y)", "-y / (x * x + y * y)"), PAIRS, sympy="atan2",
+    "np.arctan2",
+    [np.arctan2, math.atan2],
+    ("y", "x"),
+    ("x / (x * x + y * y)", "-y / (x * x + y * y)"),
+    PAIRS,
+    sympy="atan2",
 )
 sinh = elementwise("np.sinh", [np.sinh, math.sinh], ("x",), ("np.cosh(x)",), R, sympy="sinh")
 cosh = elementwise("np.cosh", [np.cosh, math.cosh], ("x",), ("np.sinh(x)",), R, sympy="cosh")
 tanh = elementwise("np.tanh", [np.tanh, math.tanh], ("x",), ("1.0 - ans * ans",), R, sympy="tanh")
 arcsinh = elementwise(
-    "np.arcsinh", [np.arcsinh, math.asinh], ("x",), ("1.0 / np.sqrt(x * x + 1.0)",), R,
+    "np.arcsinh",
+    [np.arcsinh, math.asinh],
+    ("x",),
+    ("1.0 / np.sqrt(x * x + 1.0)",),
+    R,
     sympy="asinh",
 )
 arccosh = elementwise(
-    "np.arccosh", [np.arccosh, math.acosh], ("x",), ("1.0 / np.sqrt(x * x - 1.0)",),
-    [(1.5,), (_BIG,)], sympy="acosh",
+    "np.arccosh",
+    [np.arccosh, math.acosh],
+    ("x",),
+    ("1.0 / np.sqrt(x * x - 1.0)",),
+    [(1.5,), (_BIG,)],
+    sympy="acosh",
 )
 arctanh = elementwise(
     "np.arctanh", [np.arctanh, math.atanh], ("x",), ("1.0 / (1.0 - x * x)",), U, sympy="atanh"
@@ -118,11 +148,19 @@ rad2deg = elementwise(
     "np.rad2deg", [np.rad2deg, np.degrees, math.degrees], ("x",), ("180.0 / np.pi",), R
 )
 erf = elementwise(
-    "math.erf", [math.erf], ("x",), ("2.0 / np.sqrt(np.pi) * np.exp(-x * x)",), R[:2],
+    "math.erf",
+    [math.erf],
+    ("x",),
+    ("2.0 / np.sqrt(np.pi) * np.exp(-x * x)",),
+    R[:2],
     sympy="erf",
 )
 erfc = elementwise(
-    "math.erfc", [math.erfc], ("x",), ("-2.0 / np.sqrt(np.pi) * np.exp(-x * x)",), R[:2],
+    "math.erfc",
+    [math.erfc],
+    ("x",),
+    ("-2.0 / np.sqrt(np.pi) * np.exp(-x * x)",),
+    R[:2],
     sympy="erfc",
 )
 
@@ -132,22 +170,39 @@ absolute = elementwise(
     "np.abs", [np.abs, np.fabs, math.fabs], ("x",), ("np.sign(x)",), R, sympy="Abs"
 )
 maximum = elementwise(
-    "np.maximum", [np.maximum, np.fmax], ("x", "y"),
-    ("_ad.max_weight(x, y)", "_ad.max_weight(y, x)"), PAIRS, sympy="Max",
+    "np.maximum",
+    [np.maximum, np.fmax],
+    ("x", "y"),
+    ("_ad.max_weight(x, y)", "_ad.max_weight(y, x)"),
+    PAIRS,
+    sympy="Max",
 )
 minimum = elementwise(
-    "np.minimum", [np.minimum, np.fmin], ("x", "y"),
-    ("_ad.min_weight(x, y)", "_ad.min_weight(y, x)"), PAIRS, sympy="Min",
+    "np.minimum",
+    [np.minimum, np.fmin],
+    ("x", "y"),
+    ("_ad.min_weight(x, y)", "_ad.min_weight(y, x)"),
+    PAIRS,
+    sympy="Min",
 )
 where = elementwise(
-    "np.where", [np.where], ("condition", "x", "y"),
+    "np.where",
+    [np.where],
+    ("condition", "x", "y"),
     ("np.where(condition, 1.0, 0.0)", "np.where(condition, 0.0, 1.0)"),
     [(True, 1.5, -0.5), (_ROW > 0, _ROW, _COL), (np.array([True, False]), _REAL[:, :2].T, 2.0)],
     diff=("x", "y"),
 )
 clip = elementwise(
-    "np.clip", [np.clip], ("a", "a_min", "a_max"),
+    "np.clip",
+    [np.clip],
+    ("a", "a_min", "a_max"),
     ("_ad.clip_mask(a, a_min, a_max)", "1.0 * (a < a_min)", "1.0 * (a > a_max)"),
-    [(0.7, -0.5, 1.0), (_REAL, -0.5, 1.0), (_REAL, np.array([-1.0, 0.0, 0.5]), 1.5),
-     (_ROW, None, 1.0), (_ROW, -1.0, None)],
+    [
+        (0.7, -0.5, 1.0),
+        (_REAL, -0.5, 1.0),
+        (_REAL, np.array([-1.0, 0.0, 0.5]), 1.5),
+        (_ROW, None, 1.0),
+        (_ROW, -1.0, None),
+    ],
 )

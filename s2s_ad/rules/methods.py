@@ -30,70 +30,157 @@ _KW = [{"axis": 0}, {"axis": 1, "keepdims": True}]
 
 # --- reductions --------------------------------------------------------------------------
 
-method("sum", _REDUCE, {"self": "_ad.sum_vjp(g, self, axis, keepdims)"}, _SAMPLES,
-       defaults=_REDUCE_DEFAULTS, kw_samples=_KW)
-method("mean", _REDUCE, {"self": "_ad.mean_vjp(g, self, axis, keepdims)"}, _SAMPLES,
-       defaults=_REDUCE_DEFAULTS, kw_samples=_KW)
-method("prod", _REDUCE, {"self": "_ad.prod_vjp(g, self, axis, keepdims)"}, _SAMPLES,
-       defaults=_REDUCE_DEFAULTS, kw_samples=_KW)
-method("max", _MINMAX, {"self": "_ad.max_vjp(g, self, ans, axis, keepdims)"}, _SAMPLES,
-       defaults=_MINMAX_DEFAULTS, kw_samples=_KW)
-method("min", _MINMAX, {"self": "_ad.min_vjp(g, self, ans, axis, keepdims)"}, _SAMPLES,
-       defaults=_MINMAX_DEFAULTS, kw_samples=_KW)
-method("var", _VAR, {"self": "_ad.var_vjp(g, self, axis, ddof, keepdims)"},
-       _SAMPLES + [(_A, {"ddof": 1})], defaults=_VAR_DEFAULTS, kw_samples=_KW)
-method("std", _VAR, {"self": "_ad.std_vjp(g, self, ans, axis, ddof, keepdims)"},
-       _SAMPLES + [(_A, {"ddof": 1})], defaults=_VAR_DEFAULTS, kw_samples=_KW)
-method("cumsum", ("self", "axis", "dtype", "out"), {"self": "_ad.cumsum_vjp(g, self, axis)"},
-       [(_A,), (_T, 1)], defaults={"axis": "None", "dtype": "None", "out": "None"})
-method("trace", ("self", "offset", "axis1", "axis2", "dtype", "out"),
-       {"self": "_ad.trace_vjp(g, self, offset, axis1, axis2)"}, [(_M,), (_T, 0, 2, 1)],
-       defaults={"offset": "0", "axis1": "0", "axis2": "1", "dtype": "None", "out": "None"})
-method("diagonal", ("self", "offset", "axis1", "axis2"),
-       {"self": "_ad.diagonal_vjp(g, self, offset, axis1, axis2)"}, [(_M,), (_A, 1)],
-       defaults={"offset": "0", "axis1": "0", "axis2": "1"})
+method(
+    "sum",
+    _REDUCE,
+    {"self": "_ad.sum_vjp(g, self, axis, keepdims)"},
+    _SAMPLES,
+    defaults=_REDUCE_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "mean",
+    _REDUCE,
+    {"self": "_ad.mean_vjp(g, self, axis, keepdims)"},
+    _SAMPLES,
+    defaults=_REDUCE_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "prod",
+    _REDUCE,
+    {"self": "_ad.prod_vjp(g, self, axis, keepdims)"},
+    _SAMPLES,
+    defaults=_REDUCE_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "max",
+    _MINMAX,
+    {"self": "_ad.max_vjp(g, self, ans, axis, keepdims)"},
+    _SAMPLES,
+    defaults=_MINMAX_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "min",
+    _MINMAX,
+    {"self": "_ad.min_vjp(g, self, ans, axis, keepdims)"},
+    _SAMPLES,
+    defaults=_MINMAX_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "var",
+    _VAR,
+    {"self": "_ad.var_vjp(g, self, axis, ddof, keepdims)"},
+    _SAMPLES + [(_A, {"ddof": 1})],
+    defaults=_VAR_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "std",
+    _VAR,
+    {"self": "_ad.std_vjp(g, self, ans, axis, ddof, keepdims)"},
+    _SAMPLES + [(_A, {"ddof": 1})],
+    defaults=_VAR_DEFAULTS,
+    kw_samples=_KW,
+)
+method(
+    "cumsum",
+    ("self", "axis", "dtype", "out"),
+    {"self": "_ad.cumsum_vjp(g, self, axis)"},
+    [(_A,), (_T, 1)],
+    defaults={"axis": "None", "dtype": "None", "out": "None"},
+)
+method(
+    "trace",
+    ("self", "offset", "axis1", "axis2", "dtype", "out"),
+    {"self": "_ad.trace_vjp(g, self, offset, axis1, axis2)"},
+    [(_M,), (_T, 0, 2, 1)],
+    defaults={"offset": "0", "axis1": "0", "axis2": "1", "dtype": "None", "out": "None"},
+)
+method(
+    "diagonal",
+    ("self", "offset", "axis1", "axis2"),
+    {"self": "_ad.diagonal_vjp(g, self, offset, axis1, axis2)"},
+    [(_M,), (_A, 1)],
+    defaults={"offset": "0", "axis1": "0", "axis2": "1"},
+)
 
 # --- shape ------------------------------------------------------------------------------
 
-method("reshape", ("self",), {"self": _BACK}, [(_A, 3, 2), (_A, (6,)), (_T, -1, 4)],
-       varargs=True)
-method("transpose", ("self",), {"self": "_ad.transpose_vjp(g, args)"},
-       [(_A,), (_T, 2, 0, 1), (_T, (1, 2, 0)), (_T, None)], varargs=True)
-method("swapaxes", ("self", "axis1", "axis2"), {"self": "np.swapaxes(g, axis1, axis2)"},
-       [(_T, 0, 2)])
+method("reshape", ("self",), {"self": _BACK}, [(_A, 3, 2), (_A, (6,)), (_T, -1, 4)], varargs=True)
+method(
+    "transpose",
+    ("self",),
+    {"self": "_ad.transpose_vjp(g, args)"},
+    [(_A,), (_T, 2, 0, 1), (_T, (1, 2, 0)), (_T, None)],
+    varargs=True,
+)
+method(
+    "swapaxes", ("self", "axis1", "axis2"), {"self": "np.swapaxes(g, axis1, axis2)"}, [(_T, 0, 2)]
+)
 method("ravel", ("self",), {"self": _BACK}, [(_A,)])
 method("flatten", ("self",), {"self": _BACK}, [(_T,)])
-method("squeeze", ("self", "axis"), {"self": _BACK}, [(_A[None],), (_A[:, None], 1)],
-       defaults={"axis": "None"})
-method("repeat", ("self", "repeats", "axis"), {"self": "_ad.repeat_vjp(g, self, repeats, axis)"},
-       [(_A, 2), (_A, 2, 0)], defaults={"axis": "None"})
+method(
+    "squeeze",
+    ("self", "axis"),
+    {"self": _BACK},
+    [(_A[None],), (_A[:, None], 1)],
+    defaults={"axis": "None"},
+)
+method(
+    "repeat",
+    ("self", "repeats", "axis"),
+    {"self": "_ad.repeat_vjp(g, self, repeats, axis)"},
+    [(_A, 2), (_A, 2, 0)],
+    defaults={"axis": "None"},
+)
 
 # --- copies, conversions, products ------------------------------------------------------
 
 method("copy", ("self", "order"), {"self": "g"}, [(_A,)], defaults={"order": "'C'"})
-method("astype", ("self", "dtype", "order", "casting", "subok", "copy"),
-       {"self": "_ad.astype_vjp(g, self, dtype)"}, [(_A, np.float64), (_A, "float64")],
-       defaults={"order": "'K'", "casting": "'unsafe'", "subok": "True", "copy": "True"})
-method("item", ("self",), {"self": "_ad.item_vjp(g, self, args)"},
-       [(_A, 4), (_A, 1, 2), (_V[1:2],), (_A, (0, 1))], varargs=True)
+method(
+    "astype",
+    ("self", "dtype", "order", "casting", "subok", "copy"),
+    {"self": "_ad.astype_vjp(g, self, dtype)"},
+    [(_A, np.float64), (_A, "float64")],
+    defaults={"order": "'K'", "casting": "'unsafe'", "subok": "True", "copy": "True"},
+)
+method(
+    "item",
+    ("self",),
+    {"self": "_ad.item_vjp(g, self, args)"},
+    [(_A, 4), (_A, 1, 2), (_V[1:2],), (_A, (0, 1))],
+    varargs=True,
+)
 method("tolist", ("self",), {"self": "_ad.tolist_vjp(g, self)"}, [(_A,), (_V,)])
-method("dot", ("self", "b", "out"),
-       {"self": "_ad.dot_vjp_a(g, self, b)", "b": "_ad.dot_vjp_b(g, self, b)"},
-       [(_A, _M), (_V, _V[::-1]), (_T, _V)], defaults={"out": "None"})
-method("clip", ("self", "min", "max"),
-       {"self": "_ad.unbroadcast(g * _ad.clip_mask(self, min, max), self)",
+method(
+    "dot",
+    ("self", "b", "out"),
+    {"self": "_ad.dot_vjp_a(g, self, b)", "b": "_ad.dot_vjp_b(g, self, b)"},
+    [(_A, _M), (_V, _V[::-1]), (_T, _V)],
+    defaults={"out": "None"},
+)
+method(
+    "clip",
+    ("self", "min", "max"),
+    {
+        "self": "_ad.unbroadcast(g * _ad.clip_mask(self, min, max), self)",
         "min": "_ad.unbroadcast(g * (self < min), min)",
-        "max": "_ad.unbroadcast(g * (self > max), max)"},
-       [(_A, -0.5, 1.0), (_A, None, 0.5), (_A, {"min": np.array([-1.0, 0.0, 0.5])})],
-       defaults={"min": "None", "max": "None"})
+        "max": "_ad.unbroadcast(g * (self > max), max)",
+    },
+    [(_A, -0.5, 1.0), (_A, None, 0.5), (_A, {"min": np.array([-1.0, 0.0, 0.5])})],
+    defaults={"min": "None", "max": "None"},
+)
 
 # --- no gradient ---------------------------------------------------------------------------
 
 for _name, _params, _defaults in [
     ("argmax", ("self", "axis", "out", "keepdims"), _MINMAX_DEFAULTS),
     ("argmin", ("self", "axis", "out", "keepdims"), _MINMAX_DEFAULTS),
-    ("argsort", ("self", "axis", "kind", "order"),
-     {"axis": "-1", "kind": "None", "order": "None"}),
+    ("argsort", ("self", "axis", "kind", "order"), {"axis": "-1", "kind": "None", "order": "None"}),
     ("nonzero", ("self",), {}),
     ("any", ("self", "axis", "out", "keepdims"), _MINMAX_DEFAULTS),
     ("all", ("self", "axis", "out", "keepdims"), _MINMAX_DEFAULTS),

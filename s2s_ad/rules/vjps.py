@@ -34,14 +34,50 @@ if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing
     from typing import Any
 
 __all__ = [
-    "array_vjp", "astype_vjp", "builtin_max_vjp", "builtin_min_vjp", "builtin_sum_vjp",
-    "clip_mask", "concatenate_vjp", "cumsum_vjp", "det_vjp", "diag_vjp", "diagonal_vjp",
-    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
-    "item_vjp", "matmul_vjp_x", "matmul_vjp_y", "max_vjp", "max_weight", "mean_vjp",
-    "min_vjp", "min_weight", "mT", "norm_vjp", "prod_vjp", "repeat_vjp", "safe_log",
-    "solve_vjp_a", "solve_vjp_b", "sort_vjp", "stack_vjp", "std_vjp", "sum_vjp",
-    "tensordot_vjp_a", "tensordot_vjp_b", "tile_vjp", "tolist_vjp", "trace_vjp",
-    "transpose_vjp", "var_vjp", "vstack_vjp",
+    "array_vjp",
+    "astype_vjp",
+    "builtin_max_vjp",
+    "builtin_min_vjp",
+    "builtin_sum_vjp",
+    "clip_mask",
+    "concatenate_vjp",
+    "cumsum_vjp",
+    "det_vjp",
+    "diag_vjp",
+    "diagonal_vjp",
+    "dot_vjp_a",
+    "dot_vjp_b",
+    "einsum_vjp",
+    "hstack_vjp",
+    "inner_vjp_a",
+    "inner_vjp_b",
+    "item_vjp",
+    "matmul_vjp_x",
+    "matmul_vjp_y",
+    "max_vjp",
+    "max_weight",
+    "mean_vjp",
+    "min_vjp",
+    "min_weight",
+    "mT",
+    "norm_vjp",
+    "prod_vjp",
+    "repeat_vjp",
+    "safe_log",
+    "solve_vjp_a",
+    "solve_vjp_b",
+    "sort_vjp",
+    "stack_vjp",
+    "std_vjp",
+    "sum_vjp",
+    "tensordot_vjp_a",
+    "tensordot_vjp_b",
+    "tile_vjp",
+    "tolist_vjp",
+    "trace_vjp",
+    "transpose_vjp",
+    "var_vjp",
+    "vstack_vjp",
 ]
 
 
@@ -234,8 +270,10 @@ def norm_vjp(
         axis = (int(axis[0]) % x.ndim, int(axis[1]) % x.ndim)
         ends = (-2, -1)
         moved = _matrix_norm_vjp(
-            np.moveaxis(g, axis, ends), np.moveaxis(x, axis, ends),
-            np.moveaxis(ans, axis, ends), ord,
+            np.moveaxis(g, axis, ends),
+            np.moveaxis(x, axis, ends),
+            np.moveaxis(ans, axis, ends),
+            ord,
         )
         return np.moveaxis(moved, ends, axis)
     return _matrix_norm_vjp(g, x, ans, ord)
@@ -243,6 +281,8 @@ def norm_vjp(
 
 def cumsum_vjp(g: Any, a: Any, axis: Any = None) -> Any:
     """VJP of ``np.cumsum``: the reversed cumulative sum of ``g``."""
+    if is_zero(g):
+        return np.zeros(np.shape(a))
     if axis is None:
         return np.reshape(np.cumsum(np.ravel(g)[::-1])[::-1], np.shape(a))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
@@ -459,6 +499,8 @@ def trace_vjp(g: Any, a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -
 
 def diag_vjp(g: Any, v: Any, k: int = 0) -> Any:
     """VJP of ``np.diag(v, k)``: the diagonal of ``g`` (1-D ``v``) or ``g`` on it (2-D)."""
+    if is_zero(g):
+        return np.zeros(np.shape(v))
     if np.ndim(v) == 1:
         return np.diag(g, k)
     return diagonal_vjp(g, v, k, 0, 1)
@@ -472,6 +514,8 @@ def det_vjp(g: Any, a: Any, ans: Any) -> Any:
 def solve_vjp_b(g: Any, a: Any, b: Any) -> Any:
     """VJP of ``np.linalg.solve(a, b)`` for ``b``: ``solve(a.T, g)``."""
     a, b = np.asarray(a), np.asarray(b)
+    if is_zero(g):
+        return np.zeros(b.shape)
     if b.ndim == 1:
         gb = np.linalg.solve(mT(a), np.asarray(g)[..., None])[..., 0]
     else:
@@ -482,6 +526,8 @@ def solve_vjp_b(g: Any, a: Any, b: Any) -> Any:
 def solve_vjp_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
     """VJP of ``np.linalg.solve(a, b)`` for ``a``: ``-solve(a.T, g) @ ans.T``."""
     a, b = np.asarray(a), np.asarray(b)
+    if is_zero(g):
+        return np.zeros(a.shape)
     if b.ndim == 1:
         gb = np.linalg.solve(mT(a), np.asarray(g)[..., None])
         return unbroadcast(-gb * np.asarray(ans)[..., None, :], a)
@@ -493,6 +539,8 @@ def solve_vjp_a(g: Any, a: Any, b: Any, ans: Any) -> Any:
 
 def transpose_vjp(g: Any, axes: Any = None) -> Any:
     """VJP of ``np.transpose(a, axes)`` and of ``a.transpose(*axes)``."""
+    if is_zero(g):
+        return g
     if isinstance(axes, tuple) and len(axes) == 1 and (axes[0] is None or np.ndim(axes[0])):
         axes = axes[0]
     if axes is None or len(axes) == 0:
@@ -545,6 +593,8 @@ def vstack_vjp(g: Any, tup: Any) -> Any:
 def tile_vjp(g: Any, A: Any, reps: Any) -> Any:
     """VJP of ``np.tile(A, reps)``: the sum of ``g`` over the tiles."""
     shape = np.shape(A)
+    if is_zero(g):
+        return np.zeros(shape)
     reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
     d = max(len(shape), len(reps))
     full = (1,) * (d - len(shape)) + tuple(shape)
@@ -559,6 +609,8 @@ def tile_vjp(g: Any, A: Any, reps: Any) -> Any:
 def repeat_vjp(g: Any, a: Any, repeats: Any, axis: Any = None) -> Any:
     """VJP of ``np.repeat(a, repeats, axis)``: ``g`` summed over each run of copies."""
     shape = np.shape(a)
+    if is_zero(g):
+        return np.zeros(shape)
     if axis is None:
         base = (int(np.prod(shape)),)
         axis = 0
@@ -616,6 +668,8 @@ def item_vjp(g: Any, x: Any, args: tuple[Any, ...] = ()) -> Any:
 
 def tolist_vjp(g: Any, x: Any) -> Any:
     """VJP of ``x.tolist()``: the nested-list cotangent as an array of ``x``'s shape."""
+    if is_zero(g):
+        return np.zeros(np.shape(x))
     return np.reshape(np.array(g, dtype=float), np.shape(x))
 
 

@@ -1,0 +1,68 @@
+"""Python builtins (``abs sum min max pow float``) and ``math.fsum``.
+
+``max``/``min`` have two forms: ``max(a, b)`` (two values, ties share the gradient
+equally as ``np.maximum``) and ``max(a)`` over an iterable (``b`` is then ``None``;
+the adjoint of ``a`` is a list/tuple/array with ``g`` at the maximal elements).
+``sum(iterable)`` gives every element the cotangent (unbroadcast to its shape).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+
+from .elementwise import PAIRS, R
+from .registry import elementwise, vjp_rule
+
+_W = np.array([1.1, -0.4, 0.7])
+_A = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
+
+abs_ = elementwise("abs", [builtins.abs, operator.abs], ("x",), ("np.sign(x)",), R, sympy="Abs")
+pow_ = elementwise(
+    "pow",
+    [builtins.pow],
+    ("base", "exp", "mod"),
+    ("exp * base ** (exp - 1)", "ans * _ad.safe_log(base)"),
+    [(1.3, 0.7), (np.array([0.5, 1.5, 2.0]), 2.5), (2.0, np.array([[0.5], [-1.5]]))],
+    sympy="Pow",
+    defaults={"mod": "None"},
+    diff=("base", "exp"),
+)
+float_ = elementwise("float", [builtins.float], ("x",), ("1",), [(1.5,), (np.float64(-0.5),)])
+sum_ = vjp_rule(
+    "sum",
+    [builtins.sum],
+    ("iterable", "start"),
+    {"iterable": "_ad.builtin_sum_vjp(g, iterable)", "start": "_ad.unbroadcast(g, start)"},
+    [([1.5, -0.3, 2.0],), ((1.5, 0.5), 2.5), ([_W, _W * 2.0, 1.5],), (_A,), (_A, _W)],
+    defaults={"start": "0"},
+    linear=True,
+)
+fsum = vjp_rule(
+    "math.fsum",
+    [math.fsum],
+    ("seq",),
+    {"seq": "_ad.builtin_sum_vjp(g, seq)"},
+    [([1.5, -0.3, 2.0],), (_W,)],
+    linear=True,
+)
+_EXTREMA = [*PAIRS[:2], ([0.3, 1.7, -0.2],), ((0.3, -1.7, 0.9),), (_W,)]
+max_ = vjp_rule(
+    "max",
+    [builtins.max],
+    ("a", "b"),
+    {"a": "_ad.builtin_max_vjp(g, a, b, ans)", "b": "_ad.builtin_max_vjp(g, b, a, ans)"},
+    _EXTREMA,
+    defaults={"b": "None"},
+)
+min_ = vjp_rule(
+    "min",
+    [builtins.min],
+    ("a", "b"),
+    {"a": "_ad.builtin_min_vjp(g, a, b, ans)", "b": "_ad.builtin_min_vjp(g, b, a, ans)"},
+    _EXTREMA,
+    defaults={"b": "None"},
+)

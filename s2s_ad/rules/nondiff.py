@@ -1,0 +1,74 @@
+"""Callables whose output carries no gradient.
+
+Integer and boolean results (rounding, comparisons, index searches, casts to ``int``),
+shape queries, random draws and side effects (``print``). A differentiated value
+passed to one of these gives zeros through ``grad`` and ``None`` through the tape.
+(``len`` and ``stop_gradient`` are registered by :mod:`s2s_ad.custom`; NumPy
+constructors by :mod:`.arrays`.)
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from .registry import nondiff
+
+
+def _names(module: ModuleType, names: str) -> list[Any]:
+    """The attributes ``names`` (space separated) of ``module``, each object once."""
+    out: list[Any] = []
+    for name in names.split():
+        func = getattr(module, name)
+        if all(func is not seen for seen in out):  # drop aliases: np.intp is np.int64
+            out.append(func)
+    return out
+
+
+rounding = nondiff(
+    "rounding",
+    _names(np, "round around floor ceil trunc rint fix sign heaviside")
+    + _names(math, "floor ceil trunc")
+    + [builtins.round],
+)
+integer_casts = nondiff(
+    "integer casts",
+    _names(np, "int8 int16 int32 int64 intp uint8 uint16 uint32 uint64 bool_")
+    + [builtins.int, builtins.bool],
+)
+comparisons = nondiff(
+    "comparisons",
+    _names(np, "greater greater_equal less less_equal equal not_equal isclose allclose")
+    + _names(np, "array_equal isnan isinf isfinite isreal signbit")
+    + _names(math, "isnan isinf isfinite isclose"),
+)
+logical = nondiff(
+    "logical", _names(np, "logical_and logical_or logical_not logical_xor any all count_nonzero")
+)
+indices = nondiff(
+    "index searches",
+    _names(np, "argmax argmin argsort argwhere nonzero flatnonzero searchsorted digitize")
+    + _names(np, "unravel_index ravel_multi_index"),
+)
+shapes = nondiff(
+    "shape queries",
+    _names(np, "shape ndim size iinfo finfo dtype result_type issubdtype broadcast_shapes"),
+)
+python = nondiff(
+    "Python builtins without gradient",
+    _names(builtins, "range isinstance print type id hash callable hasattr str repr")
+    + _names(math, "factorial comb gcd"),
+)
+random = nondiff(
+    "np.random",
+    _names(
+        np.random,
+        "normal uniform rand randn randint random random_sample choice permutation shuffle "
+        "seed standard_normal default_rng binomial poisson exponential beta gamma "
+        "multivariate_normal RandomState",
+    ),
+)
