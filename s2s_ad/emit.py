@@ -127,11 +127,16 @@ def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str
     grad_fn = [f"def {grad_name}({', '.join(params)}):", *head]
     if fwd:
         grad_fn += ["    # forward sweep", *fwd]
+    value = returned
+    if returned in sw.restored:
+        # the backward sweep restores earlier values of this variable: keep the result
+        value = "_value"
+        grad_fn.append(f"    {value} = {returned}")
     grad_fn += [
         "    # backward sweep",
         f"    {sw.seed_name} = {ad}.seed({sw.output})",
         *bwd,
-        f"    return {returned}, ({grads})",
+        f"    return {value}, ({grads})",
     ]
     fwd_fn = [f"def {fwd_name}({_signature(func)}):", *head,
               *(f"    {v} = None" for v in sw.none_saved), *fwd,

@@ -269,6 +269,8 @@ class Function:
         names: Every identifier the source uses (reserved against collisions).
         filename: The user's file.
         first_line: The ``def`` line.
+        param_defaults: Default value source per parameter.
+        temps: Temporaries holding one subexpression each: read once, right after.
     """
 
     name: str
@@ -278,3 +280,4 @@ class Function:
     filename: str
     first_line: int
     param_defaults: dict[str, str] = field(default_factory=dict)
+    temps: set[str] = field(default_factory=set)

@@ -126,6 +126,7 @@ class Normalizer:
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
+        self.temps: set[str] = set()
         self.env: dict[str, ir.Atom] = {}
         self.line = parsed.first_line
         self.src = ""
@@ -214,7 +215,7 @@ class Normalizer:
                     defaults[param.name.value] = self.p.code(param.default)
         return ir.Function(
             self.p.name, self.params, body, self.reserved, self.p.filename,
-            self.p.first_line, defaults,
+            self.p.first_line, defaults, self.temps,
         )
 
     def block(self, stmts: Any) -> None:
@@ -587,6 +588,7 @@ class Normalizer:
         if isinstance(node, cst.Ellipsis):
             return ir.Const("...")
         tmp = self.fresh()
+        self.temps.add(tmp)
         self.lower_into(tmp, node)
         return ir.Var(tmp)
 

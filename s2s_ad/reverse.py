@@ -63,6 +63,7 @@ class Sweeps:
     uses_tape: bool
     copies: list[str]
     none_saved: list[str]
+    restored: set[str]
 
 
 class Reverse:
@@ -82,6 +83,7 @@ class Reverse:
         self.plans: dict[int, CallPlan] = {}
         self.reads: set[str] = set()
         self.zero_filled: set[str] = set()
+        self.expanded: set[str] = set()
         self._live_now: set[str] = set()
         self.pos: dict[int, int] = {}
         self.loop_span: dict[int, tuple[int, int]] = {}
@@ -264,7 +266,7 @@ class Reverse:
         copies = sorted(self.mutated & set(self.fn.params))
         return Sweeps(
             fwd, bwd, pushed, saved, grads, self.output, seed, self.bindings, none_init,
-            bool(pushed), copies, none_saved,
+            bool(pushed), copies, none_saved, {self.site_info[p].var for p in pushed},
         )
 
     def _primal_names(self) -> set[str]:
@@ -585,8 +587,14 @@ class Reverse:
             live.discard(target)
             return restore
         self._live_now = live
+        items: list[Item] = []
+        if target in self.expanded and not _elementwise(s.value):
+            # the adjoint may still carry broadcast dimensions: sum them out here
+            b = self.bar(target)
+            items.append(self.line(f"{b} = {self.ad}.unbroadcast({b}, {target})"))
+            self.expanded.discard(target)
         pre, contribs, scatter = self.contributions(s, plan)
-        items: list[Item] = list(pre)
+        items += pre
         own = contribs.pop(target, None)
         for var, parts in contribs.items():
             items += self.accumulate(var, parts, live)
@@ -628,7 +636,14 @@ class Reverse:
                 out.setdefault(atom.name, []).append(self.read(expr))
 
         if isinstance(value, ir.Copy):
-            add(value.value, g)
+            if s.target in self.expanded and isinstance(value.value, ir.Var):
+                if value.value.name in self.fn.temps:
+                    self.expanded.add(value.value.name)
+                    add(value.value, g)
+                else:
+                    add(value.value, f"{self.ad}.unbroadcast({g}, {value.value.name})")
+            else:
+                add(value.value, g)
         elif isinstance(value, ir.BinOp):
             rule = BINARY.get(value.op)
             if rule is not None and not rule.nondiff:
@@ -670,9 +685,14 @@ class Reverse:
         self, rule: Rule, names: dict[str, str], s: ir.Assign,
         add: Callable[[ir.Atom | None, str], None], atoms: list[tuple[str, ir.Atom]],
     ) -> None:
-        env = {**names, "g": self.bar(s.target), "ans": s.target, "np": self.np, "_ad": self.ad}
+        g = self.bar(s.target)
+        env = {**names, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
         for param, atom in atoms:
             if not self.active(atom):
+                continue
+            partial = rule.partials.get(param)
+            if partial is not None:
+                add(atom, self._elementwise_contrib(rule, partial, env, g, s.target, atom))
                 continue
             template = rule.vjps.get(param)
             if template is None:
@@ -681,6 +701,33 @@ class Reverse:
                     "wrap it in s2s_ad.stop_gradient or register a rule with s2s_ad.defgrad",
                 )
             add(atom, _fold(substitute(template, env)))
+
+    def _elementwise_contrib(
+        self, rule: Rule, partial: str, env: dict[str, str], g: str, target: str, atom: ir.Atom
+    ) -> str:
+        """``g * partial``, unbroadcast only where a broadcast dimension must be summed.
+
+        A temporary (read once) may receive its adjoint with broadcast dimensions still
+        in it: they are summed where it is defined (or passed on through elementwise
+        operations), which keeps the backward sweep from reading operands for their shape.
+        """
+        p = _fold(substitute(partial, env)).strip()
+        if p in ("1", "1.0"):
+            raw = g
+        elif p in ("-1", "-1.0"):
+            raw = f"-{g}"
+        elif _SIMPLE_ATOM.match(p):
+            raw = f"{g} * {p}"
+        else:
+            raw = f"{g} * ({p})"
+        maybe_expanded = len(rule.params) > 1 or target in self.expanded
+        assert isinstance(atom, ir.Var)
+        if not maybe_expanded:
+            return raw
+        if atom.name in self.fn.temps:
+            self.expanded.add(atom.name)
+            return raw
+        return f"{self.ad}.unbroadcast({raw}, {atom.name})"
 
     def _call_contribs(
         self, s: ir.Assign, call: ir.Call, plan: CallPlan | None,
@@ -849,6 +896,22 @@ class Reverse:
 
 
 _COMPOUND = (ir.If, ir.For, ir.While)
+_SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
+
+
+def _elementwise(expr: ir.Expr) -> bool:
+    """Whether an expression is an elementwise operation (its adjoint may stay broadcast)."""
+    if isinstance(expr, ir.BinOp):
+        rule = BINARY.get(expr.op)
+        return rule is not None and bool(rule.partials)
+    if isinstance(expr, ir.UnaryOp):
+        return expr.op in UNARY
+    if isinstance(expr, ir.Copy):
+        return True
+    if isinstance(expr, ir.Call):
+        info = classify(expr)
+        return info.kind == "rule" and info.rule is not None and bool(info.rule.partials)
+    return False
 
 
 def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:

@@ -1,9 +1,11 @@
-"""Python builtins (``abs sum min max pow float``) and ``math.fsum``.
+"""Python builtins (``abs sum min max pow float list tuple``) and ``math.fsum``.
 
 ``max``/``min`` have two forms: ``max(a, b)`` (two values, ties share the gradient
 equally as ``np.maximum``) and ``max(a)`` over an iterable (``b`` is then ``None``;
 the adjoint of ``a`` is a list/tuple/array with ``g`` at the maximal elements).
 ``sum(iterable)`` gives every element the cotangent (unbroadcast to its shape).
+``list(xs)``/``tuple(xs)`` hand the element adjoints back in the structure of ``xs``
+(without a rule, calls to these types would count as non-differentiable).
 """
 
 from __future__ import annotations
@@ -65,4 +67,13 @@ min_ = vjp_rule(
     {"a": "_ad.builtin_min_vjp(g, a, b, ans)", "b": "_ad.builtin_min_vjp(g, b, a, ans)"},
     _EXTREMA,
     defaults={"b": "None"},
+)
+sequence = vjp_rule(
+    "list",
+    [builtins.list, builtins.tuple],
+    ("iterable",),
+    {"iterable": "_ad.pack(iterable, g)"},
+    [([1.5, -0.3],), ((1.5, _W),), (_A,)],
+    defaults={"iterable": "()"},
+    linear=True,
 )

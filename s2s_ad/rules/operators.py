@@ -22,18 +22,29 @@ truediv = elementwise(
     "/", [operator.truediv, np.divide, np.true_divide], ("x", "y"), ("1.0 / y", "-ans / y"), _P
 )
 power = elementwise(
-    "**", [operator.pow, np.power], ("x", "y"),
-    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"), _P, sympy="Pow",
+    "**",
+    [operator.pow, np.power],
+    ("x", "y"),
+    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"),
+    _P,
+    sympy="Pow",
 )
 mod = elementwise(
-    "%", [operator.mod, np.mod, np.remainder], ("x", "y"), ("1", "-np.floor(x / y)"),
+    "%",
+    [operator.mod, np.mod, np.remainder],
+    ("x", "y"),
+    ("1", "-np.floor(x / y)"),
     [(5.3, 2.1), (np.array([3.3, 7.1]), 2.5)],
 )
 matmul = vjp_rule(
-    "@", [operator.matmul, np.matmul], ("x", "y"),
+    "@",
+    [operator.matmul, np.matmul],
+    ("x", "y"),
     {"x": "_ad.matmul_vjp_x(g, x, y)", "y": "_ad.matmul_vjp_y(g, x, y)"},
-    [(np.arange(6.0).reshape(2, 3) / 4, np.arange(12.0).reshape(3, 4) / 5),
-     (np.array([0.3, -1.2, 0.8]), np.arange(6.0).reshape(3, 2) / 3)],
+    [
+        (np.arange(6.0).reshape(2, 3) / 4, np.arange(12.0).reshape(3, 4) / 5),
+        (np.array([0.3, -1.2, 0.8]), np.arange(6.0).reshape(3, 2) / 3),
+    ],
     linear=True,
 )
 neg = elementwise("unary -", [operator.neg, np.negative], ("x",), ("-1",), [(1.5,)])
@@ -41,7 +52,13 @@ pos = elementwise("unary +", [operator.pos, np.positive], ("x",), ("1",), [(1.5,
 floordiv = nondiff("//", [operator.floordiv, np.floor_divide])
 
 BINARY: dict[str, Rule] = {
-    "+": add, "-": sub, "*": mul, "/": truediv, "**": power, "%": mod, "@": matmul,
+    "+": add,
+    "-": sub,
+    "*": mul,
+    "/": truediv,
+    "**": power,
+    "%": mod,
+    "@": matmul,
     "//": floordiv,
 }
 UNARY: dict[str, Rule] = {"-": neg, "+": pos}

@@ -72,7 +72,7 @@ class Rule:
             return None
         bound = dict(zip(self.params, args))
         if self.varargs:
-            extra = list(args[len(self.params):])
+            extra = list(args[len(self.params) :])
             bound["args"] = "(" + "".join(a + ", " for a in extra).rstrip(" ") + ")"
         for key, value in kwargs.items():
             if key not in self.params or key in bound:
@@ -165,8 +165,14 @@ def elementwise(
             body = f"g * ({partial})" if not _SIMPLE.match(partial) else f"g * {partial}"
         vjps[param] = body if unary else f"_ad.unbroadcast({body}, {param})"
     rule = Rule(
-        name, tuple(funcs), tuple(params), dict(defaults or {}), vjps,
-        dict(zip(diff, partials)), list(samples), sympy=sympy,
+        name,
+        tuple(funcs),
+        tuple(params),
+        dict(defaults or {}),
+        vjps,
+        dict(zip(diff, partials)),
+        list(samples),
+        sympy=sympy,
     )
     return REGISTRY.add(rule)
 
@@ -185,8 +191,14 @@ def vjp_rule(
 ) -> Rule:
     """Register a rule given by VJP templates (reductions, linear algebra, shapes)."""
     rule = Rule(
-        name, tuple(funcs), tuple(params), dict(defaults or {}), dict(vjps),
-        samples=list(samples), linear=linear, varargs=varargs,
+        name,
+        tuple(funcs),
+        tuple(params),
+        dict(defaults or {}),
+        dict(vjps),
+        samples=list(samples),
+        linear=linear,
+        varargs=varargs,
         kw_samples=list(kw_samples or []),
     )
     return REGISTRY.add(rule)
@@ -210,8 +222,14 @@ def method(
     Samples start with the receiver.
     """
     rule = Rule(
-        "ndarray." + name, (), tuple(params), dict(defaults or {}), dict(vjps),
-        samples=list(samples), varargs=varargs, nondiff=nondiff,
+        "ndarray." + name,
+        (),
+        tuple(params),
+        dict(defaults or {}),
+        dict(vjps),
+        samples=list(samples),
+        varargs=varargs,
+        nondiff=nondiff,
         kw_samples=list(kw_samples or []),
     )
     REGISTRY.methods[name] = rule
@@ -222,8 +240,13 @@ def method(
 def attribute(name: str, vjp: str | None, samples: Sequence[tuple[Any, ...]] = ()) -> Rule:
     """Register an array attribute (``x.T``: ``vjp`` over ``self``; ``None`` = no gradient)."""
     rule = Rule(
-        "ndarray." + name, (), ("self",), {}, {"self": vjp} if vjp else {},
-        samples=list(samples), nondiff=vjp is None,
+        "ndarray." + name,
+        (),
+        ("self",),
+        {},
+        {"self": vjp} if vjp else {},
+        samples=list(samples),
+        nondiff=vjp is None,
     )
     REGISTRY.attrs[name] = rule
     REGISTRY.rules.append(rule)

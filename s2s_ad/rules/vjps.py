@@ -90,7 +90,7 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     if np.ndim(axis) == 0:
         axis = (axis,)
-    return tuple(sorted(int(ax) % max(ndim, 1) for ax in axis))
+    return tuple(sorted([int(ax) % max(ndim, 1) for ax in axis]))
 
 
 def _keep(value: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -119,7 +119,7 @@ def _like(container: Any, parts: list[Any]) -> Any:
         return np.stack(parts) if parts else np.zeros(container.shape)
     if isinstance(container, tuple):
         return tuple(parts)
-    return list(parts)
+    return parts
 
 
 def mT(x: Any) -> Any:
@@ -169,17 +169,18 @@ def mean_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def prod_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """VJP of ``np.prod``: the product of the *other* elements, exact at zeros."""
+    """VJP of ``np.prod``: the product of the *other* elements, exact at zeros.
+
+    Away from zeros that is ``prod / a``; a slice with one zero sends the product of
+    its other elements to the zero's place and nothing elsewhere; with two zeros, all 0.
+    """
     a = np.asarray(a, dtype=float)
     axes = _axes(axis, a.ndim)
-    kept = [i for i in range(a.ndim) if i not in axes]
-    perm = kept + list(axes)
-    moved = np.transpose(a, perm)
-    flat = np.reshape(moved, moved.shape[: len(kept)] + (-1,))
-    ones = np.ones(flat.shape[:-1] + (1,))
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = np.transpose(np.reshape(left * right, moved.shape), np.argsort(perm))
+    is_zero_at = a == 0.0
+    nonzero = np.where(is_zero_at, 1.0, a)
+    rest = np.prod(nonzero, axis=axes, keepdims=True)
+    zeros = np.sum(is_zero_at, axis=axes, keepdims=True)
+    others = np.where(zeros == 0, rest / nonzero, np.where(is_zero_at & (zeros == 1), rest, 0.0))
     return _keep(g, axes, keepdims) * others
 
 
@@ -420,7 +421,7 @@ def _einsum_terms(subscripts: str, ndims: Sequence[int]) -> tuple[list[str], str
     if arrow:
         return full, out.replace("...", ell)
     letters = "".join(terms).replace(".", "")
-    single = sorted(c for c in set(letters) if letters.count(c) == 1)
+    single = sorted([c for c in set(letters) if letters.count(c) == 1])
     return full, ell + "".join(single)
 
 
@@ -433,7 +434,7 @@ def einsum_vjp(g: Any, subscripts: str, operands: Sequence[Any]) -> tuple[Any, .
     """
     ops = [np.asarray(op) for op in operands]
     if is_zero(g):
-        return tuple(np.zeros(op.shape) for op in ops)
+        return tuple([np.zeros(op.shape) for op in ops])
     terms, out = _einsum_terms(subscripts, [op.ndim for op in ops])
     sizes: dict[str, int] = {}
     for term, op in zip(terms, ops):
@@ -549,18 +550,25 @@ def transpose_vjp(g: Any, axes: Any = None) -> Any:
     return np.transpose(g, np.argsort([int(ax) % ndim for ax in axes]))
 
 
+def _cut(g: Any, xs: Any, sizes: list[int], axis: int) -> Any:
+    """``g`` cut along ``axis`` into pieces of ``sizes``, shaped and typed like ``xs``."""
+    moved = np.moveaxis(g, axis, 0)
+    parts = []
+    start = 0
+    for x, n in zip(xs, sizes):
+        parts.append(np.reshape(np.moveaxis(moved[start : start + n], 0, axis), np.shape(x)))
+        start = start + n
+    return _like(xs, parts)
+
+
 def concatenate_vjp(g: Any, arrays: Any, axis: Any = 0) -> Any:
     """VJP of ``np.concatenate(arrays, axis)``: ``g`` cut back into the pieces."""
     if is_zero(g):
         return zeros_like(arrays)
-    shapes = [np.shape(x) for x in arrays]
     if axis is None:
-        sizes = [int(np.prod(s)) for s in shapes]
-        parts = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
-    else:
-        axis = int(axis) % np.ndim(g)
-        parts = np.split(g, np.cumsum([s[axis] for s in shapes])[:-1], axis)
-    return _like(arrays, [np.reshape(p, s) for p, s in zip(parts, shapes)])
+        return _cut(np.ravel(g), arrays, [int(np.size(x)) for x in arrays], 0)
+    axis = int(axis) % np.ndim(g)
+    return _cut(g, arrays, [np.shape(x)[axis] for x in arrays], axis)
 
 
 def stack_vjp(g: Any, arrays: Any, axis: int = 0) -> Any:
@@ -568,7 +576,10 @@ def stack_vjp(g: Any, arrays: Any, axis: int = 0) -> Any:
     if is_zero(g):
         return zeros_like(arrays)
     moved = np.moveaxis(g, int(axis) % np.ndim(g), 0)
-    return _like(arrays, [unbroadcast(moved[i], x) for i, x in enumerate(arrays)])
+    parts = []
+    for i in range(len(arrays)):
+        parts.append(unbroadcast(moved[i], arrays[i]))
+    return _like(arrays, parts)
 
 
 def hstack_vjp(g: Any, tup: Any) -> Any:
@@ -577,17 +588,14 @@ def hstack_vjp(g: Any, tup: Any) -> Any:
         return zeros_like(tup)
     shapes = [np.shape(np.atleast_1d(x)) for x in tup]
     axis = 0 if len(shapes[0]) == 1 else 1
-    parts = np.split(g, np.cumsum([s[axis] for s in shapes])[:-1], axis)
-    return _like(tup, [np.reshape(p, np.shape(x)) for p, x in zip(parts, tup)])
+    return _cut(g, tup, [s[axis] for s in shapes], axis)
 
 
 def vstack_vjp(g: Any, tup: Any) -> Any:
     """VJP of ``np.vstack(tup)`` (pieces seen as at least 2-D, joined on axis 0)."""
     if is_zero(g):
         return zeros_like(tup)
-    rows = [np.shape(np.atleast_2d(x))[0] for x in tup]
-    parts = np.split(g, np.cumsum(rows)[:-1], 0)
-    return _like(tup, [np.reshape(p, np.shape(x)) for p, x in zip(parts, tup)])
+    return _cut(g, tup, [np.shape(np.atleast_2d(x))[0] for x in tup], 0)
 
 
 def tile_vjp(g: Any, A: Any, reps: Any) -> Any:
@@ -595,7 +603,7 @@ def tile_vjp(g: Any, A: Any, reps: Any) -> Any:
     shape = np.shape(A)
     if is_zero(g):
         return np.zeros(shape)
-    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple([int(r) for r in reps])
     d = max(len(shape), len(reps))
     full = (1,) * (d - len(shape)) + tuple(shape)
     reps = (1,) * (d - len(reps)) + reps
@@ -638,8 +646,10 @@ def array_vjp(g: Any, obj: Any, dtype: Any = None) -> Any:
         return zeros_like(obj)
     if isinstance(obj, (list, tuple)):
         g = np.reshape(g, np.shape(obj))
-        parts = [array_vjp(g[i], x) for i, x in enumerate(obj)]
-        return parts if isinstance(obj, list) else tuple(parts)
+        parts = []
+        for i in range(len(obj)):
+            parts.append(array_vjp(g[i], obj[i]))
+        return _like(obj, parts)
     if np.shape(g) != np.shape(obj):
         return np.reshape(g, np.shape(obj))
     return g
@@ -680,7 +690,10 @@ def builtin_sum_vjp(g: Any, iterable: Any) -> Any:
     """VJP of ``sum(iterable)``: ``g`` for every element (an array: over axis 0)."""
     if isinstance(iterable, np.ndarray):
         return _fill(g, iterable.shape)
-    return _like(iterable, [unbroadcast(g, x) for x in iterable])
+    parts = []
+    for x in iterable:
+        parts.append(unbroadcast(g, x))
+    return _like(iterable, parts)
 
 
 def _extremum_vjp(g: Any, a: Any, b: Any, ans: Any, weight: Any) -> Any:
@@ -689,9 +702,11 @@ def _extremum_vjp(g: Any, a: Any, b: Any, ans: Any, weight: Any) -> Any:
     if isinstance(a, np.ndarray):
         hit = a == ans
         return g * hit / np.sum(hit)
-    hits = [x == ans for x in a]
-    share = g / sum(hits)
-    return _like(a, [share * h for h in hits])
+    share = g / sum([x == ans for x in a])
+    parts = []
+    for x in a:
+        parts.append(share * (x == ans))
+    return _like(a, parts)
 
 
 def builtin_max_vjp(g: Any, a: Any, b: Any, ans: Any) -> Any:
