@@ -271,6 +271,7 @@ class Function:
         first_line: The ``def`` line.
         param_defaults: Default value source per parameter.
         temps: Temporaries holding one subexpression each: read once, right after.
+        all_temps: Every temporary holding a subexpression (some read more than once).
     """
 
     name: str
@@ -281,3 +282,4 @@ class Function:
     first_line: int
     param_defaults: dict[str, str] = field(default_factory=dict)
     temps: set[str] = field(default_factory=set)
+    all_temps: set[str] = field(default_factory=set)

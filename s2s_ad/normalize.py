@@ -127,6 +127,8 @@ class Normalizer:
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
         self.temps: set[str] = set()
+        self.shared: set[str] = set()
+        self.memo: dict[str, ir.Atom] = {}
         self.env: dict[str, ir.Atom] = {}
         self.line = parsed.first_line
         self.src = ""
@@ -215,7 +217,7 @@ class Normalizer:
                     defaults[param.name.value] = self.p.code(param.default)
         return ir.Function(
             self.p.name, self.params, body, self.reserved, self.p.filename,
-            self.p.first_line, defaults, self.temps,
+            self.p.first_line, defaults, self.temps - self.shared, self.temps,
         )
 
     def block(self, stmts: Any) -> None:
@@ -242,6 +244,7 @@ class Normalizer:
 
     def statement(self, node: cst.CSTNode) -> None:
         self._locate(node)
+        self.memo = {}
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:
                 self.small_statement(small)
@@ -266,6 +269,7 @@ class Normalizer:
             raise self.error(type(node).__name__, node)
 
     def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        self.memo = {}
         if isinstance(node, cst.Assign):
             if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
                 name = node.targets[0].target
@@ -563,10 +567,13 @@ class Normalizer:
     def if_expression(self, target: str, node: cst.IfExp) -> None:
         test = self.atom(node.test)
         saved, self.out = self.out, []
+        memo = dict(self.memo)
         self.lower_into(target, node.body)
         body, self.out = self.out, []
+        self.memo = dict(memo)
         self.lower_into(target, node.orelse)
         orelse, self.out = self.out, saved
+        self.memo = memo
         self.emit(ir.If(self.line, self.src, test, body, orelse))
 
     def atom(self, node: cst.BaseExpression) -> ir.Atom:
@@ -587,9 +594,17 @@ class Normalizer:
             return ir.Const(self.p.code(node))
         if isinstance(node, cst.Ellipsis):
             return ir.Const("...")
+        key = self.p.code(node) if not self.env and _pure(node) else None
+        if key is not None and key in self.memo:
+            # the same pure subexpression twice in one statement: compute it once
+            atom = self.memo[key]
+            self.shared.add(str(atom))
+            return atom
         tmp = self.fresh()
         self.temps.add(tmp)
         self.lower_into(tmp, node)
+        if key is not None:
+            self.memo[key] = ir.Var(tmp)
         return ir.Var(tmp)
 
     def expression(self, node: cst.BaseExpression) -> ir.Expr:
@@ -724,6 +739,29 @@ class Normalizer:
             return self.expression(lam.body)
         finally:
             self.env = saved
+
+
+_IMPURE = (
+    cst.Call, cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr, cst.ListComp, cst.SetComp,
+    cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
+)
+
+
+def _pure(node: cst.BaseExpression) -> bool:
+    """Whether an expression is free of calls and side effects (safe to compute once)."""
+    if not isinstance(node, (cst.Subscript, cst.Attribute, cst.BinaryOperation,
+                             cst.UnaryOperation, cst.Comparison)):
+        return False
+    found: list[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, _IMPURE):
+                found.append(n)
+            return not found
+
+    node.visit(_V())
+    return not found
 
 
 def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:

@@ -118,6 +118,7 @@ class Reverse:
             wrt, self.output,
         )
         self.numeric = self._numeric_vars()
+        self.remat = self._rematerializable()
         self.mutated = {s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append))}
 
     # --- names -----------------------------------------------------------------------
@@ -165,6 +166,31 @@ class Reverse:
                         numeric.add(s.target)
                         numeric.update(a.name for a in v.args if isinstance(a, ir.Var))
         return numeric
+
+    def _rematerializable(self) -> dict[str, str]:
+        """Temporaries the backward sweep recomputes instead of recording (``x[i]``, ``a.T``).
+
+        Their operands are restored by the tape wherever the backward sweep reads them,
+        so recomputing is always valid; it is cheaper than a push and a pop, and reads better.
+        """
+        defs: dict[str, list[ir.Assign]] = {}
+        for s in walk(self.body):
+            for var in _assigned(s, self):
+                defs.setdefault(var, [])
+            if isinstance(s, ir.Assign):
+                defs[s.target].append(s)
+        out: dict[str, str] = {}
+        for name, sites in defs.items():
+            if name not in self.fn.all_temps or len(sites) != 1:
+                continue
+            value = sites[0].value
+            if isinstance(value, ir.Subscript) and isinstance(value.obj, ir.Var):
+                out[name] = f"{value.obj.name}[{value.index.code}]"
+            elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
+                out[name] = f"{value.obj.name}.{value.name}"
+        for name in list(out):
+            out[name] = _subst_names(out[name], out)
+        return out
 
     # --- sites (which assignments may overwrite a value) -------------------------------
 
@@ -509,6 +535,8 @@ class Reverse:
     # --- backward sweep ------------------------------------------------------------------
 
     def read(self, text: str) -> str:
+        if self.remat:
+            text = _subst_names(text, self.remat)
         names = identifiers(text)
         self.reads |= names
         self.reads_at.setdefault(self.cur, set()).update(names)
@@ -928,6 +956,16 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
     if isinstance(s, ir.While):
         return [s.trips]
     return []
+
+
+def _subst_names(text: str, names: dict[str, str]) -> str:
+    """Replace whole identifiers (not attributes, not adjoint names) by source text."""
+    import re
+
+    def repl(m: re.Match[str]) -> str:
+        return names.get(m.group(0), m.group(0))
+
+    return re.sub(r"(?<![\w.])[A-Za-z_]\w*(?![\w])", repl, text)
 
 
 def _index_value(code: str, np_name: str) -> str:

@@ -10,14 +10,15 @@ Conventions:
 * ``g`` has the shape of the primal output, except that it may be the symbolic zero
   ``0.0``; helpers that reshape ``g`` return a zero adjoint for it.
 * Results have the shape of the input they are the adjoint of. They may be views of
-  ``g`` (``np.split``, ``np.moveaxis``): callers must not update adjoints in place
-  without copying first.
+  ``g`` (slices, ``np.moveaxis``, ``np.reshape``): callers must not update adjoints in
+  place without copying first.
 * Helpers for a sequence input (``np.concatenate``, ``np.stack``, ``np.array`` of a
   list, builtin ``sum``/``max`` of a list, ``np.einsum`` operands) return the adjoints
   in the same container type as the input: a list for a list, a tuple for a tuple, an
   array for an array.
-* The code stays plain NumPy (no comprehensions over differentiable values, no
-  ``try``), so the transformer can differentiate it again for higher derivatives.
+* The code stays plain NumPy (loops rather than comprehensions over differentiable
+  values, no generator expressions, no ``try``), so the transformer can differentiate
+  it again for higher derivatives.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 
 def _keep(value: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """Re-insert the reduced axes of a reduction's output (so it broadcasts back)."""
-    if keepdims or not axes:
+    if keepdims or not axes or np.ndim(value) == 0:
         return value
     return np.expand_dims(value, axes)
 
@@ -242,8 +243,8 @@ def _matrix_norm_vjp(g: Any, x: Any, ans: Any, ord: Any) -> Any:
         u, _, vh = np.linalg.svd(x, full_matrices=False)
         if ord == "nuc":
             return g * (u @ vh)
-        k = 0 if ord == 2 else -1
-        return g * (u[..., :, k : k + 1 or None] @ vh[..., k : k + 1 or None, :])
+        k = 0 if ord == 2 else -1  # the largest or the smallest singular value
+        return g * (u[..., :, [k]] @ vh[..., [k], :])
     over = -2 if ord in (1, -1) else -1
     sums = np.sum(np.abs(x), axis=over, keepdims=True)
     hit = sums == ans
