@@ -200,6 +200,10 @@ def _scalar(value: Any) -> None:
 
 def _prepare(fun: Any, wrt: Any, has_aux: bool) -> tuple[list[str], bool, list[str], Any]:
     names, single = _wrt_names(fun, wrt)
+    if inspect.ismethod(fun):
+        # a bound method: differentiate the function, with the instance passed first
+        fns = _generated(fun.__func__, tuple(names), has_aux)
+        return names, single, _param_names(fun), functools.partial(fns["grad"], fun.__self__)
     fns = _generated(fun, tuple(names), has_aux)
     return names, single, _param_names(fun), fns["grad"]
 
@@ -230,7 +234,7 @@ def value_and_grad(
         grads = tuple(fix_grad(g, values[pos]) for g, pos in zip(grads, where))
         return value, (grads[0] if single else grads)
 
-    value_and_grad_fun.__wrapped__ = generated  # type: ignore[attr-defined]
+    value_and_grad_fun.__wrapped__ = getattr(generated, "func", generated)  # type: ignore[attr-defined]
     return value_and_grad_fun
 
 
@@ -288,6 +292,10 @@ def pullback_wrt(
     names = tuple(params[i] for i in positions)
     for name, pos in zip(names, positions):
         _check_float(name, args[pos])
+    if inspect.ismethod(fun):
+        args = (fun.__self__, *args)
+        positions = [p + 1 for p in positions]
+        fun = fun.__func__
     fns = _generated(fun, names, False)
     out, saved = fns["fwd"](*args)
     state = {"saved": saved}

@@ -55,7 +55,7 @@ class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         self.all: set[str] = set()
         self.assigned: set[str] = set()
-        self.lambdas: dict[str, list[cst.Lambda]] = {}
+        self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self._depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -84,6 +84,14 @@ class _Names(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._targets(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._depth += 1
+        if self._depth > 1 and _single_return(node) is not None:
+            self.lambdas.setdefault(node.name.value, []).append(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._depth -= 1
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._targets(node.target)
@@ -255,8 +263,10 @@ class Normalizer:
         elif isinstance(node, cst.While):
             self.while_statement(node)
         elif isinstance(node, cst.FunctionDef):
+            if node.name.value in self.lambdas and not node.decorators:
+                return  # a one-expression helper: inlined where it is called
             raise self.error("nested function definition", node,
-                             "define the function at module level or use a lambda")
+                             "define the function at module level, or make it one return")
         elif isinstance(node, cst.ClassDef):
             raise self.error("class definition inside a differentiated function", node)
         elif isinstance(node, cst.With):
@@ -726,19 +736,54 @@ class Normalizer:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
 
-    def inline_lambda(self, lam: cst.Lambda, call: cst.Call) -> ir.Expr:
-        params = [p.name.value for p in lam.params.params]
-        if lam.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or any(
-            a.star or a.keyword is not None for a in call.args
-        ) or len(call.args) != len(params):
-            raise self.error("call of a local lambda with keyword or starred arguments", call)
-        bound = {name: self.atom(arg.value) for name, arg in zip(params, call.args)}
+    def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
+        """Inline a call of a local lambda or one-return nested function."""
+        params = lam.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or (
+            params.star_kwarg is not None
+        ) or any(a.star for a in call.args):
+            raise self.error("call of a local function with starred arguments", call)
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in plist]
+        given: dict[str, cst.BaseExpression] = {}
+        for pos, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else (
+                names[pos] if pos < len(names) else None
+            )
+            if key is None or key not in names or key in given:
+                raise self.error("call of a local function with arguments that do not fit", call)
+            given[key] = arg.value
+        bound = {}
+        for param in plist:
+            node = given.get(param.name.value, param.default)
+            if node is None:
+                raise self.error(f"call missing argument {param.name.value!r}", call)
+            bound[param.name.value] = self.atom(node)
+        body = lam.body if isinstance(lam, cst.Lambda) else _single_return(lam)
+        assert body is not None
         saved = self.env
         self.env = {**saved, **bound}
         try:
-            return self.expression(lam.body)
+            return self.expression(body)
         finally:
             self.env = saved
+
+
+def _single_return(node: cst.FunctionDef) -> cst.BaseExpression | None:
+    """The returned expression of a function whose body is one ``return`` (after a docstring)."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        stmts = list(node.body.body)
+    else:
+        stmts = []
+        for line in node.body.body:
+            if not isinstance(line, cst.SimpleStatementLine):
+                return None
+            stmts.extend(line.body)
+    if stmts and isinstance(stmts[0], cst.Expr) and isinstance(stmts[0].value, cst.SimpleString):
+        stmts = stmts[1:]
+    if len(stmts) == 1 and isinstance(stmts[0], cst.Return) and stmts[0].value is not None:
+        return stmts[0].value
+    return None
 
 
 _IMPURE = (

@@ -464,8 +464,12 @@ class Reverse:
         if isinstance(s, ir.Append):
             return [Line(f"{s.obj}.append({self.atom(s.value)})")]
         if isinstance(s, ir.SetItem):
+            if _keyed(s.index.code):
+                old = f"{self.ad}.old_item({s.obj}, {s.index.code})"
+            else:
+                old = f"{self.ad}.copy({s.obj}[{s.index.code}])"
             return [
-                Push(f"{self.ad}.copy({s.obj}[{s.index.code}])", self.site(s, s.obj)),
+                Push(old, self.site(s, s.obj)),
                 Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
             ]
         if isinstance(s, ir.ExprStmt):
@@ -700,7 +704,7 @@ class Reverse:
         elif isinstance(value, ir.Build):
             keys = value.keys or [str(pos) for pos in range(len(value.elts))]
             for elt, key in zip(value.elts, keys):
-                if s.target in self.zero_filled:
+                if s.target in self.zero_filled or value.kind == "dict":
                     add(elt, f"{self.ad}.getitem({g}, {key})")
                 else:
                     add(elt, f"{g}[{key}]")
@@ -837,6 +841,8 @@ class Reverse:
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
         pop = Pop(f"{s.obj}[{s.index.code}]", self.site(s, s.obj))
+        if _keyed(s.index.code):
+            pop.text = f"{self.ad}.restore_item({s.obj}, {s.index.code}, {self.tape}.pop())"
         items: list[Item] = []
         if s.obj in live and self.activity.active(s.obj):
             b = self.bar(s.obj)
@@ -956,6 +962,11 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
     if isinstance(s, ir.While):
         return [s.trips]
     return []
+
+
+def _keyed(index: str) -> bool:
+    """Whether an index is a constant key (a dict entry that may not exist yet)."""
+    return index.startswith(("'", '"'))
 
 
 def _subst_names(text: str, names: dict[str, str]) -> str:

@@ -71,10 +71,30 @@ def add(a: Any, b: Any) -> Any:
 
 
 def getitem(g: Any, index: Any) -> Any:
-    """``g[index]`` where ``g`` may be the symbolic zero."""
+    """``g[index]`` where ``g`` may be the symbolic zero (or a dict without that key)."""
     if is_zero(g):
         return 0.0
+    if isinstance(g, dict):
+        return g.get(index, 0.0)
     return g[index]
+
+
+_MISSING = object()
+
+
+def old_item(obj: Any, key: Any) -> Any:
+    """The entry about to be overwritten (a marker when a dict has no such key yet)."""
+    if isinstance(obj, dict):
+        return copy(obj.get(key, _MISSING))
+    return copy(obj[key])
+
+
+def restore_item(obj: Any, key: Any, old: Any) -> None:
+    """Undo ``obj[key] = ...`` with the value ``old_item`` saved."""
+    if old is _MISSING:
+        del obj[key]
+    else:
+        obj[key] = old
 
 
 def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
@@ -94,7 +114,7 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
         return type(x)(out)
     if isinstance(x, dict):
         out_d = dict(zeros_like(x) if is_zero(x_bar) else x_bar)
-        out_d[index] = add(out_d[index], g)
+        out_d[index] = add(out_d.get(index, 0.0), g)
         return out_d
     if is_zero(x_bar):
         out_a = np.zeros(np.shape(x))
@@ -144,6 +164,10 @@ def zero_at(x_bar: Any, index: Any) -> Any:
     """``x_bar`` with the entries at ``index`` set to zero (a new value)."""
     if is_zero(x_bar):
         return x_bar
+    if isinstance(x_bar, dict):
+        out_d = dict(x_bar)
+        out_d[index] = 0.0
+        return out_d
     if isinstance(x_bar, (list, tuple)):
         out = list(x_bar)
         out[index] = zeros_like(out[index])

@@ -25,7 +25,8 @@ def uses_fft(x):
 
 def nested_def(x):
     def inner(y):
-        return y * 2
+        z = y * 2
+        return z
 
     return inner(x)
 
