@@ -84,6 +84,7 @@ class Reverse:
         self.reads: set[str] = set()
         self.zero_filled: set[str] = set()
         self.expanded: set[str] = set()
+        self.owned: set[str] = set()
         self._live_now: set[str] = set()
         self.pos: dict[int, int] = {}
         self.loop_span: dict[int, tuple[int, int]] = {}
@@ -170,24 +171,44 @@ class Reverse:
     def _rematerializable(self) -> dict[str, str]:
         """Temporaries the backward sweep recomputes instead of recording (``x[i]``, ``a.T``).
 
-        Their operands are restored by the tape wherever the backward sweep reads them,
-        so recomputing is always valid; it is cheaper than a push and a pop, and reads better.
+        Valid when none of the operands is reassigned between the temporary's definition
+        and its last reader (the tape restores them everywhere else); recomputing is
+        cheaper than a push and a pop, and reads better.
         """
-        defs: dict[str, list[ir.Assign]] = {}
-        for s in walk(self.body):
-            for var in _assigned(s, self):
-                defs.setdefault(var, [])
-            if isinstance(s, ir.Assign):
-                defs[s.target].append(s)
+        counts: dict[str, int] = {}
+        for st in walk(self.body):
+            for var in _assigned(st, self):
+                counts[var] = counts.get(var, 0) + 1
         out: dict[str, str] = {}
-        for name, sites in defs.items():
-            if name not in self.fn.all_temps or len(sites) != 1:
-                continue
-            value = sites[0].value
-            if isinstance(value, ir.Subscript) and isinstance(value.obj, ir.Var):
-                out[name] = f"{value.obj.name}[{value.index.code}]"
-            elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
-                out[name] = f"{value.obj.name}.{value.name}"
+
+        def scan(stmts: list[ir.Stmt]) -> None:
+            for k, st in enumerate(stmts):
+                for inner in _children(st):
+                    scan(inner)
+                if not isinstance(st, ir.Assign) or st.target not in self.fn.all_temps:
+                    continue
+                if counts.get(st.target) != 1:
+                    continue
+                value = st.value
+                if isinstance(value, ir.Subscript) and isinstance(value.obj, ir.Var):
+                    text = f"{value.obj.name}[{value.index.code}]"
+                    operands = {value.obj.name, *value.index.reads}
+                elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
+                    text = f"{value.obj.name}.{value.name}"
+                    operands = {value.obj.name}
+                else:
+                    continue
+                later = stmts[k + 1:]
+                last = max(
+                    (j for j, t in enumerate(later) if st.target in _stmt_reads(t)), default=-1
+                )
+                written = set()
+                for t in later[: last + 1]:
+                    written |= _stmt_writes(t, self)
+                if not written & operands:
+                    out[st.target] = text
+
+        scan(self.body)
         for name in list(out):
             out[name] = _subst_names(out[name], out)
         return out
@@ -547,7 +568,26 @@ class Reverse:
         return text
 
     def line(self, text: str) -> Line:
-        return Line(self.read(text))
+        text = self.read(text)
+        lhs, sep, rhs = text.partition(" = ")
+        if sep and self.owned:
+            # an adjoint mentioned on a right-hand side may be aliased from now on
+            prefixes = tuple(
+                f"{self.ad}.{fn}({lhs},"
+                for fn in ("add_at", "zero_at", "add_at_owned", "zero_at_owned")
+            )
+            keep = lhs if rhs.startswith((*prefixes, f"{lhs} + ")) else None
+            if rhs.startswith(f"{self.ad}.getitem(") and lhs != identifiers(rhs):
+                # getitem copies: it never aliases the adjoint it reads
+                keep = rhs[len(self.ad) + 9:].split(",", 1)[0]
+            for name in identifiers(rhs) & self.owned:
+                if name != keep:
+                    self.owned.discard(name)
+        return Line(text)
+
+    def _owned_call(self, b: str, call: str) -> str:
+        """``add_at``/``zero_at`` in place when ``b`` owns its array, else on a copy."""
+        return f"{call}_owned" if b in self.owned else call
 
     def bwd_block(self, stmts: list[ir.Stmt], live: set[str]) -> list[Item]:
         out: list[Item] = []
@@ -578,10 +618,14 @@ class Reverse:
         total = " + ".join(contribs)
         if var in live:
             if var in self.numeric:
-                return [self.line(f"{b} = {b} + {total}")]
+                line = self.line(f"{b} = {b} + {total}")
+                self.owned.add(b)
+                return [line]
             return [self.line(f"{b} = {self.ad}.add({b}, {total})")]
         live.add(var)
-        return [self.line(f"{b} = {total}")]
+        line = self.line(f"{b} = {total}")
+        self.owned.discard(b)
+        return [line]
 
     def bwd_stmt(self, s: ir.Stmt, live: set[str]) -> list[Item]:
         if isinstance(s, ir.Assign):
@@ -620,7 +664,9 @@ class Reverse:
             return restore
         self._live_now = live
         items: list[Item] = []
-        if target in self.expanded and not _elementwise(s.value):
+        if target in self.expanded and not _elementwise(s.value) and not isinstance(
+            s.value, ir.Subscript
+        ):
             # the adjoint may still carry broadcast dimensions: sum them out here
             b = self.bar(target)
             items.append(self.line(f"{b} = {self.ad}.unbroadcast({b}, {target})"))
@@ -633,9 +679,13 @@ class Reverse:
         if scatter is not None:
             var, index = scatter
             b = self.bar(var)
-            acc = b if var in live else "0.0"
             g = self.bar(target)
-            items.append(self.line(f"{b} = {self.ad}.add_at({acc}, {var}, {index}, {g})"))
+            if var in live:
+                fn = self._owned_call(b, f"{self.ad}.add_at")
+                items.append(self.line(f"{b} = {fn}({b}, {var}, {index}, {g})"))
+            else:
+                items.append(self.line(f"{b} = {self.ad}.add_at(0.0, {var}, {index}, {g})"))
+            self.owned.add(b)
             live.add(var)
         if own is None:
             live.discard(target)
@@ -824,6 +874,7 @@ class Reverse:
 
     def zero(self, var: str) -> Line:
         self.zero_filled.add(var)
+        self.owned.add(self.bar(var))
         return Line(f"{self.bar(var)} = 0.0")
 
     def bwd_unpack(self, s: ir.Unpack, live: set[str]) -> list[Item]:
@@ -850,9 +901,15 @@ class Reverse:
             self.read(s.index.code)
             if self.active(s.value):
                 assert isinstance(s.value, ir.Var)
-                part = f"{self.ad}.unbroadcast({self.ad}.getitem({b}, {index}), {s.value.name})"
+                part = f"{self.ad}.getitem({b}, {index})"
+                if s.value.name in self.fn.temps:
+                    self.expanded.add(s.value.name)
+                else:
+                    part = f"{self.ad}.unbroadcast({part}, {s.value.name})"
                 items += self.accumulate(s.value.name, [self.read(part)], live)
-            items.append(self.line(f"{b} = {self.ad}.zero_at({b}, {index})"))
+            fn = self._owned_call(b, f"{self.ad}.zero_at")
+            items.append(self.line(f"{b} = {fn}({b}, {index})"))
+            self.owned.add(b)
         return [*items, pop]
 
     def bwd_append(self, s: ir.Append, live: set[str]) -> list[Item]:
@@ -870,22 +927,33 @@ class Reverse:
     def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
         """Backward sweep of a loop body whose live adjoints are the same on every trip."""
         head = set(live)
+        entry_owned = set(self.owned)
+        lost: set[str] = set()
         while True:
+            owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
             saved = (set(self.reads), set(self.reserved), set(self.zero_filled),
-                     {k: set(v) for k, v in self.reads_at.items()})
+                     {k: set(v) for k, v in self.reads_at.items()}, set(self.expanded))
             end = set(head)
+            self.owned = set(owned_head)
             items = self.bwd_block(stmts, end)
-            if end <= head:
+            zeros = {self.bar(v) for v in head - end}
+            owned_end = self.owned | zeros
+            if end <= head and owned_head <= owned_end:
                 break
             head |= end
-            self.reads, self.reserved, self.zero_filled, self.reads_at = saved
+            lost |= owned_head - owned_end
+            self.reads, self.reserved, self.zero_filled, self.reads_at, self.expanded = saved
+        self.owned = owned_head
         items += [self.zero(v) for v in sorted(head - end)]
         return items, head
 
     def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
         left, right = set(live), set(live)
+        owned = set(self.owned)
         body = self.bwd_block(s.body, left)
+        owned_left, self.owned = self.owned, owned
         orelse = self.bwd_block(s.orelse, right)
+        self.owned &= owned_left
         union = left | right
         body += [self.zero(v) for v in sorted(union - left)]
         orelse += [self.zero(v) for v in sorted(union - right)]
@@ -893,8 +961,19 @@ class Reverse:
         live.update(union)
         return [Suite(self.read(f"if {self.atom(s.test)}:"), body, orelse)]
 
+    def _own_before_loop(self, body: list[ir.Stmt], live: set[str]) -> list[Item]:
+        """Copy the live adjoints a loop updates element by element, so it can do so in place."""
+        items: list[Item] = []
+        for var in sorted(_indexed(body) & live):
+            b = self.bar(var)
+            if b not in self.owned:
+                items.append(self.line(f"{b} = {self.ad}.copy({b})"))
+                self.owned.add(b)
+        return items
+
     def bwd_for(self, s: ir.For, live: set[str]) -> list[Item]:
         entry = set(live)
+        own = self._own_before_loop(s.body, live)
         body, head = self._fixpoint(s.body, live)
         pre = [self.zero(v) for v in sorted(head - entry)]
         live.clear()
@@ -912,10 +991,11 @@ class Reverse:
             body.insert(0, self.line(f"{s.target} = {start} + {k}{step}"))
         pops: list[Item] = [self.pop(s, s.trips)] if s.trips else []
         pops.append(self.pop(s, s.target))
-        return [*pre, Suite(header, body), *pops]
+        return [*own, *pre, Suite(header, body), *pops]
 
     def bwd_while(self, s: ir.While, live: set[str]) -> list[Item]:
         entry = set(live)
+        own = self._own_before_loop(s.body, live)
         last_test = self.bwd_block(s.test_body, live)
         body, head = self._fixpoint(s.body + s.test_body, live)
         pre = [self.zero(v) for v in sorted(head - entry)]
@@ -925,7 +1005,7 @@ class Reverse:
             last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
         k = self.mint("_k")
         loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
-        return [*pre, *last_test, loop, self.pop(s, s.trips)]
+        return [*own, *pre, *last_test, loop, self.pop(s, s.trips)]
 
 
 
@@ -962,6 +1042,61 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
     if isinstance(s, ir.While):
         return [s.trips]
     return []
+
+
+def _indexed(stmts: list[ir.Stmt]) -> set[str]:
+    """Variables whose elements a block reads or writes by subscript."""
+    out: set[str] = set()
+    for t in walk(stmts):
+        if isinstance(t, ir.SetItem):
+            out.add(t.obj)
+        elif isinstance(t, ir.Assign) and isinstance(t.value, ir.Subscript):
+            if isinstance(t.value.obj, ir.Var):
+                out.add(t.value.obj.name)
+    return out
+
+
+def _children(s: ir.Stmt) -> list[list[ir.Stmt]]:
+    if isinstance(s, ir.If):
+        return [s.body, s.orelse]
+    if isinstance(s, ir.For):
+        return [s.body]
+    if isinstance(s, ir.While):
+        return [s.test_body, s.body]
+    return []
+
+
+def _stmt_reads(s: ir.Stmt) -> set[str]:
+    """Every variable a statement (and what it nests) reads."""
+    out: set[str] = set()
+    for t in walk([s]):
+        atoms: list[ir.Atom] = []
+        if isinstance(t, (ir.Assign, ir.ExprStmt)):
+            atoms = expr_atoms(t.value)
+        elif isinstance(t, ir.Unpack):
+            atoms = [t.value]
+        elif isinstance(t, ir.SetItem):
+            atoms = [t.value, ir.Var(t.obj), *(ir.Var(r) for r in t.index.reads)]
+        elif isinstance(t, ir.Append):
+            atoms = [t.value, ir.Var(t.obj)]
+        elif isinstance(t, ir.If):
+            atoms = [t.test]
+        elif isinstance(t, ir.For):
+            atoms = list(t.range_args or [])
+        elif isinstance(t, ir.While):
+            atoms = [t.test]
+        elif isinstance(t, ir.Return):
+            atoms = [t.value]
+        out.update(a.name for a in atoms if isinstance(a, ir.Var))
+    return out
+
+
+def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
+    """Every variable a statement (and what it nests) assigns."""
+    out: set[str] = set()
+    for t in walk([s]):
+        out.update(_assigned(t, rev))
+    return out
 
 
 def _keyed(index: str) -> bool:

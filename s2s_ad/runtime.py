@@ -76,7 +76,8 @@ def getitem(g: Any, index: Any) -> Any:
         return 0.0
     if isinstance(g, dict):
         return g.get(index, 0.0)
-    return g[index]
+    part = g[index]
+    return part.copy() if type(part) is _ndarray else part
 
 
 _MISSING = object()
@@ -122,8 +123,41 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
             out_a = out_a.astype(x.dtype, copy=False)
     else:
         out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
-    np.add.at(out_a, index, g)
+    if type(g) is _ndarray and g.ndim:
+        g = unbroadcast(g, out_a[index])
+    if _basic(index):
+        out_a[index] += g
+    else:
+        np.add.at(out_a, index, g)
     return out_a
+
+
+def _basic(index: Any) -> bool:
+    """Whether an index selects each element at most once (ints, slices, None, ...)."""
+    if isinstance(index, (int, np.integer, slice)) or index is None or index is Ellipsis:
+        return True
+    return type(index) is tuple and all(_basic(i) for i in index if type(i) is not tuple)
+
+
+def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
+    """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
+    if type(x_bar) is _ndarray and not isinstance(x, (tuple, list, dict)):
+        if type(g) is _ndarray and g.ndim:
+            g = unbroadcast(g, x_bar[index])
+        if _basic(index):
+            x_bar[index] += g
+        else:
+            np.add.at(x_bar, index, g)
+        return x_bar
+    return add_at(x_bar, x, index, g)
+
+
+def zero_at_owned(x_bar: Any, index: Any) -> Any:
+    """``zero_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
+    if type(x_bar) is _ndarray:
+        x_bar[index] = 0
+        return x_bar
+    return zero_at(x_bar, index)
 
 
 def pack(x: Any, parts: Any) -> Any:

@@ -166,6 +166,29 @@ sort = vjp_rule(
     defaults={"axis": "-1", "kind": "None", "order": "None"},
 )
 
+# ``ufunc.reduce`` is a new bound method at each attribute access, so ``REGISTRY.lookup``
+# must match these by ``(func.__self__, func.__name__)`` rather than by identity.
+_UFUNC_REDUCE = ("array", "axis", "dtype", "out", "keepdims")
+_UFUNC_DEFAULTS = {"axis": "0", "dtype": "None", "out": "None", "keepdims": "False"}
+_UFUNC_SAMPLES = [(_A,), (_V,), (_T, 1), (_T, None), (_T, {"axis": (0, 2), "keepdims": True})]
+for _ufunc, _template in [
+    (np.logaddexp, "_ad.logsumexp_vjp(g, array, ans, axis, keepdims)"),
+    (np.add, "_ad.sum_vjp(g, array, axis, keepdims)"),
+    (np.multiply, "_ad.prod_vjp(g, array, axis, keepdims)"),
+    (np.maximum, "_ad.max_vjp(g, array, ans, axis, keepdims)"),
+    (np.minimum, "_ad.min_vjp(g, array, ans, axis, keepdims)"),
+]:
+    vjp_rule(
+        f"np.{_ufunc.__name__}.reduce",
+        [_ufunc.reduce],
+        _UFUNC_REDUCE,
+        {"array": _template},
+        _UFUNC_SAMPLES,
+        defaults=_UFUNC_DEFAULTS,
+        kw_samples=[{"axis": 1, "keepdims": True}],
+        linear=_ufunc is np.add,
+    )
+
 # --- linear algebra --------------------------------------------------------------------
 
 dot = vjp_rule(
@@ -520,11 +543,43 @@ full_like = vjp_rule(
     "np.full_like",
     [np.full_like],
     ("a", "fill_value", "dtype", "order", "subok", "shape"),
-    {"fill_value": "_ad.unbroadcast(g, fill_value)"},
+    {"a": "0.0", "fill_value": "_ad.unbroadcast(g, fill_value)"},
     [(_A, 1.5), (_A, _W)],
     defaults={"dtype": "None", "order": "'K'", "subok": "True", "shape": "None"},
     linear=True,
 )
+linspace = vjp_rule(
+    "np.linspace",
+    [np.linspace],
+    ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis"),
+    {
+        "start": "_ad.linspace_vjp_start(g, start, num, endpoint, axis)",
+        "stop": "_ad.linspace_vjp_stop(g, stop, num, endpoint, axis)",
+    },
+    [
+        (0.5, 2.0),
+        (0.5, 2.0, 7, False),
+        (_W, 3.0, 4),
+        (_W, _W * 2.0, 5, True, False, None, 1),
+        (1.0, -2.0, {"num": 3, "endpoint": False}),
+    ],
+    defaults={"num": "50", "endpoint": "True", "retstep": "False", "dtype": "None", "axis": "0"},
+    linear=True,
+)
+arange = vjp_rule(
+    "np.arange",
+    [np.arange],
+    ("start", "stop", "step", "dtype"),
+    {
+        "start": "_ad.arange_vjp_start(g, stop)",
+        "stop": "0.0",
+        "step": "_ad.arange_vjp_step(g)",
+    },
+    [(0.5, 3.0, 0.7), (0.3, 2.0), (2.5,), (-1.0, {"stop": 1.5, "step": 0.4})],
+    defaults={"stop": "None", "step": "1", "dtype": "None"},
+)
+# Values that do not depend on the inputs' values. (np.logspace and np.geomspace are
+# left unregistered: with differentiated endpoints they are refused, not zeroed.)
 constructors = nondiff(
     "constructors",
     [
@@ -536,10 +591,6 @@ constructors = nondiff(
         np.empty_like,
         np.eye,
         np.identity,
-        np.arange,
-        np.linspace,
-        np.logspace,
-        np.geomspace,
         np.tri,
         np.indices,
     ],

@@ -1,7 +1,8 @@
 """Python builtins (``abs sum min max pow float list tuple``) and ``math.fsum``.
 
-``max``/``min`` have two forms: ``max(a, b)`` (two values, ties share the gradient
-equally as ``np.maximum``) and ``max(a)`` over an iterable (``b`` is then ``None``;
+``max``/``min`` have two forms: ``max(a, b, *args)`` (values; those equal to the
+result share the gradient equally, as ``np.maximum`` does for ties; the adjoints of
+``args`` come as a tuple) and ``max(a)`` over an iterable (``b`` is then ``None``;
 the adjoint of ``a`` is a list/tuple/array with ``g`` at the maximal elements).
 ``sum(iterable)`` gives every element the cotangent (unbroadcast to its shape).
 ``list(xs)``/``tuple(xs)`` hand the element adjoints back in the structure of ``xs``
@@ -51,22 +52,40 @@ fsum = vjp_rule(
     [([1.5, -0.3, 2.0],), (_W,)],
     linear=True,
 )
-_EXTREMA = [*PAIRS[:2], ([0.3, 1.7, -0.2],), ((0.3, -1.7, 0.9),), (_W,)]
+_EXTREMA = [
+    *PAIRS[:2],
+    (0.3, -1.2, 2.5, 0.1),
+    (0.3, 1.7, -0.4),
+    (2.0, 0.5, 1.0),
+    ([0.3, 1.7, -0.2],),
+    ((0.3, -1.7, 0.9),),
+    (_W,),
+]
 max_ = vjp_rule(
     "max",
     [builtins.max],
     ("a", "b"),
-    {"a": "_ad.builtin_max_vjp(g, a, b, ans)", "b": "_ad.builtin_max_vjp(g, b, a, ans)"},
+    {
+        "a": "_ad.builtin_max_vjp(g, a, b, args, ans)",
+        "b": "_ad.builtin_max_vjp(g, b, a, args, ans)",
+        "args": "_ad.builtin_max_args_vjp(g, a, b, args, ans)",
+    },
     _EXTREMA,
     defaults={"b": "None"},
+    varargs=True,
 )
 min_ = vjp_rule(
     "min",
     [builtins.min],
     ("a", "b"),
-    {"a": "_ad.builtin_min_vjp(g, a, b, ans)", "b": "_ad.builtin_min_vjp(g, b, a, ans)"},
+    {
+        "a": "_ad.builtin_min_vjp(g, a, b, args, ans)",
+        "b": "_ad.builtin_min_vjp(g, b, a, args, ans)",
+        "args": "_ad.builtin_min_args_vjp(g, a, b, args, ans)",
+    },
     _EXTREMA,
     defaults={"b": "None"},
+    varargs=True,
 )
 sequence = vjp_rule(
     "list",

@@ -37,7 +37,16 @@ POS_PAIRS = [(1.3, 0.7), (np.abs(_ROW), np.abs(_COL))]
 exp = elementwise("np.exp", [np.exp, math.exp], ("x",), ("ans",), R, sympy="exp")
 exp2 = elementwise("np.exp2", [np.exp2, math.exp2], ("x",), ("ans * np.log(2.0)",), R, sympy="exp2")
 expm1 = elementwise("np.expm1", [np.expm1, math.expm1], ("x",), ("ans + 1.0",), R, sympy="expm1")
-log = elementwise("np.log", [np.log, math.log], ("x",), ("1.0 / x",), P, sympy="log")
+log = elementwise("np.log", [np.log], ("x",), ("1.0 / x",), P, sympy="log")
+math_log = elementwise(
+    "math.log",
+    [math.log],
+    ("x", "base"),
+    ("1.0 / (x * np.log(base))", "-ans / (base * np.log(base))"),
+    [(2.5,), (2.5, 2.0), (0.7, 10.0)],
+    sympy="log",
+    defaults={"base": "np.e"},
+)
 log2 = elementwise(
     "np.log2", [np.log2, math.log2], ("x",), ("1.0 / (x * np.log(2.0))",), P, sympy="log2"
 )

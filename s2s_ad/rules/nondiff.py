@@ -4,7 +4,9 @@ Integer and boolean results (rounding, comparisons, index searches, casts to ``i
 shape queries, random draws and side effects (``print``). A differentiated value
 passed to one of these gives zeros through ``grad`` and ``None`` through the tape.
 (``len`` and ``stop_gradient`` are registered by :mod:`s2s_ad.custom`; NumPy
-constructors by :mod:`.arrays`.)
+constructors by :mod:`.arrays`.) Only callables whose result cannot depend smoothly on
+a float argument belong here: ``np.random.normal(loc, scale)`` or ``np.logspace`` stay
+unregistered, so a differentiated argument is refused instead of silently cut.
 """
 
 from __future__ import annotations
@@ -67,8 +69,7 @@ random = nondiff(
     "np.random",
     _names(
         np.random,
-        "normal uniform rand randn randint random random_sample choice permutation shuffle "
-        "seed standard_normal default_rng binomial poisson exponential beta gamma "
-        "multivariate_normal RandomState",
+        "rand randn randint random random_sample standard_normal seed default_rng "
+        "RandomState binomial poisson",
     ),
 )

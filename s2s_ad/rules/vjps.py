@@ -35,9 +35,13 @@ if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing
     from typing import Any
 
 __all__ = [
+    "arange_vjp_start",
+    "arange_vjp_step",
     "array_vjp",
     "astype_vjp",
+    "builtin_max_args_vjp",
     "builtin_max_vjp",
+    "builtin_min_args_vjp",
     "builtin_min_vjp",
     "builtin_sum_vjp",
     "clip_mask",
@@ -53,6 +57,9 @@ __all__ = [
     "inner_vjp_a",
     "inner_vjp_b",
     "item_vjp",
+    "linspace_vjp_start",
+    "linspace_vjp_stop",
+    "logsumexp_vjp",
     "matmul_vjp_x",
     "matmul_vjp_y",
     "max_vjp",
@@ -196,6 +203,12 @@ def max_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) 
 def min_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """VJP of ``np.min``: ``g`` split equally among the minimal elements."""
     return max_vjp(g, a, ans, axis, keepdims)
+
+
+def logsumexp_vjp(g: Any, a: Any, ans: Any, axis: Any = 0, keepdims: bool = False) -> Any:
+    """VJP of ``np.logaddexp.reduce``: ``g`` times the softmax of ``a`` along ``axis``."""
+    axes = _axes(axis, np.ndim(a))
+    return _keep(g, axes, keepdims) * np.exp(a - _keep(ans, axes, keepdims))
 
 
 def var_vjp(g: Any, a: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -637,6 +650,40 @@ def repeat_vjp(g: Any, a: Any, repeats: Any, axis: Any = None) -> Any:
     return np.reshape(np.moveaxis(out, 0, axis), shape)
 
 
+def _linspace_vjp(g: Any, x: Any, weights: Any, axis: int) -> Any:
+    if isinstance(g, tuple):
+        raise NotImplementedError("gradient of np.linspace(..., retstep=True)")
+    if is_zero(g):
+        return np.zeros(np.shape(x))
+    return unbroadcast(np.moveaxis(np.asarray(g), axis, -1) @ weights, x)
+
+
+def linspace_vjp_start(
+    g: Any, start: Any, num: int = 50, endpoint: bool = True, axis: int = 0
+) -> Any:
+    """VJP of ``np.linspace`` for ``start``: sample ``k`` weighs ``1 - k / (num - 1)``."""
+    return _linspace_vjp(g, start, 1.0 - np.linspace(0.0, 1.0, num, endpoint=endpoint), axis)
+
+
+def linspace_vjp_stop(
+    g: Any, stop: Any, num: int = 50, endpoint: bool = True, axis: int = 0
+) -> Any:
+    """VJP of ``np.linspace`` for ``stop``: sample ``k`` weighs ``k / (num - 1)``."""
+    return _linspace_vjp(g, stop, np.linspace(0.0, 1.0, num, endpoint=endpoint), axis)
+
+
+def arange_vjp_start(g: Any, stop: Any) -> Any:
+    """VJP of ``np.arange(start, stop, step)`` for ``start`` (zero for ``np.arange(stop)``)."""
+    if stop is None:  # the single argument is the stop: the values do not depend on it
+        return 0.0
+    return np.sum(g)
+
+
+def arange_vjp_step(g: Any) -> Any:
+    """VJP of ``np.arange`` for ``step``: element ``k`` is ``start + k * step``."""
+    return np.sum(g * np.arange(np.size(g)))
+
+
 def array_vjp(g: Any, obj: Any, dtype: Any = None) -> Any:
     """VJP of ``np.array(obj, dtype)`` / ``np.asarray``: ``g`` in the structure of ``obj``.
 
@@ -697,27 +744,47 @@ def builtin_sum_vjp(g: Any, iterable: Any) -> Any:
     return _like(iterable, parts)
 
 
-def _extremum_vjp(g: Any, a: Any, b: Any, ans: Any, weight: Any) -> Any:
+def _hits(a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
+    """How many of the arguments of ``max(a, b, *args)`` equal the result."""
+    hits = 1.0 * (a == ans) + 1.0 * (b == ans)
+    for x in args:
+        hits = hits + 1.0 * (x == ans)
+    return hits
+
+
+def builtin_max_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
+    """VJP of builtin ``max`` for ``a``: ``max(a, b, *args)`` or ``max(a)`` of an iterable.
+
+    The arguments equal to the result share ``g`` equally (so ``min`` has the same VJP).
+    For ``b``'s adjoint call it with ``a`` and ``b`` swapped. Over an iterable the
+    adjoint is a list/tuple/array with the share of ``g`` at the extremal elements.
+    """
     if b is not None:
-        return g * weight(a, b)
+        return g * (a == ans) / _hits(a, b, args, ans)
     if isinstance(a, np.ndarray):
         hit = a == ans
         return g * hit / np.sum(hit)
-    share = g / sum([x == ans for x in a])
+    share = g / sum([1.0 * (x == ans) for x in a])
     parts = []
     for x in a:
         parts.append(share * (x == ans))
     return _like(a, parts)
 
 
-def builtin_max_vjp(g: Any, a: Any, b: Any, ans: Any) -> Any:
-    """VJP of builtin ``max``: ``max(a, b)`` for ``a``, or ``max(a)`` over an iterable.
-
-    Ties share ``g`` equally. For ``b``'s adjoint call with ``a`` and ``b`` swapped.
-    """
-    return _extremum_vjp(g, a, b, ans, max_weight)
+def builtin_min_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
+    """VJP of builtin ``min`` for ``a`` (see :func:`builtin_max_vjp`)."""
+    return builtin_max_vjp(g, a, b, args, ans)
 
 
-def builtin_min_vjp(g: Any, a: Any, b: Any, ans: Any) -> Any:
-    """VJP of builtin ``min`` (see :func:`builtin_max_vjp`)."""
-    return _extremum_vjp(g, a, b, ans, min_weight)
+def builtin_max_args_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
+    """VJPs of the third and later arguments of ``max(a, b, *args)``: a tuple."""
+    share = g / _hits(a, b, args, ans)
+    parts = []
+    for x in args:
+        parts.append(share * (x == ans))
+    return tuple(parts)
+
+
+def builtin_min_args_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
+    """VJPs of the third and later arguments of ``min(a, b, *args)``: a tuple."""
+    return builtin_max_args_vjp(g, a, b, args, ans)
