@@ -26,16 +26,23 @@ STATS = {"transforms": 0}
 def clear_cache() -> None:
     """Forget every generated function (after ``defgrad`` changes the rules)."""
     _CACHE.clear()
+    _NORMALIZED.clear()
 
 
-def _key(func: Any, wrt: tuple[str, ...], has_aux: bool) -> tuple[Any, ...]:
-    return (func.__code__, wrt, has_aux)
+def _key(
+    func: Any, wrt: tuple[str, ...], has_aux: bool, scalars: frozenset[str] = frozenset()
+) -> tuple[Any, ...]:
+    return (func.__code__, wrt, has_aux, scalars)
 
 
-def compile_adjoint(func: Any, wrt: tuple[str, ...], has_aux: bool = False) -> Compiled:
+def compile_adjoint(
+    func: Any, wrt: tuple[str, ...], has_aux: bool = False, scalars: frozenset[str] = frozenset()
+) -> Compiled:
     """Generated code for ``func`` differentiated with respect to the parameters ``wrt``.
 
-    Cached by (code object, wrt, has_aux): a second request does not re-parse.
+    Cached by (code object, wrt, has_aux, scalars): a second request does not re-parse.
+    ``scalars`` names parameters known to hold Python/NumPy scalars; the code generated
+    for them skips the shape bookkeeping that arrays need.
     """
     func = inspect.unwrap(func)
     if not isinstance(func, types.FunctionType):
@@ -43,19 +50,17 @@ def compile_adjoint(func: Any, wrt: tuple[str, ...], has_aux: bool = False) -> C
             f"{getattr(func, '__qualname__', func)!s}: not a Python function",
             hint="register a gradient rule with s2s_ad.defgrad",
         )
-    key = _key(func, wrt, has_aux)
+    key = _key(func, wrt, has_aux, scalars)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
     _IN_PROGRESS.add(key)
     try:
-        STATS["transforms"] += 1
-        parsed = parse_function(func)
-        fn = normalize(parsed)
+        parsed, fn = _normalized(func)
         unknown = [w for w in wrt if w not in fn.params]
         if unknown:
             raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-        rev = Reverse(fn, list(wrt), _resolve_callee, has_aux)
+        rev = Reverse(fn, list(wrt), _resolve_callee, has_aux, scalars)
         sweeps = rev.run()
         returned = str(rev.returned)
         origin = f"{parsed.filename}:{parsed.first_line}"
@@ -64,6 +69,19 @@ def compile_adjoint(func: Any, wrt: tuple[str, ...], has_aux: bool = False) -> C
         return compiled
     finally:
         _IN_PROGRESS.discard(key)
+
+
+_NORMALIZED: dict[Any, tuple[Any, Any]] = {}
+
+
+def _normalized(func: Any) -> tuple[Any, Any]:
+    """Parse and normalize once per code object (every variant starts from the same tree)."""
+    hit = _NORMALIZED.get(func.__code__)
+    if hit is None:
+        STATS["transforms"] += 1
+        parsed = parse_function(func)
+        hit = _NORMALIZED[func.__code__] = (parsed, normalize(parsed))
+    return hit
 
 
 @dataclass
@@ -184,9 +202,36 @@ class _Bound:
         self.values = [ba.arguments[p] for p in sig.parameters]
 
 
-def _generated(fun: Any, wrt: tuple[str, ...], has_aux: bool) -> dict[str, Any]:
-    compiled = compile_adjoint(fun, wrt, has_aux)
+def _generated(
+    fun: Any, wrt: tuple[str, ...], has_aux: bool, scalars: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    compiled = compile_adjoint(fun, wrt, has_aux, scalars)
     return compiled.bind(inspect.unwrap(fun))
+
+
+_SCALAR_TYPES = (float, int, bool, np.generic)
+
+
+class _Variants:
+    """The generated gradient, specialized on which arguments are scalars, made on demand."""
+
+    def __init__(self, fun: Any, wrt: tuple[str, ...], has_aux: bool, general: Any) -> None:
+        self.fun, self.wrt, self.has_aux = fun, wrt, has_aux
+        self.target = fun.__func__ if inspect.ismethod(fun) else fun
+        self.params = _param_names(self.target)
+        self.offset = 1 if inspect.ismethod(fun) else 0
+        self.by_mask: dict[tuple[bool, ...], Any] = {(): general}
+
+    def get(self, values: list[Any]) -> Any:
+        mask = tuple(isinstance(v, _SCALAR_TYPES) for v in values)
+        fn = self.by_mask.get(mask)
+        if fn is None:
+            names = frozenset(p for p, m in zip(self.params[self.offset:], mask) if m)
+            fn = _generated(self.target, self.wrt, self.has_aux, names)["grad"]
+            if self.offset:
+                fn = functools.partial(fn, self.fun.__self__)
+            self.by_mask[mask] = fn
+        return fn
 
 
 def _scalar(value: Any) -> None:
@@ -223,13 +268,14 @@ def value_and_grad(
     """
     names, single, params, generated = _prepare(fun, wrt, has_aux)
     where = [params.index(n) for n in names]
+    variants = _Variants(fun, tuple(names), has_aux, generated)
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
         values = _Bound(fun, args, kwargs).values
         for name, pos in zip(names, where):
             _check_float(name, values[pos])
-        value, grads = generated(*values)
+        value, grads = variants.get(values)(*values)
         _scalar(value[0] if has_aux else value)
         grads = tuple(fix_grad(g, values[pos]) for g, pos in zip(grads, where))
         return value, (grads[0] if single else grads)

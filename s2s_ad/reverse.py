@@ -70,10 +70,12 @@ class Reverse:
     """Builds both sweeps for one function and one set of ``wrt`` parameters."""
 
     def __init__(
-        self, fn: ir.Function, wrt: list[str], resolver: Resolver, has_aux: bool = False
+        self, fn: ir.Function, wrt: list[str], resolver: Resolver, has_aux: bool = False,
+        scalars: frozenset[str] = frozenset(),
     ) -> None:
         self.fn = fn
         self.wrt = wrt
+        self.scalar_params = scalars
         self.resolver = resolver
         self.reserved = set(fn.names) | set(fn.params)
         self._bars: dict[str, str] = {}
@@ -119,6 +121,7 @@ class Reverse:
             wrt, self.output,
         )
         self.numeric = self._numeric_vars()
+        self.scalar = _scalar_vars(self.body, set(fn.params), scalars)
         self.remat = self._rematerializable()
         self.mutated = {s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append))}
 
@@ -196,6 +199,10 @@ class Reverse:
                 elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
                     text = f"{value.obj.name}.{value.name}"
                     operands = {value.obj.name}
+                elif isinstance(value, (ir.BinOp, ir.UnaryOp)) and st.target in self.scalar:
+                    # scalar arithmetic costs less to redo than to record
+                    text = f"({self.render_expr(value)})"
+                    operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
                 else:
                     continue
                 later = stmts[k + 1:]
@@ -769,12 +776,13 @@ class Reverse:
     ) -> None:
         g = self.bar(s.target)
         env = {**names, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
+        scalars = all(isinstance(a, ir.Const) or a.name in self.scalar for _, a in atoms)
         for param, atom in atoms:
             if not self.active(atom):
                 continue
             partial = rule.partials.get(param)
             if partial is not None:
-                add(atom, self._elementwise_contrib(rule, partial, env, g, s.target, atom))
+                add(atom, self._elementwise_contrib(rule, partial, env, g, s.target, atom, scalars))
                 continue
             template = rule.vjps.get(param)
             if template is None:
@@ -785,7 +793,8 @@ class Reverse:
             add(atom, _fold(substitute(template, env)))
 
     def _elementwise_contrib(
-        self, rule: Rule, partial: str, env: dict[str, str], g: str, target: str, atom: ir.Atom
+        self, rule: Rule, partial: str, env: dict[str, str], g: str, target: str, atom: ir.Atom,
+        scalars: bool = False,
     ) -> str:
         """``g * partial``, unbroadcast only where a broadcast dimension must be summed.
 
@@ -802,7 +811,9 @@ class Reverse:
             raw = f"{g} * {p}"
         else:
             raw = f"{g} * ({p})"
-        maybe_expanded = len(rule.params) > 1 or target in self.expanded
+        # operands that are all scalars broadcast nothing; the target's own adjoint may
+        # still carry dimensions its consumers broadcast it to
+        maybe_expanded = (len(rule.params) > 1 and not scalars) or target in self.expanded
         assert isinstance(atom, ir.Var)
         if not maybe_expanded:
             return raw
@@ -1041,6 +1052,82 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
         return [s.target] + ([s.trips] if s.trips else [])
     if isinstance(s, ir.While):
         return [s.trips]
+    return []
+
+
+_SCALAR_BUILTINS = {"abs", "float", "int", "round", "min", "max", "len", "pow", "bool"}
+
+
+def _scalar_call(call: ir.Call, is_scalar: Callable[[ir.Atom], bool]) -> bool:
+    """Whether a call surely returns a scalar when its arguments are scalars."""
+    callee = call.callee
+    if not callee.resolved or call.kwargs:
+        return False
+    obj = callee.obj
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__name__", "")
+    if module == "math" or (module == "builtins" and name in _SCALAR_BUILTINS):
+        return bool(call.args) and all(is_scalar(a) for a in call.args)
+    rule = REGISTRY.lookup(obj)
+    if rule is not None and rule.partials and isinstance(obj, __import__("numpy").ufunc):
+        return all(is_scalar(a) for a in call.args)
+    return False
+
+
+def _scalar_vars(body: list[ir.Stmt], params: set[str], scalars: frozenset[str]) -> set[str]:
+    """Variables that hold a Python or NumPy scalar whenever the ``scalars`` parameters do."""
+    defs: dict[str, list[Any]] = {}
+    for s in walk(body):
+        if isinstance(s, ir.Assign):
+            defs.setdefault(s.target, []).append(s.value)
+        elif isinstance(s, ir.For) and s.range_args is not None:
+            defs.setdefault(s.target, []).append("int")
+        else:
+            for var in _assigned_plain(s):
+                defs.setdefault(var, []).append(None)
+    candidates = {v for v, ds in defs.items() if v not in params} | set(scalars)
+
+    def is_scalar(a: ir.Atom) -> bool:
+        if isinstance(a, ir.Const):
+            return a.code.lstrip("-").replace(".", "", 1).replace("e", "", 1).isdigit() or (
+                a.code in ("True", "False")
+            )
+        return a.name in candidates
+
+    def scalar_def(d: Any) -> bool:
+        if d == "int":
+            return True
+        if isinstance(d, ir.Copy):
+            return is_scalar(d.value)
+        if isinstance(d, ir.BinOp):
+            return d.op != "@" and is_scalar(d.left) and is_scalar(d.right)
+        if isinstance(d, ir.UnaryOp):
+            return is_scalar(d.operand)
+        if isinstance(d, ir.Compare):
+            return is_scalar(d.left) and all(is_scalar(c) for c in d.comparators)
+        if isinstance(d, ir.Call):
+            return _scalar_call(d, is_scalar)
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for var in list(candidates):
+            if var in params:
+                continue
+            if not all(scalar_def(d) for d in defs.get(var, [None])):
+                candidates.discard(var)
+                changed = True
+    return candidates
+
+
+def _assigned_plain(s: ir.Stmt) -> list[str]:
+    if isinstance(s, ir.Unpack):
+        return list(s.targets)
+    if isinstance(s, (ir.SetItem, ir.Append)):
+        return [s.obj]
+    if isinstance(s, ir.For):
+        return [s.target]
     return []
 
 
