@@ -679,7 +679,10 @@ class Normalizer:
             raise self.error("'yield' (generator)", found)
         if self.env:
             raise self.error(f"{what} inside an inlined lambda", node)
-        return ir.Opaque(self.p.code(node), _reads(node), what)
+        code = self.p.code(node)
+        if isinstance(node, cst.GeneratorExp) and not node.lpar:
+            code = f"({code})"  # the sole argument of a call keeps no parentheses of its own
+        return ir.Opaque(code, _reads(node), what)
 
     def index(self, node: cst.Subscript) -> ir.Index:
         parts = []

@@ -790,6 +790,8 @@ class Reverse:
                     f"argument '{param}' of {rule.name} (no gradient rule for it)", s,
                     "wrap it in s2s_ad.stop_gradient or register a rule with s2s_ad.defgrad",
                 )
+            if template.strip() in ("0", "0.0"):
+                continue  # the output does not depend on this argument
             add(atom, _fold(substitute(template, env)))
 
     def _elementwise_contrib(

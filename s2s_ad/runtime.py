@@ -28,10 +28,16 @@ def unbroadcast(g: Any, x: Any) -> Any:
         extra = g.ndim - len(xshape)
         if extra:
             g = g.sum(axis=tuple(range(extra)))
-        axes = tuple(i for i, n in enumerate(xshape) if n == 1 and g.shape[i] != 1)
+        gshape = g.shape
+        axes = tuple([i for i, n in enumerate(xshape) if n == 1 and gshape[i] != 1])
         if axes:
             g = g.sum(axis=axes, keepdims=True)
         return g
+    if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
+        raise TypeError(
+            "s2s_ad cannot differentiate list concatenation with '+'; "
+            "build the list with append or use np.concatenate"
+        )
     return g
 
 

@@ -112,10 +112,12 @@ class Registry:
         self.rules: list[Rule] = []
         self.custom: dict[int, Callable[..., Any]] = {}
         self.methods: dict[str, Rule] = {}
+        self._methods_cache: dict[tuple[int, str], Rule] | None = None
         self.attrs: dict[str, Rule] = {}
 
     def add(self, rule: Rule) -> Rule:
         """Register a rule for each of its callables."""
+        self._methods_cache = None
         self.rules.append(rule)
         for func in rule.funcs:
             self._by_id[id(func)] = rule
@@ -123,8 +125,29 @@ class Registry:
         return rule
 
     def lookup(self, func: Any) -> Rule | None:
-        """The rule for a live callable, or ``None``."""
-        return self._by_id.get(id(func))
+        """The rule for a live callable, or ``None``.
+
+        Methods of NumPy ufuncs (``np.logaddexp.reduce``) are new objects at every
+        attribute access, so they are matched by their ufunc and name instead.
+        """
+        rule = self._by_id.get(id(func))
+        if rule is None:
+            owner = getattr(func, "__self__", None)
+            name = getattr(func, "__name__", None)
+            if owner is not None and name is not None and type(owner).__name__ == "ufunc":
+                rule = self._ufunc_methods().get((id(owner), name))
+        return rule
+
+    def _ufunc_methods(self) -> dict[tuple[int, str], Rule]:
+        if self._methods_cache is None:
+            table = {}
+            for rule in self.rules:
+                for func in rule.funcs:
+                    owner = getattr(func, "__self__", None)
+                    if owner is not None and type(owner).__name__ == "ufunc":
+                        table[(id(owner), func.__name__)] = rule
+            self._methods_cache = table
+        return self._methods_cache
 
 
 REGISTRY = Registry()
