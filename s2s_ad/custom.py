@@ -72,6 +72,7 @@ def _register_runtime_rules() -> None:
 
     vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, [])
     nondiff("len", [len])
+    nondiff("not_a_view", [runtime.not_a_view])
 
 
 _register_runtime_rules()

@@ -56,6 +56,7 @@ class _Names(cst.CSTVisitor):
         self.all: set[str] = set()
         self.assigned: set[str] = set()
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
+        self.views: set[str] = set()
         self._depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -74,6 +75,10 @@ class _Names(cst.CSTVisitor):
         self._targets(node.target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, (cst.Subscript, cst.Attribute)):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.views.add(target.target.value)
         if (
             len(node.targets) == 1
             and isinstance(node.targets[0].target, cst.Name)
@@ -131,6 +136,7 @@ class Normalizer:
         parsed.node.visit(scan)
         self.reserved = set(scan.all)
         self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
+        self.views = scan.views
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -406,6 +412,13 @@ class Normalizer:
         target = node.target
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
+            if target.value in self.views:
+                # ``v = y[1:3]; v *= 3`` writes into y in Python; refuse that at run time
+                from .runtime import not_a_view
+
+                check = ir.Call(ir.Callee("_ad.not_a_view", not_a_view, resolved=True),
+                                [ir.Var(target.value)], [])
+                self.emit(ir.ExprStmt(self.line, self.src, check))
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
             obj = target.value

@@ -436,7 +436,10 @@ class Reverse:
                 parts += [op, a(right)]
             return " ".join(parts)
         if isinstance(expr, ir.Call):
-            return f"{expr.callee.code}({self.call_args(expr)})"
+            code = expr.callee.code
+            if code.startswith("_ad.") and self.ad != "_ad":
+                code = self.ad + code[3:]
+            return f"{code}({self.call_args(expr)})"
         if isinstance(expr, ir.Attr):
             return f"{a(expr.obj)}.{expr.name}"
         if isinstance(expr, ir.Subscript):

@@ -217,6 +217,15 @@ def zero_at(x_bar: Any, index: Any) -> Any:
     return out_a
 
 
+def not_a_view(x: Any) -> None:
+    """Refuse an augmented assignment that would write through a NumPy view."""
+    if isinstance(x, np.ndarray) and x.base is not None:
+        raise TypeError(
+            "s2s_ad cannot differentiate an in-place update of a view (v = y[...]; v op= ...): "
+            "update y[...] directly, or copy the slice first"
+        )
+
+
 def drop_last(xs_bar: Any) -> Any:
     """Adjoint of a list before its last ``append``: all entries but the last."""
     if is_zero(xs_bar):
