@@ -156,10 +156,16 @@ class Stmt:
 
 @dataclass
 class Assign(Stmt):
-    """``target = value``."""
+    """``target = value``.
+
+    ``kind`` marks assignments the normalizer made with a known restore: ``element``
+    (a loop variable read from its sequence: recomputed in the backward sweep) and
+    ``jump`` (a jump flag set to true: it was false just before).
+    """
 
     target: str
     value: Expr
+    kind: str = ""
 
 
 @dataclass

@@ -526,8 +526,12 @@ class Normalizer:
         if index_target is not None and not isinstance(index_target, cst.Name):
             self.store(index_target, ir.Var(index))
         for seq, part in zip(seqs, parts):
+            item = ir.Subscript(seq, ir.Index(index, (index,)))
+            if isinstance(part, cst.Name):
+                self.emit(ir.Assign(self.line, self.src, part.value, item, kind="element"))
+                continue
             elt = self.fresh()
-            self.assign(elt, ir.Subscript(seq, ir.Index(index, (index,))))
+            self.emit(ir.Assign(self.line, self.src, elt, item, kind="element"))
             self.store(part, ir.Var(elt))
         self.block(node.body.body)
         body, self.out = self.out, saved
@@ -997,7 +1001,10 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for pos, s in enumerate(stmts):
             if isinstance(s, (ir.Break, ir.Continue)):
-                out += [ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("True"))) for f in flags]
+                out += [
+                    ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("True")), kind="jump")
+                    for f in flags
+                ]
                 out.append(s)
                 return out
             if isinstance(s, ir.If):

@@ -34,6 +34,8 @@ class Site:
     var: str
     overwrites: bool
     definite: bool
+    kind: str = ""
+    inner: tuple[int, int] | None = None
 
 
 @dataclass
@@ -235,7 +237,8 @@ class Reverse:
         self.site_pos: dict[int, tuple[int, tuple[int, int] | None]] = {}
 
         def visit(
-            stmts: list[ir.Stmt], loop: tuple[int, int] | None, definite: set[str]
+            stmts: list[ir.Stmt], loop: tuple[int, int] | None, definite: set[str],
+            inner: tuple[int, int] | None = None,
         ) -> set[str]:
             definite = set(definite)
             for s in stmts:
@@ -247,7 +250,8 @@ class Reverse:
                     overwrites = (
                         loop is not None or var in seen or isinstance(s, (ir.SetItem, ir.Append))
                     )
-                    self.site_info[site] = Site(var, overwrites, var in definite)
+                    kind = s.kind if isinstance(s, ir.Assign) else ""
+                    self.site_info[site] = Site(var, overwrites, var in definite, kind, inner)
                     self.site_pos[site] = (p, loop)
                     seen.add(var)
                 if isinstance(s, ir.If):
@@ -255,11 +259,12 @@ class Reverse:
                     b = visit(s.orelse, loop, definite)
                     definite |= a & b
                 elif isinstance(s, (ir.For, ir.While)):
-                    inner = s.body if isinstance(s, ir.For) else s.test_body + s.body
+                    body = s.body if isinstance(s, ir.For) else s.test_body + s.body
                     extra = {s.target} if isinstance(s, ir.For) else set()
                     start = len(self.pos)
                     span = loop or (start, 1 << 30)
-                    visit(inner, span, definite | extra)
+                    own = (start, start + _count(body) - 1)
+                    visit(body, span, definite | extra, own)
                     if loop is None:
                         span = (start - 1, len(self.pos))
                         self._fix_span(start, span)
@@ -268,22 +273,56 @@ class Reverse:
             return definite
 
         visit(self.body, None, params)
+        counts: dict[str, int] = {}
+        for info in self.site_info.values():
+            counts[info.var] = counts.get(info.var, 0) + 1
+        for info in self.site_info.values():
+            if info.kind == "element" and (counts[info.var] > 1 or info.var in params):
+                info.kind = ""  # assigned elsewhere too: the tape restores it
 
     def _fix_span(self, start: int, span: tuple[int, int]) -> None:
         for site, (p, loop) in self.site_pos.items():
             if loop is not None and loop[0] == start:
                 self.site_pos[site] = (p, span)
 
+    def _read_between(self, var: str, lo: int, hi: int) -> bool:
+        return any(var in names and lo <= at <= hi for at, names in self.reads_at.items())
+
     def _needs_push(self, site: int) -> bool:
         info = self.site_info[site]
-        if not info.overwrites:
+        if not info.overwrites or info.kind == "jump":
             return False
         p, loop = self.site_pos[site]
         lo, hi = loop if loop is not None else (p, p)
+        if info.kind == "element" and info.inner is not None:
+            # recomputed at the top of each backward trip; recorded only for outside readers
+            a, b = info.inner
+            return self._read_between(info.var, -1, a - 1) or self._read_between(
+                info.var, b + 1, hi
+            )
         for at, names in self.reads_at.items():
             if info.var in names and (at < p or lo <= at <= hi):
                 return True
         return False
+
+    def _restores(self, pushed: set[int]) -> set[int]:
+        """Restores without the tape: jump flags (set back to false), recomputed elements.
+
+        Returned as the ids of the ``Pop`` items that render them (``JUMP + site``,
+        ``RECOMPUTE + site``).
+        """
+        out = set()
+        for site, info in self.site_info.items():
+            p, loop = self.site_pos[site]
+            if info.kind == "jump" and loop is not None:
+                if self._read_between(info.var, loop[0], loop[1]) or self._read_between(
+                    info.var, -1, p
+                ):
+                    out.add(JUMP + site)
+            elif info.kind == "element" and site not in pushed and info.inner is not None:
+                if self._read_between(info.var, *info.inner):
+                    out.add(RECOMPUTE + site)
+        return out
 
     def site(self, stmt: ir.Stmt, var: str) -> int:
         return self.sites[(id(stmt), var)]
@@ -309,6 +348,7 @@ class Reverse:
                 self.cur = -1
                 self.read(p)
         pushed = {site for site in self.site_info if self._needs_push(site)}
+        restored = self._restores(pushed)
         none_init = sorted(
             {self.site_info[s].var for s in pushed if not self.site_info[s].definite}
             - set(self.fn.params)
@@ -319,7 +359,7 @@ class Reverse:
         none_saved = sorted(set(saved) - definite_end - set(self.fn.params) - set(none_init))
         copies = sorted(self.mutated & set(self.fn.params))
         return Sweeps(
-            fwd, bwd, pushed, saved, grads, self.output, seed, self.bindings, none_init,
+            fwd, bwd, pushed | restored, saved, grads, self.output, seed, self.bindings, none_init,
             bool(pushed), copies, none_saved, {self.site_info[p].var for p in pushed},
         )
 
@@ -660,15 +700,30 @@ class Reverse:
             return []
         return []
 
-    def pop(self, s: ir.Stmt, var: str) -> Pop:
-        return Pop(var, self.site(s, var))
+    def pop(self, s: ir.Stmt, var: str) -> list[Item]:
+        site = self.site(s, var)
+        if self.site_info[site].kind == "jump":
+            return [Pop(var, JUMP + site, f"{var} = False")]
+        return [Pop(var, site)]
+
+    def recompute_elements(self, body: list[ir.Stmt]) -> list[Item]:
+        """``x = xs[k]`` for the loop variables the backward trip reads (no tape needed)."""
+        items: list[Item] = []
+        for st in body:
+            if isinstance(st, ir.Assign) and st.kind == "element":
+                site = self.site(st, st.target)
+                if self.site_info[site].kind != "element":
+                    continue
+                value = self.read(self.render_expr(st.value))
+                items.append(Pop(st.target, RECOMPUTE + site, f"{st.target} = {value}"))
+        return items
 
     def bwd_assign(self, s: ir.Assign, live: set[str]) -> list[Item]:
         target = s.target
         plan = self.plans.get(id(s))
-        restore: list[Item] = [self.pop(s, target)]
+        restore: list[Item] = self.pop(s, target)
         if plan is not None and plan.aux:
-            restore.insert(0, self.pop(s, plan.aux))
+            restore = self.pop(s, plan.aux) + restore
         if target not in live or not self.activity.active(target):
             live.discard(target)
             return restore
@@ -894,7 +949,7 @@ class Reverse:
         return Line(f"{self.bar(var)} = 0.0")
 
     def bwd_unpack(self, s: ir.Unpack, live: set[str]) -> list[Item]:
-        pops: list[Item] = [self.pop(s, t) for t in reversed(s.targets)]
+        pops: list[Item] = [p for t in reversed(s.targets) for p in self.pop(s, t)]
         parts = [self.bar(t) if t in live and self.activity.active(t) else "None"
                  for t in s.targets]
         for t in s.targets:
@@ -991,6 +1046,7 @@ class Reverse:
         entry = set(live)
         own = self._own_before_loop(s.body, live)
         body, head = self._fixpoint(s.body, live)
+        body[:0] = self.recompute_elements(s.body)
         pre = [self.zero(v) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
@@ -1005,8 +1061,8 @@ class Reverse:
             start = args[0]
             step = f" * {args[2]}" if len(args) == 3 else ""
             body.insert(0, self.line(f"{s.target} = {start} + {k}{step}"))
-        pops: list[Item] = [self.pop(s, s.trips)] if s.trips else []
-        pops.append(self.pop(s, s.target))
+        pops: list[Item] = self.pop(s, s.trips) if s.trips else []
+        pops += self.pop(s, s.target)
         return [*own, *pre, Suite(header, body), *pops]
 
     def bwd_while(self, s: ir.While, live: set[str]) -> list[Item]:
@@ -1021,11 +1077,13 @@ class Reverse:
             last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
         k = self.mint("_k")
         loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
-        return [*own, *pre, *last_test, loop, self.pop(s, s.trips)]
+        return [*own, *pre, *last_test, loop, *self.pop(s, s.trips)]
 
 
 
 _COMPOUND = (ir.If, ir.For, ir.While)
+JUMP = 1 << 40
+RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
 
 
@@ -1134,6 +1192,11 @@ def _assigned_plain(s: ir.Stmt) -> list[str]:
     if isinstance(s, ir.For):
         return [s.target]
     return []
+
+
+def _count(stmts: list[ir.Stmt]) -> int:
+    """Number of statements in a block, nested ones included."""
+    return sum(1 for _ in walk(stmts))
 
 
 def _indexed(stmts: list[ir.Stmt]) -> set[str]:

@@ -115,13 +115,13 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
         out = list(zeros_like(x) if is_zero(x_bar) else x_bar)
         if isinstance(index, slice):
             for pos, val in zip(range(*index.indices(len(x))), g):
-                out[pos] = add(out[pos], val)
+                out[pos] = add(out[pos], unbroadcast(val, x[pos]))
         else:
-            out[index] = add(out[index], g)
+            out[index] = add(out[index], unbroadcast(g, x[index]))
         return type(x)(out)
     if isinstance(x, dict):
         out_d = dict(zeros_like(x) if is_zero(x_bar) else x_bar)
-        out_d[index] = add(out_d.get(index, 0.0), g)
+        out_d[index] = add(out_d.get(index, 0.0), unbroadcast(g, x[index]))
         return out_d
     if is_zero(x_bar):
         out_a = np.zeros(np.shape(x))

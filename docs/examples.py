@@ -1,0 +1,126 @@
+"""Functions shown in docs/constructs.md, one per construct (regenerate with docs/generate.py)."""
+
+import numpy as np
+
+
+def straight_line(w, x, y):
+    z = x @ w
+    p = np.tanh(z)
+    return np.mean((p - y) ** 2)
+
+
+def branch(x):
+    if x > 0:
+        y = x * x
+    elif x > -1:
+        y = -x
+    else:
+        y = 1.0
+    return y * 3.0
+
+
+def conditional_expression(x, y):
+    return x * y if x > y else x + y
+
+
+def for_range(x, n):
+    s = 0.0
+    for i in range(n):
+        s = s * np.cos(x) + x**2
+    return s
+
+
+def for_break(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] < 0:
+            break
+        s = s * np.cos(x[i]) + x[i] ** 2
+    return s
+
+
+def for_continue(xs):
+    total = 0.0
+    for v in xs:
+        if v < 0:
+            continue
+        total = total + np.sqrt(v)
+    return total
+
+
+def while_loop(a):
+    b = a * 2
+    while np.linalg.norm(b) < 1000:
+        b = b * 2
+    if np.sum(b) > 0:
+        c = b
+    else:
+        c = 100 * b
+    return c
+
+
+def early_return(x, limit):
+    for i in range(10):
+        x = x * 1.5
+        if x > limit:
+            return x - limit
+    return x
+
+
+def index_assignment(x, a):
+    y = np.zeros_like(x)
+    y[0] = x[0]
+    for i in range(1, x.shape[0]):
+        y[i] = y[i - 1] * a + x[i]
+    return np.sum(y**2)
+
+
+def slice_update(x):
+    y = x.copy()
+    y[1:3] += y[0] * 2.0
+    y[0] *= 3.0
+    return np.sum(y * y)
+
+
+def list_building(x):
+    parts = []
+    for k in range(3):
+        parts.append(np.sin(x * k))
+    a, b, c = parts
+    return a + b * c
+
+
+def dict_parameter(params, x):
+    return np.sum(np.tanh(x @ params["w"] + params["b"]))
+
+
+def helper(u, scale=2.0):
+    return u * scale + 1.0
+
+
+def user_call(x):
+    return helper(x, scale=1.5) * helper(x)
+
+
+def power(x, n):
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)
+
+
+EXAMPLES = [
+    ("Straight-line NumPy code", straight_line, 0),
+    ("if / elif / else", branch, 0),
+    ("Conditional expressions", conditional_expression, (0, 1)),
+    ("for over range", for_range, 0),
+    ("break", for_break, 0),
+    ("continue, and for over a sequence", for_continue, 0),
+    ("while with a data-dependent condition", while_loop, 0),
+    ("return inside a loop", early_return, 0),
+    ("Index assignment in a loop", index_assignment, 0),
+    ("Slice updates", slice_update, 0),
+    ("Lists built with append, then unpacked", list_building, 0),
+    ("A dict of parameters", dict_parameter, 0),
+    ("Calls to other functions", user_call, 0),
+    ("Recursion", power, 0),
+]

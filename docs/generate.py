@@ -1,0 +1,39 @@
+"""Write docs/constructs.md: each construct's primal and the adjoint s2s_ad generates for it."""
+
+import inspect
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+import examples  # noqa: E402
+
+import s2s_ad  # noqa: E402
+
+INTRO = """# The generated code, construct by construct
+
+Each section shows a function and the gradient `s2s_ad.grad` generates for it (this file is
+written by `python docs/generate.py`; a test checks it is current). How to read it:
+
+- `# L<n>: <source>` opens the adjoint of line *n* of the primal.
+- `x_bar` is the adjoint of `x` (d output / d x); `_t1, _t2, ...` hold subexpressions.
+- The forward sweep runs the primal and records what the backward sweep needs on `_tape`:
+  branch conditions, trip counts, and values that are overwritten before the backward sweep
+  reads them (and only those). The backward sweep pops them in reverse order.
+- `_ad.<helper>` are the few runtime helpers (`s2s_ad/runtime.py`, `s2s_ad/rules/vjps.py`):
+  `unbroadcast` sums broadcast dimensions, `add_at` accumulates into the entries a subscript
+  read, `seed` checks the output is a scalar and returns 1.
+"""
+
+
+def render() -> str:
+    parts = [INTRO]
+    for title, fun, wrt in examples.EXAMPLES:
+        parts.append(f"\n## {title}\n\n```python\n{inspect.getsource(fun)}```\n")
+        parts.append(f"\n```python\n{s2s_ad.source(s2s_ad.grad(fun, wrt))}```\n")
+    return "".join(parts)
+
+
+if __name__ == "__main__":
+    (HERE / "constructs.md").write_text(render())
