@@ -25,7 +25,7 @@ def conditional_expression(x, y):
 
 def for_range(x, n):
     s = 0.0
-    for i in range(n):
+    for _ in range(n):
         s = s * np.cos(x) + x**2
     return s
 
@@ -60,7 +60,7 @@ def while_loop(a):
 
 
 def early_return(x, limit):
-    for i in range(10):
+    for _ in range(10):
         x = x * 1.5
         if x > limit:
             return x - limit

@@ -8,7 +8,6 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 import examples  # noqa: E402
-
 import s2s_ad  # noqa: E402
 
 INTRO = """# The generated code, construct by construct

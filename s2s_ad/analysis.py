@@ -8,6 +8,7 @@ Only active variables get adjoints.
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -61,7 +62,7 @@ def classify(call: ir.Call) -> CallInfo:
         return CallInfo("dynamic")
     if isinstance(obj, type):
         return CallInfo("nondiff", func=obj)
-    if callable(obj) and isinstance(getattr(type(obj), "__call__", None), types.FunctionType):
+    if isinstance(inspect.getattr_static(type(obj), "__call__", None), types.FunctionType):
         return CallInfo("dynamic")
     return CallInfo("unknown", func=obj)
 

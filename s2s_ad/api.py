@@ -90,9 +90,7 @@ class _Pair:
     bwd: Callable[..., Any]
 
 
-_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], _Pair]] = (
-    weakref.WeakKeyDictionary()
-)
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], _Pair]] = weakref.WeakKeyDictionary()
 
 
 def _resolve_callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
@@ -154,9 +152,7 @@ def _check_float(name: str, value: Any) -> None:
         for v in value.values():
             _check_float(name, v)
         return
-    if isinstance(value, (bool, np.bool_)) or (
-        isinstance(value, (int, np.integer))
-    ):
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))):
         raise TypeError(
             f"grad requires real-valued inputs; argument {name!r} is an integer "
             f"({type(value).__name__}). Pass a float (e.g. {float(value)!r}) or leave it out of wrt"
@@ -226,7 +222,7 @@ class _Variants:
         mask = tuple(isinstance(v, _SCALAR_TYPES) for v in values)
         fn = self.by_mask.get(mask)
         if fn is None:
-            names = frozenset(p for p, m in zip(self.params[self.offset:], mask) if m)
+            names = frozenset(p for p, m in zip(self.params[self.offset :], mask) if m)
             fn = _generated(self.target, self.wrt, self.has_aux, names)["grad"]
             if self.offset:
                 fn = functools.partial(fn, self.fun.__self__)
@@ -319,8 +315,10 @@ def source(df: Callable[..., Any]) -> str:
     ``inspect.getsource(df)`` returns the same text.
     """
     generated = getattr(df, "__wrapped__", None)
-    if generated is None or not getattr(generated, "__code__", None) or not (
-        generated.__code__.co_filename.startswith("<s2s_ad:")
+    if (
+        generated is None
+        or not getattr(generated, "__code__", None)
+        or not (generated.__code__.co_filename.startswith("<s2s_ad:"))
     ):
         raise TypeError("source() expects a function returned by s2s_ad.grad or value_and_grad")
     return inspect.getsource(generated)

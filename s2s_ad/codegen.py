@@ -38,7 +38,7 @@ class Suite:
 
 @dataclass
 class Push:
-    """Save ``code`` (a variable or an overwritten slice) on the tape at assignment site ``site``."""
+    """Save ``code`` (a variable or an overwritten slice) on the tape at site ``site``."""
 
     code: str
     site: int

@@ -25,14 +25,15 @@ def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
         return func.__func__, (func.__self__,)
     if isinstance(func, types.FunctionType):
         return func, ()
-    call = getattr(type(func), "__call__", None)
+    call = inspect.getattr_static(type(func), "__call__", None)
     if isinstance(call, types.FunctionType):
         return call, (func,)
     return None, ()
 
 
-def _rule_pullback(rule: Rule, func: Any, labels: tuple[Any, ...], args: tuple[Any, ...],
-                   kwargs: dict[str, Any]) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def _rule_pullback(
+    rule: Rule, func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     ans = func(*args, **kwargs)
     names = {p: f"_a{i}" for i, p in enumerate(rule.params)}
     env: dict[str, Any] = {}
@@ -41,8 +42,9 @@ def _rule_pullback(rule: Rule, func: Any, labels: tuple[Any, ...], args: tuple[A
             env[f"_a{i}"] = value
     for key, value in kwargs.items():
         env[names[key]] = value
-    from .emit import AD
     import numpy as np
+
+    from .emit import AD
 
     for p in rule.params:
         if names[p] not in env:

@@ -98,8 +98,16 @@ def _signature(func: Any) -> str:
     return ", ".join(parts)
 
 
-def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str,
-         returned: str, origin: str) -> Compiled:
+def emit(
+    sw: Sweeps,
+    func: Any,
+    name: str,
+    params: list[str],
+    ad: str,
+    tape: str,
+    returned: str,
+    origin: str,
+) -> Compiled:
     """Build the display text and compile it.
 
     Args:
@@ -138,9 +146,13 @@ def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str
         *bwd,
         f"    return {value}, ({grads})",
     ]
-    fwd_fn = [f"def {fwd_name}({_signature(func)}):", *head,
-              *(f"    {v} = None" for v in sw.none_saved), *fwd,
-              f"    return {returned}, ({saved_tuple})"]
+    fwd_fn = [
+        f"def {fwd_name}({_signature(func)}):",
+        *head,
+        *(f"    {v} = None" for v in sw.none_saved),
+        *fwd,
+        f"    return {returned}, ({saved_tuple})",
+    ]
     bwd_fn = [f"def {bwd_name}(_saved, {sw.seed_name}):"]
     if saved:
         bwd_fn.append(f"    {saved_tuple} = _saved")
@@ -162,4 +174,3 @@ def emit(sw: Sweeps, func: Any, name: str, params: list[str], ad: str, tape: str
     linecache.cache[filename] = (len(display), None, display.splitlines(keepends=True), filename)
     names = {"grad": grad_name, "fwd": fwd_name, "bwd": bwd_name}
     return Compiled(display, codes, names, bindings, params)
-

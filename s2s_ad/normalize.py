@@ -27,23 +27,47 @@ from . import ir
 from .source import ParsedFunction
 
 _BINOPS = {
-    cst.Add: "+", cst.Subtract: "-", cst.Multiply: "*", cst.Divide: "/",
-    cst.FloorDivide: "//", cst.Modulo: "%", cst.Power: "**", cst.MatrixMultiply: "@",
-    cst.BitAnd: "&", cst.BitOr: "|", cst.BitXor: "^", cst.LeftShift: "<<",
+    cst.Add: "+",
+    cst.Subtract: "-",
+    cst.Multiply: "*",
+    cst.Divide: "/",
+    cst.FloorDivide: "//",
+    cst.Modulo: "%",
+    cst.Power: "**",
+    cst.MatrixMultiply: "@",
+    cst.BitAnd: "&",
+    cst.BitOr: "|",
+    cst.BitXor: "^",
+    cst.LeftShift: "<<",
     cst.RightShift: ">>",
 }
 _AUGOPS = {
-    cst.AddAssign: "+", cst.SubtractAssign: "-", cst.MultiplyAssign: "*",
-    cst.DivideAssign: "/", cst.FloorDivideAssign: "//", cst.ModuloAssign: "%",
-    cst.PowerAssign: "**", cst.MatrixMultiplyAssign: "@", cst.BitAndAssign: "&",
-    cst.BitOrAssign: "|", cst.BitXorAssign: "^", cst.LeftShiftAssign: "<<",
+    cst.AddAssign: "+",
+    cst.SubtractAssign: "-",
+    cst.MultiplyAssign: "*",
+    cst.DivideAssign: "/",
+    cst.FloorDivideAssign: "//",
+    cst.ModuloAssign: "%",
+    cst.PowerAssign: "**",
+    cst.MatrixMultiplyAssign: "@",
+    cst.BitAndAssign: "&",
+    cst.BitOrAssign: "|",
+    cst.BitXorAssign: "^",
+    cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
 _UNOPS = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
 _CMPOPS = {
-    cst.LessThan: "<", cst.LessThanEqual: "<=", cst.GreaterThan: ">",
-    cst.GreaterThanEqual: ">=", cst.Equal: "==", cst.NotEqual: "!=", cst.Is: "is",
-    cst.IsNot: "is not", cst.In: "in", cst.NotIn: "not in",
+    cst.LessThan: "<",
+    cst.LessThanEqual: "<=",
+    cst.GreaterThan: ">",
+    cst.GreaterThanEqual: ">=",
+    cst.Equal: "==",
+    cst.NotEqual: "!=",
+    cst.Is: "is",
+    cst.IsNot: "is not",
+    cst.In: "in",
+    cst.NotIn: "not in",
 }
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
 _MISSING = object()
@@ -230,8 +254,15 @@ class Normalizer:
                 if param.default is not None:
                     defaults[param.name.value] = self.p.code(param.default)
         return ir.Function(
-            self.p.name, self.params, body, self.reserved, self.p.filename,
-            self.p.first_line, defaults, self.temps - self.shared, self.temps,
+            self.p.name,
+            self.params,
+            body,
+            self.reserved,
+            self.p.filename,
+            self.p.first_line,
+            defaults,
+            self.temps - self.shared,
+            self.temps,
         )
 
     def block(self, stmts: Any) -> None:
@@ -271,8 +302,11 @@ class Normalizer:
         elif isinstance(node, cst.FunctionDef):
             if node.name.value in self.lambdas and not node.decorators:
                 return  # a one-expression helper: inlined where it is called
-            raise self.error("nested function definition", node,
-                             "define the function at module level, or make it one return")
+            raise self.error(
+                "nested function definition",
+                node,
+                "define the function at module level, or make it one return",
+            )
         elif isinstance(node, cst.ClassDef):
             raise self.error("class definition inside a differentiated function", node)
         elif isinstance(node, cst.With):
@@ -334,8 +368,9 @@ class Normalizer:
             kind = "global" if isinstance(node, cst.Global) else "nonlocal"
             raise self.error(f"'{kind}' declaration (writes to outer variables)", node)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            raise self.error("import inside a differentiated function", node,
-                             "move the import to module level")
+            raise self.error(
+                "import inside a differentiated function", node, "move the import to module level"
+            )
         elif isinstance(node, cst.Del):
             raise self.error("'del' statement", node)
         else:
@@ -347,7 +382,9 @@ class Normalizer:
             self.lower_into(first.value, value)
             source: ir.Atom = ir.Var(first.value)
         else:
-            if isinstance(first, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)):
+            if isinstance(first, (cst.Tuple, cst.List)) and isinstance(
+                value, (cst.Tuple, cst.List)
+            ):
                 if len(targets) == 1 and self._parallel(first, value):
                     return
             source = self.atom(value)
@@ -358,9 +395,7 @@ class Normalizer:
     def _parallel(self, target: cst.Tuple | cst.List, value: cst.Tuple | cst.List) -> bool:
         """``a, b = b, a``: evaluate every element first, then bind."""
         tels, vels = target.elements, value.elements
-        if len(tels) != len(vels) or any(
-            isinstance(e, cst.StarredElement) for e in (*tels, *vels)
-        ):
+        if len(tels) != len(vels) or any(isinstance(e, cst.StarredElement) for e in (*tels, *vels)):
             return False
         names = {e.value.value for e in tels if isinstance(e.value, cst.Name)}
         atoms = []
@@ -398,8 +433,11 @@ class Normalizer:
         elif isinstance(target, cst.Subscript):
             obj = target.value
             if not isinstance(obj, cst.Name) or obj.value not in self.locals:
-                raise self.error("assignment into an element of a non-local or nested value",
-                                 target, "assign into a local array (x[i, j] = ...)")
+                raise self.error(
+                    "assignment into an element of a non-local or nested value",
+                    target,
+                    "assign into a local array (x[i, j] = ...)",
+                )
             index = self.index(target)
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
         elif isinstance(target, cst.Attribute):
@@ -416,8 +454,11 @@ class Normalizer:
                 # ``v = y[1:3]; v *= 3`` writes into y in Python; refuse that at run time
                 from .runtime import not_a_view
 
-                check = ir.Call(ir.Callee("_ad.not_a_view", not_a_view, resolved=True),
-                                [ir.Var(target.value)], [])
+                check = ir.Call(
+                    ir.Callee("_ad.not_a_view", not_a_view, resolved=True),
+                    [ir.Var(target.value)],
+                    [],
+                )
                 self.emit(ir.ExprStmt(self.line, self.src, check))
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
@@ -455,7 +496,6 @@ class Normalizer:
         line, src = self.line, self.src
         it = node.iter
         range_args = None
-        iterable = None
         if (
             isinstance(it, cst.Call)
             and isinstance(it.func, cst.Name)
@@ -500,14 +540,17 @@ class Normalizer:
             if fname in ("enumerate", "zip") and self.resolve(fname) is getattr(builtins, fname):
                 if all(a.keyword is None and not a.star for a in it.args):
                     kind = fname
-        if kind == "enumerate" and len(it.args) == 1 and isinstance(target, cst.Tuple) and len(
-            target.elements
-        ) == 2:
+        if (
+            kind == "enumerate"
+            and len(it.args) == 1
+            and isinstance(target, cst.Tuple)
+            and len(target.elements) == 2
+        ):
             seqs = [self._sequence(it.args[0].value)]
             index_target: cst.BaseExpression | None = target.elements[0].value
             parts = [target.elements[1].value]
-        elif kind == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(
-            it.args
+        elif (
+            kind == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(it.args)
         ):
             seqs = [self._sequence(a.value) for a in it.args]
             index_target = None
@@ -613,9 +656,11 @@ class Normalizer:
             return ir.Var(node.value)
         if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
             return ir.Const(node.value)
-        if isinstance(node, cst.UnaryOperation) and isinstance(
-            node.expression, (cst.Integer, cst.Float)
-        ) and isinstance(node.operator, cst.Minus):
+        if (
+            isinstance(node, cst.UnaryOperation)
+            and isinstance(node.expression, (cst.Integer, cst.Float))
+            and isinstance(node.operator, cst.Minus)
+        ):
             return ir.Const("-" + node.expression.value)
         if isinstance(node, cst.Attribute) and self.dotted(node) is not None:
             return ir.Const(self.p.code(node))
@@ -725,7 +770,11 @@ class Normalizer:
                     text += ":" + part(sl.step)
                 parts.append(text)
         code = ", ".join(parts)
-        if len(parts) == 1 and len(node.slice) == 1 and node.slice[0].comma != cst.MaybeSentinel.DEFAULT:
+        if (
+            len(parts) == 1
+            and len(node.slice) == 1
+            and node.slice[0].comma != cst.MaybeSentinel.DEFAULT
+        ):
             code += ","
         return ir.Index(code, tuple(reads))
 
@@ -738,8 +787,9 @@ class Normalizer:
         parts = self.dotted(func)
         if parts is not None:
             obj = self.resolve_dotted(parts)
-            callee = ir.Callee(".".join(parts), None if obj is _MISSING else obj,
-                               resolved=obj is not _MISSING)
+            callee = ir.Callee(
+                ".".join(parts), None if obj is _MISSING else obj, resolved=obj is not _MISSING
+            )
         elif isinstance(func, cst.Attribute):
             receiver = self.atom(func.value)
             callee = ir.Callee(f"{receiver}.{func.attr.value}", None, receiver, func.attr.value)
@@ -759,16 +809,20 @@ class Normalizer:
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local lambda or one-return nested function."""
         params = lam.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or (
-            params.star_kwarg is not None
-        ) or any(a.star for a in call.args):
+        if (
+            params.star_arg not in (None, cst.MaybeSentinel.DEFAULT)
+            or (params.star_kwarg is not None)
+            or any(a.star for a in call.args)
+        ):
             raise self.error("call of a local function with starred arguments", call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
         given: dict[str, cst.BaseExpression] = {}
         for pos, arg in enumerate(call.args):
-            key = arg.keyword.value if arg.keyword is not None else (
-                names[pos] if pos < len(names) else None
+            key = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[pos] if pos < len(names) else None)
             )
             if key is None or key not in names or key in given:
                 raise self.error("call of a local function with arguments that do not fit", call)
@@ -807,15 +861,26 @@ def _single_return(node: cst.FunctionDef) -> cst.BaseExpression | None:
 
 
 _IMPURE = (
-    cst.Call, cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr, cst.ListComp, cst.SetComp,
-    cst.DictComp, cst.GeneratorExp, cst.IfExp, cst.BooleanOperation,
+    cst.Call,
+    cst.Lambda,
+    cst.Yield,
+    cst.Await,
+    cst.NamedExpr,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+    cst.GeneratorExp,
+    cst.IfExp,
+    cst.BooleanOperation,
 )
 
 
 def _pure(node: cst.BaseExpression) -> bool:
     """Whether an expression is free of calls and side effects (safe to compute once)."""
-    if not isinstance(node, (cst.Subscript, cst.Attribute, cst.BinaryOperation,
-                             cst.UnaryOperation, cst.Comparison)):
+    if not isinstance(
+        node,
+        (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
+    ):
         return False
     found: list[cst.CSTNode] = []
 
@@ -919,7 +984,7 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
     def rewrite(stmts: list[ir.Stmt], in_loop: bool) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for pos, s in enumerate(stmts):
-            rest = stmts[pos + 1:]
+            rest = stmts[pos + 1 :]
             if isinstance(s, ir.Return):
                 out.append(ir.Assign(s.line, s.src, ret, ir.Copy(s.value)))
                 return out + _exit(s, in_loop)
@@ -944,8 +1009,10 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
     def _exit(s: ir.Stmt, in_loop: bool) -> list[ir.Stmt]:
         if in_loop:
             state["flag"] = True
-            return [ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("True"))),
-                    ir.Break(s.line, s.src)]
+            return [
+                ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("True"))),
+                ir.Break(s.line, s.src),
+            ]
         state["flag"] = True
         return [ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("True")))]
 
@@ -957,8 +1024,10 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
         if not rest:
             return []
         seen = norm.fresh()
-        return [ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(flag))),
-                ir.If(s.line, s.src, ir.Var(seen), [], rest)]
+        return [
+            ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(flag))),
+            ir.If(s.line, s.src, ir.Var(seen), [], rest),
+        ]
 
     falls_through = not _ends(body)
     new = rewrite(body, False)
@@ -1008,10 +1077,13 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
                 out.append(s)
                 return out
             if isinstance(s, ir.If):
-                rest = stmts[pos + 1:]
-                jumps = _jumps(s.body, ir.Break) or _jumps(s.body, ir.Continue) or _jumps(
-                    s.orelse, ir.Break
-                ) or _jumps(s.orelse, ir.Continue)
+                rest = stmts[pos + 1 :]
+                jumps = (
+                    _jumps(s.body, ir.Break)
+                    or _jumps(s.body, ir.Continue)
+                    or _jumps(s.orelse, ir.Break)
+                    or _jumps(s.orelse, ir.Continue)
+                )
                 if jumps and rest:
                     flag = norm.fresh("_jumped")
                     loop_flags.append(flag)

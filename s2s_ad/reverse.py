@@ -72,7 +72,11 @@ class Reverse:
     """Builds both sweeps for one function and one set of ``wrt`` parameters."""
 
     def __init__(
-        self, fn: ir.Function, wrt: list[str], resolver: Resolver, has_aux: bool = False,
+        self,
+        fn: ir.Function,
+        wrt: list[str],
+        resolver: Resolver,
+        has_aux: bool = False,
         scalars: frozenset[str] = frozenset(),
     ) -> None:
         self.fn = fn
@@ -120,7 +124,8 @@ class Reverse:
         self.tape = self.mint("_tape")
         self.activity: Activity = analyze(
             ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
-            wrt, self.output,
+            wrt,
+            self.output,
         )
         self.numeric = self._numeric_vars()
         self.scalar = _scalar_vars(self.body, set(fn.params), scalars)
@@ -207,7 +212,7 @@ class Reverse:
                     operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
                 else:
                     continue
-                later = stmts[k + 1:]
+                later = stmts[k + 1 :]
                 last = max(
                     (j for j, t in enumerate(later) if st.target in _stmt_reads(t)), default=-1
                 )
@@ -237,7 +242,9 @@ class Reverse:
         self.site_pos: dict[int, tuple[int, tuple[int, int] | None]] = {}
 
         def visit(
-            stmts: list[ir.Stmt], loop: tuple[int, int] | None, definite: set[str],
+            stmts: list[ir.Stmt],
+            loop: tuple[int, int] | None,
+            definite: set[str],
             inner: tuple[int, int] | None = None,
         ) -> set[str]:
             definite = set(definite)
@@ -359,8 +366,19 @@ class Reverse:
         none_saved = sorted(set(saved) - definite_end - set(self.fn.params) - set(none_init))
         copies = sorted(self.mutated & set(self.fn.params))
         return Sweeps(
-            fwd, bwd, pushed | restored, saved, grads, self.output, seed, self.bindings, none_init,
-            bool(pushed), copies, none_saved, {self.site_info[p].var for p in pushed},
+            fwd,
+            bwd,
+            pushed | restored,
+            saved,
+            grads,
+            self.output,
+            seed,
+            self.bindings,
+            none_init,
+            bool(pushed),
+            copies,
+            none_saved,
+            {self.site_info[p].var for p in pushed},
         )
 
     def _primal_names(self) -> set[str]:
@@ -413,7 +431,8 @@ class Reverse:
                 labels: list[tuple[Any, ir.Atom]] = []
                 if call.callee.receiver is not None and self.active(call.callee.receiver):
                     raise self.error(
-                        f"method call .{call.callee.method}() on a differentiated value", s,
+                        f"method call .{call.callee.method}() on a differentiated value",
+                        s,
                         "only NumPy array methods are supported on differentiated values",
                     )
                 for pos, a in enumerate(call.args):
@@ -427,12 +446,11 @@ class Reverse:
             elif info.kind == "custom_gradient":
                 plan.aux = self.mint("_grad_fn")
             elif info.kind == "custom":
-                plan.bwd = self.bind(
-                    f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func
-                )
+                plan.bwd = self.bind(f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func)
             elif info.kind == "unknown":
                 raise self.error(
-                    f"call to {call.callee.code} (no gradient rule)", s,
+                    f"call to {call.callee.code} (no gradient rule)",
+                    s,
                     f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
                 )
             self.plans[id(s)] = plan
@@ -550,8 +568,9 @@ class Reverse:
         if isinstance(s, ir.If):
             if s.guard:
                 return self.fwd_block(s.orelse)
-            return [Suite(f"if {self.atom(s.test)}:", self.fwd_block(s.body),
-                          self.fwd_block(s.orelse))]
+            return [
+                Suite(f"if {self.atom(s.test)}:", self.fwd_block(s.body), self.fwd_block(s.orelse))
+            ]
         if isinstance(s, ir.For):
             return self.fwd_for(s)
         if isinstance(s, ir.While):
@@ -575,9 +594,8 @@ class Reverse:
             labels = ", ".join(repr(label) for label, _ in plan.labels)
             labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
             args = self.call_args(value)
-            return (
-                f"{s.target}, {plan.aux} = {self.ad}.vjp_call({value.callee.code}, {labels}"
-                + (f", {args})" if args else ")")
+            return f"{s.target}, {plan.aux} = {self.ad}.vjp_call({value.callee.code}, {labels}" + (
+                f", {args})" if args else ")"
             )
         if kind == "custom_gradient":
             return f"{s.target}, {plan.aux} = {value.callee.code}.forward({self.call_args(value)})"
@@ -629,7 +647,7 @@ class Reverse:
             keep = lhs if rhs.startswith((*prefixes, f"{lhs} + ")) else None
             if rhs.startswith(f"{self.ad}.getitem(") and lhs != identifiers(rhs):
                 # getitem copies: it never aliases the adjoint it reads
-                keep = rhs[len(self.ad) + 9:].split(",", 1)[0]
+                keep = rhs[len(self.ad) + 9 :].split(",", 1)[0]
             for name in identifiers(rhs) & self.owned:
                 if name != keep:
                     self.owned.discard(name)
@@ -693,9 +711,12 @@ class Reverse:
         if isinstance(s, ir.While):
             return self.bwd_while(s, live)
         if isinstance(s, ir.ExprStmt):
-            if isinstance(s.value, ir.Call) and any(
-                self.active(a) for a in expr_atoms(s.value)
-            ) and s.value.callee.receiver is not None and self.active(s.value.callee.receiver):
+            if (
+                isinstance(s.value, ir.Call)
+                and any(self.active(a) for a in expr_atoms(s.value))
+                and s.value.callee.receiver is not None
+                and self.active(s.value.callee.receiver)
+            ):
                 raise self.error(f"in-place method call {s.value.callee.code}()", s)
             return []
         return []
@@ -729,8 +750,10 @@ class Reverse:
             return restore
         self._live_now = live
         items: list[Item] = []
-        if target in self.expanded and not _elementwise(s.value) and not isinstance(
-            s.value, ir.Subscript
+        if (
+            target in self.expanded
+            and not _elementwise(s.value)
+            and not isinstance(s.value, ir.Subscript)
         ):
             # the adjoint may still carry broadcast dimensions: sum them out here
             b = self.bar(target)
@@ -799,8 +822,9 @@ class Reverse:
         elif isinstance(value, ir.UnaryOp):
             rule = UNARY.get(value.op)
             if rule is not None:
-                self._apply_rule(rule, {"x": self.atom(value.operand)}, s, add,
-                                 [("x", value.operand)])
+                self._apply_rule(
+                    rule, {"x": self.atom(value.operand)}, s, add, [("x", value.operand)]
+                )
         elif isinstance(value, ir.Call):
             self._call_contribs(s, value, plan, add, pre)
         elif isinstance(value, ir.Attr):
@@ -809,8 +833,9 @@ class Reverse:
                 if self.active(value.obj):
                     raise self.error(f"attribute .{value.name} of a differentiated value", s)
             elif rule.vjps:
-                self._apply_rule(rule, {"self": self.atom(value.obj)}, s, add,
-                                 [("self", value.obj)])
+                self._apply_rule(
+                    rule, {"self": self.atom(value.obj)}, s, add, [("self", value.obj)]
+                )
         elif isinstance(value, ir.Subscript):
             if self.active(value.obj):
                 assert isinstance(value.obj, ir.Var)
@@ -829,8 +854,12 @@ class Reverse:
         return pre, out, None
 
     def _apply_rule(
-        self, rule: Rule, names: dict[str, str], s: ir.Assign,
-        add: Callable[[ir.Atom | None, str], None], atoms: list[tuple[str, ir.Atom]],
+        self,
+        rule: Rule,
+        names: dict[str, str],
+        s: ir.Assign,
+        add: Callable[[ir.Atom | None, str], None],
+        atoms: list[tuple[str, ir.Atom]],
     ) -> None:
         g = self.bar(s.target)
         env = {**names, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
@@ -845,7 +874,8 @@ class Reverse:
             template = rule.vjps.get(param)
             if template is None:
                 raise self.error(
-                    f"argument '{param}' of {rule.name} (no gradient rule for it)", s,
+                    f"argument '{param}' of {rule.name} (no gradient rule for it)",
+                    s,
                     "wrap it in s2s_ad.stop_gradient or register a rule with s2s_ad.defgrad",
                 )
             if template.strip() in ("0", "0.0"):
@@ -853,7 +883,13 @@ class Reverse:
             add(atom, _fold(substitute(template, env)))
 
     def _elementwise_contrib(
-        self, rule: Rule, partial: str, env: dict[str, str], g: str, target: str, atom: ir.Atom,
+        self,
+        rule: Rule,
+        partial: str,
+        env: dict[str, str],
+        g: str,
+        target: str,
+        atom: ir.Atom,
         scalars: bool = False,
     ) -> str:
         """``g * partial``, unbroadcast only where a broadcast dimension must be summed.
@@ -883,8 +919,12 @@ class Reverse:
         return f"{self.ad}.unbroadcast({raw}, {atom.name})"
 
     def _call_contribs(
-        self, s: ir.Assign, call: ir.Call, plan: CallPlan | None,
-        add: Callable[[ir.Atom | None, str], None], pre: list[Item],
+        self,
+        s: ir.Assign,
+        call: ir.Call,
+        plan: CallPlan | None,
+        add: Callable[[ir.Atom | None, str], None],
+        pre: list[Item],
     ) -> None:
         if plan is None:
             return
@@ -903,7 +943,7 @@ class Reverse:
                 raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
             pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args))
             pairs += list(call.kwargs)
-            extra = args[len(rule.params):]
+            extra = args[len(rule.params) :]
             if any(self.active(a) for a in extra):
                 if "args" not in rule.vjps:
                     raise self.error(f"variadic arguments of {rule.name}", s)
@@ -931,9 +971,12 @@ class Reverse:
             targets = list(call.args)
         fresh = [a for a in targets if self.active(a)]
         names = [a.name for a in fresh if isinstance(a, ir.Var)]
-        if len(fresh) == len(targets) and len(set(names)) == len(names) and not any(
-            n in self._live_now for n in names
-        ) and info.kind in ("user", "dynamic"):
+        if (
+            len(fresh) == len(targets)
+            and len(set(names)) == len(names)
+            and not any(n in self._live_now for n in names)
+            and info.kind in ("user", "dynamic")
+        ):
             lhs = ", ".join(self.bar(n) for n in names) + ("," if len(names) == 1 else "")
             pre.append(self.line(f"{lhs} = {head}"))
             self._live_now.update(names)
@@ -950,8 +993,9 @@ class Reverse:
 
     def bwd_unpack(self, s: ir.Unpack, live: set[str]) -> list[Item]:
         pops: list[Item] = [p for t in reversed(s.targets) for p in self.pop(s, t)]
-        parts = [self.bar(t) if t in live and self.activity.active(t) else "None"
-                 for t in s.targets]
+        parts = [
+            self.bar(t) if t in live and self.activity.active(t) else "None" for t in s.targets
+        ]
         for t in s.targets:
             live.discard(t)
         if not self.active(s.value) or all(p == "None" for p in parts):
@@ -1002,8 +1046,13 @@ class Reverse:
         lost: set[str] = set()
         while True:
             owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
-            saved = (set(self.reads), set(self.reserved), set(self.zero_filled),
-                     {k: set(v) for k, v in self.reads_at.items()}, set(self.expanded))
+            saved = (
+                set(self.reads),
+                set(self.reserved),
+                set(self.zero_filled),
+                {k: set(v) for k, v in self.reads_at.items()},
+                set(self.expanded),
+            )
             end = set(head)
             self.owned = set(owned_head)
             items = self.bwd_block(stmts, end)
@@ -1078,7 +1127,6 @@ class Reverse:
         k = self.mint("_k")
         loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
         return [*own, *pre, *last_test, loop, *self.pop(s, s.trips)]
-
 
 
 _COMPOUND = (ir.If, ir.For, ir.While)
@@ -1288,4 +1336,3 @@ def _fold(expr: str) -> str:
     expr = re.sub(r"\((\d+(?:\.\d*)?) - 1\)", minus_one, expr)
     expr = re.sub(r" \*\* 1(?:\.0)?(?![\d.])", "", expr)
     return expr
-

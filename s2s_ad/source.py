@@ -67,7 +67,9 @@ class ParsedFunction:
         text = self.module.code_for_node(node)
         return " ".join(part.strip() for part in text.splitlines()) if "\n" in text else text
 
-    def error(self, construct: str, node: cst.CSTNode | None = None, hint: str = "") -> TransformError:
+    def error(
+        self, construct: str, node: cst.CSTNode | None = None, hint: str = ""
+    ) -> TransformError:
         """A ``TransformError`` pointing at ``node`` (or the function's first line)."""
         if node is None:
             return TransformError(construct, self.filename, self.first_line, None, hint)
@@ -128,8 +130,16 @@ def parse_function(func: Any) -> ParsedFunction:
     if node is None:
         raise _no_source(func, "source is not a function definition")
     return ParsedFunction(
-        func, node, module, positions, code.co_filename, start - 1, col_offset,
-        code.co_name, func.__globals__, closure,
+        func,
+        node,
+        module,
+        positions,
+        code.co_filename,
+        start - 1,
+        col_offset,
+        code.co_name,
+        func.__globals__,
+        closure,
     )
 
 
@@ -153,24 +163,37 @@ def _parse_lambda(func: Any, code: types.CodeType, closure: dict[str, Any]) -> P
     finder = _LambdaFinder()
     module.visit(finder)
     line = code.co_firstlineno
-    candidates = [n for n in finder.found if positions[n].start.line <= line <= positions[n].end.line]
+    candidates = [
+        n for n in finder.found if positions[n].start.line <= line <= positions[n].end.line
+    ]
     spans = [
-        (ln, col) for ln, _, col, _ in getattr(code, "co_positions", lambda: [])()
+        (ln, col)
+        for ln, _, col, _ in getattr(code, "co_positions", lambda: [])()
         if ln is not None and col is not None
     ]
     if spans:
         # The body's instructions all lie inside the lambda's body; its first one gives
         # the start. Columns are UTF-8 offsets; sources here are nearly always ASCII.
         start = min(spans)
+
         def contains(n: cst.Lambda) -> bool:
             rng = positions[n.body]
             return (rng.start.line, rng.start.column) <= start <= (rng.end.line, rng.end.column)
+
         inner = [n for n in candidates if contains(n)]
         inner.sort(key=lambda n: (positions[n].start.line, positions[n].start.column))
         candidates = inner[-1:] if inner else candidates
     if len(candidates) != 1:
         raise _no_source(func, "several lambdas share its line and none could be singled out")
     return ParsedFunction(
-        func, candidates[0], module, positions, filename, 0, 0, "<lambda>",
-        func.__globals__, closure,
+        func,
+        candidates[0],
+        module,
+        positions,
+        filename,
+        0,
+        0,
+        "<lambda>",
+        func.__globals__,
+        closure,
     )

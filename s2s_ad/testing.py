@@ -37,8 +37,9 @@ def _unflat(flat: np.ndarray, like: Any) -> tuple[Any, int]:
     return float(flat[0]), 1
 
 
-def numerical_grad(fun: Callable[..., Any], args: Sequence[Any], argnum: int,
-                   eps: float = 1e-6) -> np.ndarray:
+def numerical_grad(
+    fun: Callable[..., Any], args: Sequence[Any], argnum: int, eps: float = 1e-6
+) -> np.ndarray:
     """Central finite-difference gradient of a scalar ``fun`` w.r.t. ``args[argnum]`` (flat)."""
     x0 = _flat(args[argnum])
     out = np.zeros_like(x0)

@@ -10,14 +10,13 @@ import s2s_ad
 DOCS = Path(__file__).parent.parent / "docs"
 sys.path.insert(0, str(DOCS))
 
-import examples  # noqa: E402
 import generate  # noqa: E402
+
+import examples  # noqa: E402
 
 
 def test_constructs_page_is_current():
-    assert (DOCS / "constructs.md").read_text() == generate.render(), (
-        "run: python docs/generate.py"
-    )
+    assert (DOCS / "constructs.md").read_text() == generate.render(), "run: python docs/generate.py"
 
 
 def test_examples_match_finite_differences():
@@ -34,12 +33,14 @@ def test_examples_match_finite_differences():
         "index_assignment": [rng.normal(size=5), 0.8],
         "slice_update": [rng.normal(size=4)],
         "list_building": [0.7],
-        "dict_parameter": [{"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)},
-                           rng.normal(size=(4, 3))],
+        "dict_parameter": [
+            {"w": rng.normal(size=(3, 2)), "b": rng.normal(size=2)},
+            rng.normal(size=(4, 3)),
+        ],
         "user_call": [0.9],
         "power": [1.3, 3],
     }
-    for title, fun, wrt in examples.EXAMPLES:
+    for _, fun, _ in examples.EXAMPLES:
         if fun.__name__ == "while_loop":
             assert s2s_ad.grad(fun)(0.37) == np.float64(fun(0.37) / 0.37)
             continue

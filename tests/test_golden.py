@@ -1,6 +1,7 @@
 """Golden files of generated code: a change in what users read shows up in review.
 
-Regenerate after an intended change with ``S2S_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py``.
+Regenerate after an intended change with
+``S2S_UPDATE_GOLDEN=1 python -m pytest tests/test_golden.py``.
 """
 
 import os
