@@ -229,6 +229,7 @@ class For(Stmt):
     iterable: Atom | None = None
     trips: str | None = None
     brk: str | None = None
+    orelse: list[Stmt] = field(default_factory=list)
 
 
 @dataclass
@@ -240,6 +241,7 @@ class While(Stmt):
     body: list[Stmt]
     trips: str = ""
     brk: str | None = None
+    orelse: list[Stmt] = field(default_factory=list)
 
 
 @dataclass

@@ -491,8 +491,6 @@ class Normalizer:
     def for_statement(self, node: cst.For) -> None:
         if node.asynchronous is not None:
             raise self.error("'async for'", node)
-        if node.orelse is not None:
-            raise self.error("'for ... else'", node.orelse)
         line, src = self.line, self.src
         it = node.iter
         range_args = None
@@ -515,8 +513,17 @@ class Normalizer:
                 self.block(node.body.body)
                 body, self.out = self.out, saved
             self.emit(ir.For(line, src, target, body, range_args))
+            self._loop_else(node)
             return
         self.iteration(node, line, src)
+        self._loop_else(node)
+
+    def _loop_else(self, node: cst.For | cst.While) -> None:
+        """Attach an ``else:`` block to the loop just emitted (it runs unless a break did)."""
+        if node.orelse is not None:
+            loop = self.out[-1]
+            assert isinstance(loop, (ir.For, ir.While))
+            loop.orelse = self.sub_block(node.orelse.body.body)
 
     def _builtin_call(self, name: str, args: list[ir.Atom]) -> ir.Atom:
         tmp = self.fresh()
@@ -581,14 +588,13 @@ class Normalizer:
         self.emit(ir.For(line, src, index, body, [count]))
 
     def while_statement(self, node: cst.While) -> None:
-        if node.orelse is not None:
-            raise self.error("'while ... else'", node.orelse)
         line, src = self.line, self.src
         saved, self.out = self.out, []
         test = self.atom(node.test)
         test_body, self.out = self.out, saved
         body = self.sub_block(node.body.body)
         self.emit(ir.While(line, src, test_body, test, body))
+        self._loop_else(node)
 
     # --- expressions -----------------------------------------------------------------
 
@@ -1105,15 +1111,25 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
         has_break = _jumps(s.body, ir.Break)
         loop_flags: list[str] = []
         flags: list[str] = []
-        if has_break and isinstance(s, ir.While):
+        orelse = block(s.orelse, [], [])
+        s.orelse = []
+        if has_break and (isinstance(s, ir.While) or orelse):
             s.brk = norm.fresh("_broke")
             flags.append(s.brk)
         s.body = block(s.body, flags, loop_flags)
         s.body[:0] = [ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("False"))) for f in loop_flags]
         if isinstance(s, ir.While) or has_break:
             s.trips = norm.fresh("_trips")
-        if s.brk:
-            return [ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))), s]
-        return [s]
+        if not s.brk:
+            return [s, *orelse]
+        out: list[ir.Stmt] = [ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))), s]
+        if orelse:
+            # ``else:`` runs when no break did: the flag as it stands after the loop
+            seen = norm.fresh()
+            out += [
+                ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(s.brk))),
+                ir.If(s.line, s.src, ir.Var(seen), [], orelse),
+            ]
+        return out
 
     return block(body, [], [])
