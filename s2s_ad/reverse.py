@@ -273,7 +273,7 @@ class Reverse:
                     own = (start, start + _count(body) - 1)
                     visit(body, span, definite | extra, own)
                     if loop is None:
-                        span = (start - 1, len(self.pos))
+                        span = (start - 1, len(self.pos) - 1)
                         self._fix_span(start, span)
                 else:
                     definite.update(_assigned(s, self))
