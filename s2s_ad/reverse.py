@@ -190,6 +190,7 @@ class Reverse:
             for var in _assigned(st, self):
                 counts[var] = counts.get(var, 0) + 1
         out: dict[str, str] = {}
+        base: dict[str, set[str]] = {}
 
         def scan(stmts: list[ir.Stmt]) -> None:
             for k, st in enumerate(stmts):
@@ -212,6 +213,8 @@ class Reverse:
                     operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
                 else:
                     continue
+                # a recomputed operand brings its own operands along
+                operands = set().union(*(base.get(v, {v}) for v in operands))
                 later = stmts[k + 1 :]
                 last = max(
                     (j for j, t in enumerate(later) if st.target in _stmt_reads(t)), default=-1
@@ -221,6 +224,7 @@ class Reverse:
                     written |= _stmt_writes(t, self)
                 if not written & operands:
                     out[st.target] = text
+                    base[st.target] = operands
 
         scan(self.body)
         for name in list(out):
