@@ -24,6 +24,7 @@ from .reverse import Sweeps
 from .rules import vjps as _vjps
 
 _serial = itertools.count(1)
+GENERATED_CODES: set[types.CodeType] = set()
 
 
 def _helpers() -> types.SimpleNamespace:
@@ -171,6 +172,7 @@ def emit(
     code = compile(factory, filename, "exec")
     factory_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     codes = {c.co_name: c for c in factory_code.co_consts if isinstance(c, types.CodeType)}
+    GENERATED_CODES.update(codes.values())
     linecache.cache[filename] = (len(display), None, display.splitlines(keepends=True), filename)
     names = {"grad": grad_name, "fwd": fwd_name, "bwd": bwd_name}
     return Compiled(display, codes, names, bindings, params)

@@ -42,7 +42,10 @@ class TransformError(Exception):
         where = f"{self.filename}:{self.lineno}"
         if self.col is not None:
             where += f":{self.col + 1}"
-        parts = [f"cannot differentiate {self.construct} ({where})"]
+        if self.lineno <= 0:
+            parts = [f"cannot differentiate {self.construct}"]
+        else:
+            parts = [f"cannot differentiate {self.construct} ({where})"]
         if self.line_text:
             stripped = self.line_text.lstrip()
             parts.append("    " + stripped)

@@ -81,6 +81,7 @@ class _Names(cst.CSTVisitor):
         self.assigned: set[str] = set()
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
+        self.copies: list[tuple[str, str]] = []
         self._depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
@@ -99,6 +100,10 @@ class _Names(cst.CSTVisitor):
         self._targets(node.target)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Name):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.copies.append((target.target.value, node.value.value))
         if isinstance(node.value, (cst.Subscript, cst.Attribute)):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -161,6 +166,7 @@ class Normalizer:
         self.reserved = set(scan.all)
         self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
         self.views = scan.views
+        self.copies = scan.copies
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -450,16 +456,17 @@ class Normalizer:
         target = node.target
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
-            if target.value in self.views:
-                # ``v = y[1:3]; v *= 3`` writes into y in Python; refuse that at run time
+            name = target.value
+            partners = {b for a, b in self.copies if a == name}
+            partners |= {a for a, b in self.copies if b == name}
+            partners = {p for p in partners if p in self.locals and p != name}
+            if name in self.views or partners:
+                # ``v = y[1:3]; v *= 3`` writes into y in Python: refused when it runs
                 from .runtime import not_a_view
 
-                check = ir.Call(
-                    ir.Callee("_ad.not_a_view", not_a_view, resolved=True),
-                    [ir.Var(target.value)],
-                    [],
-                )
-                self.emit(ir.ExprStmt(self.line, self.src, check))
+                callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
+                args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
+                self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, [])))
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
             obj = target.value
@@ -538,34 +545,45 @@ class Normalizer:
         self.assign(seq, ir.Call(callee, [self.atom(node)], []))
         return ir.Var(seq)
 
-    def iteration(self, node: cst.For, line: int, src: str) -> None:
-        """``for x in xs`` (and over ``enumerate``/``zip``) as a loop over indices."""
-        it, target = node.iter, node.target
-        kind = None
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name):
-            fname = it.func.value
-            if fname in ("enumerate", "zip") and self.resolve(fname) is getattr(builtins, fname):
-                if all(a.keyword is None and not a.star for a in it.args):
-                    kind = fname
+    def _builtin_iter(self, it: cst.BaseExpression, name: str) -> bool:
+        return (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == name
+            and self.resolve(name) is getattr(builtins, name)
+            and all(a.keyword is None and not a.star for a in it.args)
+        )
+
+    def _split_iteration(
+        self, it: cst.BaseExpression, target: cst.BaseExpression
+    ) -> tuple[list[ir.Atom], cst.BaseExpression | None, list[cst.BaseExpression]]:
+        """Sequences iterated in step, the index target (``enumerate``) and element targets."""
         if (
-            kind == "enumerate"
+            self._builtin_iter(it, "enumerate")
             and len(it.args) == 1
-            and isinstance(target, cst.Tuple)
+            and isinstance(target, (cst.Tuple, cst.List))
             and len(target.elements) == 2
         ):
-            seqs = [self._sequence(it.args[0].value)]
-            index_target: cst.BaseExpression | None = target.elements[0].value
-            parts = [target.elements[1].value]
-        elif (
-            kind == "zip" and isinstance(target, cst.Tuple) and len(target.elements) == len(it.args)
+            seqs, inner_index, parts = self._split_iteration(
+                it.args[0].value, target.elements[1].value
+            )
+            if inner_index is None:
+                return seqs, target.elements[0].value, parts
+        if (
+            self._builtin_iter(it, "zip")
+            and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(it.args)
         ):
-            seqs = [self._sequence(a.value) for a in it.args]
-            index_target = None
-            parts = [e.value for e in target.elements]
-        else:
-            seqs = [self._sequence(it)]
-            index_target = None
-            parts = [target]
+            return (
+                [self._sequence(a.value) for a in it.args],
+                None,
+                [e.value for e in target.elements],
+            )
+        return [self._sequence(it)], None, [target]
+
+    def iteration(self, node: cst.For, line: int, src: str) -> None:
+        """``for x in xs`` (and over ``enumerate``/``zip``) as a loop over indices."""
+        seqs, index_target, parts = self._split_iteration(node.iter, node.target)
         lengths = [self._builtin_call("len", [s]) for s in seqs]
         count = lengths[0] if len(lengths) == 1 else self._builtin_call("min", lengths)
         if isinstance(index_target, cst.Name):
@@ -788,6 +806,8 @@ class Normalizer:
         func = node.func
         if isinstance(func, cst.Name) and func.value in self.lambdas and func.value not in self.env:
             return self.inline_lambda(self.lambdas[func.value], node)
+        if isinstance(func, cst.Lambda) and not self.env:
+            return self.inline_lambda(func, node)
         if any(a.star for a in node.args):
             return self.opaque(node, "call with *args/**kwargs")
         parts = self.dotted(func)

@@ -715,15 +715,30 @@ class Reverse:
         if isinstance(s, ir.While):
             return self.bwd_while(s, live)
         if isinstance(s, ir.ExprStmt):
-            if (
-                isinstance(s.value, ir.Call)
-                and any(self.active(a) for a in expr_atoms(s.value))
-                and s.value.callee.receiver is not None
-                and self.active(s.value.callee.receiver)
-            ):
-                raise self.error(f"in-place method call {s.value.callee.code}()", s)
+            self._check_discarded_call(s)
             return []
         return []
+
+    def _check_discarded_call(self, s: ir.ExprStmt) -> None:
+        """Refuse a call whose result is dropped but which may change differentiated arguments."""
+        call = s.value
+        if not isinstance(call, ir.Call):
+            return
+        varied = [
+            a for a in expr_atoms(call) if isinstance(a, ir.Var) and a.name in self.activity.varied
+        ]
+        if not varied:
+            return
+        receiver = call.callee.receiver
+        if receiver is not None and self.active(receiver):
+            raise self.error(f"in-place method call {call.callee.code}()", s)
+        if classify(call).kind in ("user", "dynamic", "custom", "custom_gradient", "unknown"):
+            raise self.error(
+                f"call to {call.callee.code} whose result is not used",
+                s,
+                "assign its result: changes a called function makes to its arguments in place "
+                "are not differentiated",
+            )
 
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
         site = self.site(s, var)

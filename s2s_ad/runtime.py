@@ -34,9 +34,10 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
-        raise TypeError(
-            "s2s_ad cannot differentiate list concatenation with '+'; "
-            "build the list with append or use np.concatenate"
+        from .errors import TransformError
+
+        raise TransformError(
+            "list concatenation with '+'", hint="build the list with append, or use np.concatenate"
         )
     return g
 
@@ -161,6 +162,8 @@ def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 def zero_at_owned(x_bar: Any, index: Any) -> Any:
     """``zero_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
     if type(x_bar) is _ndarray:
+        if type(index) is not int:
+            _no_repeats(index)
         x_bar[index] = 0
         return x_bar
     return zero_at(x_bar, index)
@@ -200,8 +203,20 @@ def copy(x: Any) -> Any:
     return x
 
 
+def _no_repeats(index: Any) -> None:
+    """Refuse ``y[[0, 0]] = v``: NumPy keeps the last write, the adjoint cannot tell which."""
+    if _basic(index) or isinstance(index, (dict, str)):
+        return
+    flat = np.asarray(index)
+    if flat.dtype.kind in "iu" and flat.ndim == 1 and len(np.unique(flat)) != len(flat):
+        from .errors import TransformError
+
+        raise TransformError("assignment through an index that repeats an entry (y[[0, 0]] = v)")
+
+
 def zero_at(x_bar: Any, index: Any) -> Any:
     """``x_bar`` with the entries at ``index`` set to zero (a new value)."""
+    _no_repeats(index)
     if is_zero(x_bar):
         return x_bar
     if isinstance(x_bar, dict):
@@ -217,12 +232,25 @@ def zero_at(x_bar: Any, index: Any) -> Any:
     return out_a
 
 
-def not_a_view(x: Any) -> None:
-    """Refuse an augmented assignment that would write through a NumPy view."""
-    if isinstance(x, np.ndarray) and x.base is not None:
-        raise TypeError(
-            "s2s_ad cannot differentiate an in-place update of a view (v = y[...]; v op= ...): "
-            "update y[...] directly, or copy the slice first"
+def not_a_view(x: Any, *aliases: Any) -> None:
+    """Refuse an augmented assignment that would write into an array another name sees.
+
+    ``v = y[1:3]; v *= 3`` changes ``y`` and ``z = y; y *= 2`` changes ``z`` in Python; the
+    generated code rebinds instead, so such code is refused when it runs.
+    """
+    from .errors import TransformError
+
+    if not isinstance(x, np.ndarray):
+        return
+    if x.base is not None:
+        raise TransformError(
+            "an in-place update of a view (v = y[...]; v op= ...)",
+            hint="update y[...] directly, or copy the slice first",
+        )
+    if any(a is x for a in aliases):
+        raise TransformError(
+            "an in-place update of an array another variable also names (z = y; y op= ...)",
+            hint="write y = y op ... , or copy the array first",
         )
 
 

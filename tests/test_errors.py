@@ -117,3 +117,22 @@ def test_cli(tmp_path):
         [sys.executable, "-m", "s2s_ad", f"{script}:g"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def _refusals():
+    from corpus import calls, mutation
+
+    return [
+        (calls.callee_mutates_argument, (np.ones(3),), "whose result is not used"),
+        (mutation.inplace_augmented_aliasing, (np.ones(3),), "another variable also names"),
+        (mutation.view_aliasing, (np.ones(4),), "view"),
+        (mutation.fancy_index_augmented_duplicates, (np.ones(3),), "repeats an entry"),
+        (mutation.list_concatenation_and_slices, (np.ones(3),), "list concatenation"),
+    ]
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_aliasing_and_side_effects_are_refused_not_miscomputed(index):
+    fun, args, message = _refusals()[index]
+    with pytest.raises(TransformError, match=message):
+        s2s_ad.grad(fun)(*args)

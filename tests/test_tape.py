@@ -56,7 +56,7 @@ def test_linear_loop_records_only_what_shapes_need():
 
 def untouched(x, w, n):
     acc = 0.0
-    for i in range(n):
+    for _ in range(n):
         t = w * 2.0
         acc = acc + t
     return acc * x

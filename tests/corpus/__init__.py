@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,8 @@ MODULES = (
     "calls",
     "controlflow",
     "mutation",
+    "hygiene",
+    "extras",
 )
 
 
@@ -77,17 +79,19 @@ def case(
     fun: Callable[..., Any],
     *factories: Factory,
     n: int = 2,
+    draw: Callable[[np.random.Generator], tuple[Any, ...]] | None = None,
     points: Mapping[str, Point] | None = None,
     **options: Any,
 ) -> Case:
     """A case whose arguments are drawn by ``factories`` (one per argument) at ``n`` points.
 
+    ``draw`` instead draws all arguments at once (when they depend on each other);
     ``points`` adds fixed points (label -> argument tuple) to the random ones.
     """
     table: dict[str, Point] = {}
-    if factories:
+    if factories or draw:
         for k in range(n):
-            table[f"r{k}"] = _joint(factories)
+            table[f"r{k}"] = draw or _joint(factories)
     table.update(points or {})
     return Case(fun, table, **options)
 
@@ -162,14 +166,6 @@ def pair_apart(*shape: int, gap: float = 0.3) -> Callable[[np.random.Generator],
 
 
 # --- collection -------------------------------------------------------------------------------
-
-
-@dataclass
-class Registry:
-    cases: list[Case] = field(default_factory=list)
-
-    def ids(self) -> list[str]:
-        return [c.label for c in self.cases]
 
 
 def collect() -> list[Case]:

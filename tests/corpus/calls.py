@@ -4,10 +4,15 @@ inside the function, at module level, passed to ``grad`` directly), methods and 
 objects whose attributes hold arrays, functions passed as arguments."""
 
 import math
+from math import sqrt as msqrt
 
 import numpy as np
+import numpy as onp
+from numpy import exp as nexp
 
-from . import case, const, fl, normal
+from s2s_ad import grad
+
+from . import case, const, fl, normal, scalars
 
 GAIN = 1.7
 WEIGHTS = np.array([0.5, -1.0, 2.0, 0.25])
@@ -165,6 +170,81 @@ def _affine_model(rng):
     return Affine(rng.normal(size=(2, 3)), rng.normal(size=2))
 
 
+def _fill(buf, v):
+    buf[0] = v
+    buf[1] = v * 2.0
+
+
+def _total(*vs):
+    acc = 0.0
+    for v in vs:
+        acc = acc + v
+    return acc
+
+
+def _scale_kw(x, **kw):
+    return x * kw["k"] + kw["c"]
+
+
+class _Helpers:
+    @staticmethod
+    def cube(v):
+        return v**3
+
+
+def callee_mutates_argument(x):
+    y = np.zeros(3)
+    _fill(y, x[0] ** 2)
+    return np.sum(y * x)
+
+
+def callee_varargs(x):
+    return np.sum(_total(x, x**2, np.sin(x)))
+
+
+def call_with_star_args(x):
+    pair = (x, x * x)
+    return _add(*pair) * _total(*[x, 2.0 * x])
+
+
+def call_with_double_star_kwargs(x):
+    opts = {"scale": 2.0, "shift": 0.5}
+    return np.sum(_affine(x, **opts) ** 2) + np.sum(_scale_kw(x, k=3.0, c=1.0))
+
+
+def cross_module_call(x):
+    return scalars.poly(x) * scalars.math_trig(x)
+
+
+def from_import_aliases(x):
+    return np.sum(nexp(0.5 * x) * onp.cos(x)) + msqrt(x[0] ** 2 + 1.0)
+
+
+def staticmethod_call(x):
+    return np.sum(_Helpers.cube(x)) + np.sum(_Helpers().cube(x * 2.0))
+
+
+def lambda_immediately_called(x):
+    return np.sum((lambda v: v * np.exp(-v))(x))
+
+
+def object_created_inside(x):
+    q = Quadratic(np.eye(3) * 2.0)
+    return q.energy(x)
+
+
+def _cubic(x):
+    return x**3 + 2.0 * x * x
+
+
+derivative_of_cubic = grad(_cubic)
+
+
+def calls_grad_inside(x):
+    slope = grad(_cubic)
+    return slope(x) * x
+
+
 CASES = [
     case(call_user_function, normal(5)),
     case(call_nested_user_functions, fl(-2.0, 2.0)),
@@ -192,4 +272,14 @@ CASES = [
     case(function_argument, normal(4), const(np.sin), name="function_argument_ufunc"),
     case(function_argument, normal(4), const(_square), name="function_argument_user"),
     case(bound_method, normal(3), name="bound_method"),
+    case(callee_varargs, normal(3)),
+    case(call_with_star_args, fl(-2.0, 2.0)),
+    case(call_with_double_star_kwargs, normal(3)),
+    case(cross_module_call, fl(-1.5, 1.5)),
+    case(from_import_aliases, normal(3)),
+    case(staticmethod_call, normal(3)),
+    case(lambda_immediately_called, normal(3)),
+    case(object_created_inside, normal(3)),
+    case(derivative_of_cubic, fl(-2.0, 2.0), name="derivative_of_cubic"),
+    case(calls_grad_inside, fl(-2.0, 2.0)),
 ]

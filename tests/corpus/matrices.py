@@ -3,7 +3,7 @@ linalg.inv linalg.det linalg.solve, small models, float32 matrices."""
 
 import numpy as np
 
-from . import case, normal, spd, wellcond
+from . import case, fl, normal, spd, wellcond
 
 
 def dot_vectors(x, y):
@@ -114,6 +114,58 @@ def float32_matmul(w, x):
     return np.sum(np.tanh(w @ x))
 
 
+def matmul_broadcast_batch(a, b):
+    return np.sum(np.tanh(a @ b))
+
+
+def matmul_1d_2d(x, a):
+    return np.sum((x @ a) ** 2) + np.sum(a.T @ x)
+
+
+def inv_batched(a):
+    return np.sum(np.linalg.inv(a) ** 2)
+
+
+def det_batched(a):
+    return np.sum(np.linalg.det(a) ** 2)
+
+
+def solve_matrix_rhs_batched(a, b):
+    return np.sum(np.linalg.solve(a, b) ** 2)
+
+
+def einsum_ellipsis(a, b):
+    return np.sum(np.einsum("...ij,...jk->...ik", a, b) ** 2)
+
+
+def tensordot_axes_zero(x, y):
+    return np.sum(np.sin(np.tensordot(x, y, axes=0)))
+
+
+def dot_with_scalar_and_2d(s, a, b):
+    return np.sum(np.dot(s, a)) + np.sum(np.dot(a, b) ** 2)
+
+
+def outer_inner_2d(a, b):
+    return np.sum(np.outer(a, b) ** 2) + np.sum(np.inner(a, b) ** 2)
+
+
+def trace_offsets(a):
+    return np.trace(a, 1) * np.trace(a, offset=-1) + np.trace(a[None], axis1=1, axis2=2)[0]
+
+
+def transpose_3d_default(x):
+    return np.sum(np.transpose(x)[0] * np.arange(6.0).reshape(3, 2))
+
+
+def einsum_diagonal_and_rowwise(a, b):
+    return np.sum(np.einsum("ii->i", a) ** 2) + np.sum(np.einsum("ij,ij->i", a, b) ** 2)
+
+
+def tensordot_single_axis_lists(a, b):
+    return np.sum(np.tensordot(a, b, axes=([0], [1])) ** 2)
+
+
 CASES = [
     case(dot_vectors, normal(5), normal(5), wrt=(0, 1)),
     case(dot_matrix_vector, normal(3, 4), normal(4), wrt=(0, 1)),
@@ -150,4 +202,17 @@ CASES = [
         rtol=1e-4,
         atol=1e-5,
     ),
+    case(matmul_broadcast_batch, normal(1, 3, 4), normal(2, 4, 2), wrt=(0, 1)),
+    case(matmul_1d_2d, normal(3), normal(3, 3), wrt=(0, 1)),
+    case(inv_batched, wellcond(3, batch=(2,))),
+    case(det_batched, wellcond(3, batch=(2,))),
+    case(solve_matrix_rhs_batched, wellcond(3, batch=(2,)), normal(2, 3, 2), wrt=(0, 1)),
+    case(einsum_ellipsis, normal(2, 3, 4), normal(2, 4, 2), wrt=(0, 1)),
+    case(tensordot_axes_zero, normal(3), normal(2), wrt=(0, 1)),
+    case(dot_with_scalar_and_2d, fl(-1.0, 1.0), normal(2, 3), normal(3, 2), wrt=(0, 1, 2)),
+    case(outer_inner_2d, normal(2, 3), normal(4, 3), wrt=(0, 1)),
+    case(trace_offsets, normal(3, 3)),
+    case(transpose_3d_default, normal(2, 3, 4)),
+    case(einsum_diagonal_and_rowwise, normal(3, 3), normal(3, 3), wrt=(0, 1)),
+    case(tensordot_single_axis_lists, normal(3, 2), normal(4, 3), wrt=(0, 1)),
 ]

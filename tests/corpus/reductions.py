@@ -96,6 +96,34 @@ def nested_reductions(x):
     return np.mean(np.sum(x**2, axis=1)) * np.max(np.mean(x, axis=0))
 
 
+def prod_with_zero(x):
+    return np.prod(x) + np.sum(np.prod(x.reshape(2, 2), axis=0))
+
+
+def tuple_axes(x):
+    return (
+        np.sum(np.mean(x, axis=(0, 2)) ** 2)
+        + np.sum(np.max(x, axis=(0, 1)))
+        + np.sum(np.std(x, axis=(0, 1), keepdims=True) * x)
+    )
+
+
+def positional_axis(x):
+    return np.sum(np.sum(x, 0) ** 2) + np.sum(np.mean(x, -1) ** 3) + x.sum(0)[1] + x.max(1).sum()
+
+
+def size_one_output(x):
+    return np.sum(x**2, keepdims=True)
+
+
+def zero_d_array_output(x):
+    return np.array(np.sum(x**3))
+
+
+def min_keepdims(x):
+    return np.sum(np.min(x, axis=0, keepdims=True) * x)
+
+
 CASES = [
     case(sum_all_and_axis0, normal(3, 4)),
     case(sum_axis1_keepdims, normal(3, 4)),
@@ -124,4 +152,17 @@ CASES = [
         },
     ),
     case(nested_reductions, normal(3, 4)),
+    case(
+        prod_with_zero,
+        points={
+            "one_zero": (np.array([0.0, 1.5, -2.0, 0.7]),),
+            "two_zeros": (np.array([0.0, 0.0, 1.3, 0.8]),),
+            "no_zero": (np.array([0.9, 1.5, -2.0, 0.7]),),
+        },
+    ),
+    case(tuple_axes, normal(2, 3, 4)),
+    case(positional_axis, normal(3, 4)),
+    case(size_one_output, normal(2, 3)),
+    case(zero_d_array_output, normal(3)),
+    case(min_keepdims, normal(3, 4)),
 ]

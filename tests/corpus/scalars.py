@@ -93,8 +93,12 @@ def math_atan2_hypot(x, y):
     return math.atan2(y, x) + math.hypot(x, y)
 
 
-def math_log_bases(x):
-    return math.log(x, 2.0) + math.log10(x) + math.log2(x)
+def math_log_base_argument(x):
+    return math.log(x, 2.0) * x
+
+
+def math_log10_log2(x):
+    return math.log10(x) + math.log2(x) * x
 
 
 def math_fabs(x):
@@ -106,7 +110,11 @@ def builtin_abs_pow(x):
 
 
 def builtin_min_max(x, y):
-    return max(x, y) * 2.0 + min(x, y, 10.0) - max(x * x, 0.25)
+    return max(x, y) * 2.0 + min(x, y) - max(x * x, 0.25)
+
+
+def builtin_min_max_three_args(x, y):
+    return min(x, y, 10.0) + max(x, 0.5 * y, -3.0) * 2.0
 
 
 def builtin_float(x):
@@ -137,6 +145,60 @@ def numpy_scalar_math(x):
     return np.exp(x) * np.sin(x) + np.sqrt(x) - np.log(x)
 
 
+def chained_comparison_and_or(x, y):
+    if 0.0 < x < 1.0 and y > 0.0 or x > 2.0:
+        r = x * y + x**2
+    elif not y > -1.0:
+        r = x - y**3
+    else:
+        r = x / (1.0 + y * y)
+    return r
+
+
+def pow_builtin_both_differentiable(x, y):
+    return pow(x, y) + pow(y, 2)
+
+
+def powers_at_zero(x):
+    return x**2 + x**3 + pow(x, 2) + math.pow(x, 2.0)
+
+
+def underscore_names(x):
+    _ = x**2
+    __ = _ * 3.0
+    return __ + _ * x
+
+
+def numpy_float32_scalar(x):
+    return x * x * np.float32(3.0) + np.sin(x)
+
+
+def math_erf_degrees_inverse_hyperbolic(x):
+    return (
+        math.erf(x)
+        + math.erfc(0.5 * x)
+        + math.degrees(x) * 0.01
+        + math.radians(x)
+        + math.asinh(x)
+        + math.acosh(x + 1.5)
+        + math.atanh(x / 3.0)
+        + math.cbrt(x)
+        + math.exp2(x)
+    )
+
+
+def math_gamma_lgamma(x):
+    return math.gamma(x) + math.lgamma(x)
+
+
+def math_copysign_fmod(x):
+    return math.copysign(x, -1.0) + math.fmod(x, 0.7)
+
+
+def math_prod_dist(x):
+    return math.prod([x, x, 2.0]) + math.dist([x, 1.0], [0.0, x * x])
+
+
 CASES = [
     case(poly, fl(-2.0, 2.0), n=3),
     case(rational, fl(1.5, 3.0), fl(-1.0, 0.5), wrt=(0, 1), n=3),
@@ -155,13 +217,19 @@ CASES = [
     case(math_hyperbolic, fl(-2.0, 2.0)),
     case(math_roots_and_powers, fl(0.2, 3.0)),
     case(math_atan2_hypot, fl(0.3, 2.0), away(0.3, 2.0), wrt=(0, 1), n=3),
-    case(math_log_bases, fl(0.2, 5.0)),
+    case(math_log_base_argument, fl(0.2, 5.0)),
+    case(math_log10_log2, fl(0.2, 5.0)),
     case(math_fabs, away(0.3, 2.0), n=3),
     case(builtin_abs_pow, away(0.3, 2.0), n=3),
     case(
         builtin_min_max,
         wrt=(0, 1),
         points={"x_big": (2.0, -1.0), "y_big": (0.3, 1.7), "both_small": (0.1, -0.2)},
+    ),
+    case(
+        builtin_min_max_three_args,
+        wrt=(0, 1),
+        points={"x_wins": (-1.0, 1.0), "y_wins": (2.0, -1.0), "const_wins": (12.0, 11.0)},
     ),
     case(builtin_float, fl(-2.0, 2.0)),
     case(builtin_sum, fl(-2.0, 2.0)),
@@ -170,4 +238,24 @@ CASES = [
     case(nondiff_int_cast, points={"pos": (2.7,), "neg": (-1.4,)}),
     case(stop_gradient_scalar, fl(-2.0, 2.0), expected=lambda x: x * x),
     case(numpy_scalar_math, fl(0.2, 2.0)),
+    case(
+        chained_comparison_and_or,
+        wrt=(0, 1),
+        points={"and": (0.5, 0.7), "or": (2.5, -2.0), "not": (1.5, -1.5), "else": (1.5, 0.2)},
+    ),
+    case(pow_builtin_both_differentiable, fl(0.5, 2.0), fl(0.5, 2.0), wrt=(0, 1)),
+    case(powers_at_zero, points={"zero": (0.0,), "one": (1.0,)}),
+    case(underscore_names, fl(-2.0, 2.0)),
+    # float32 input: the gradient must be a float32 scalar; float32 arithmetic limits accuracy.
+    case(
+        numpy_float32_scalar,
+        lambda rng: np.float32(rng.uniform(-2, 2)),
+        name="numpy_float32_scalar",
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    case(math_erf_degrees_inverse_hyperbolic, fl(0.3, 1.4)),
+    case(math_gamma_lgamma, fl(0.5, 3.0)),
+    case(math_copysign_fmod, fl(0.8, 1.3)),
+    case(math_prod_dist, fl(0.5, 2.0)),
 ]

@@ -28,7 +28,7 @@ def transpose_axes(x):
 
 
 def transpose_attribute(a):
-    return np.sum(a.T @ a * a.T[0]) + np.sum(a.transpose() ** 3)
+    return np.sum(a.T @ a * a[0]) + np.sum(a.transpose() ** 3) + np.sum(a.T[1] * a[:, 0])
 
 
 def expand_dims_squeeze(x):
@@ -84,7 +84,11 @@ def zeros_like_ones_like(x):
 def full_with_differentiable_value(x):
     f = np.full(3, x[0])
     g = np.full((2, 3), 2.5)
-    return np.sum(f * x) + np.sum(g @ x) + np.sum(np.full_like(x, x[1]) ** 2)
+    return np.sum(f * x) + np.sum(g @ x) + np.sum(np.full((2, 2), x[1] * x[2]) ** 2)
+
+
+def full_like_with_differentiable_value(x):
+    return np.sum(np.full_like(x, x[1]) ** 2 * x)
 
 
 def eye_matrix(x):
@@ -132,6 +136,84 @@ def size_shape_attributes(x):
     return np.sum(x) / n + np.sum(x**2) / m + x.ndim * np.sum(x)
 
 
+def squeeze_no_axis(x):
+    return np.sum(np.squeeze(x) ** 2 * np.arange(3.0))
+
+
+def expand_dims_tuple_axis(x):
+    return np.sum(np.expand_dims(x, (0, 2)) * np.ones((1, 3, 2)))
+
+
+def repeat_array_repeats(x):
+    return np.sum(np.repeat(x, [1, 2, 3]) ** 2 * np.arange(6.0))
+
+
+def tile_2d(a):
+    return np.sum(np.tile(a, (2, 1)) * np.arange(12.0).reshape(4, 3))
+
+
+def broadcast_to_leading(x):
+    return np.sum(np.broadcast_to(x, (2, 3, 4)) ** 2 * np.arange(24.0).reshape(2, 3, 4))
+
+
+def stack_negative_axis(x, y):
+    return np.sum(np.stack([x, y * 2.0], axis=-1) @ np.array([[1.0], [3.0]]))
+
+
+def array_of_arrays(x, y):
+    m = np.array([x, y, x * y])
+    return np.sum(m @ np.array([1.0, -1.0]) ** 2)
+
+
+def array_with_dtype(x):
+    v = np.array([x[0], 2.0, x[1] * x[2]], dtype=float)
+    return np.sum(v**2) + np.sum(np.asarray(x, dtype=np.float64) * 3.0)
+
+
+def linspace_differentiable_endpoints(a, b):
+    return np.sum(np.linspace(a, b, 5) ** 2)
+
+
+def zeros_then_slice_assign(x):
+    z = np.zeros((2, 3))
+    z[0] = x
+    z[1, :2] = x[:2] ** 2
+    return np.sum(z @ z.T)
+
+
+def eye_offset(x):
+    return np.sum(np.eye(3, k=1) @ x * x) + np.sum(np.eye(2, 3) @ x)
+
+
+def more_array_methods(x):
+    return (
+        x.max(axis=0).sum()
+        + x.min()
+        + x.prod(axis=1).sum()
+        + x.var()
+        + x.std(axis=0).sum()
+        + x.flatten()[2] ** 2
+        + x.ravel().dot(x.ravel())
+        + x.transpose(1, 0)[0].sum() * 2.0
+        + x.clip(-0.5, 0.5).sum()
+        + x.reshape(x.shape[0], -1).squeeze().sum(axis=-1, keepdims=True).sum()
+    )
+
+
+def broadcast_size_one_axes(x, s, t):
+    return np.sum((x * s + t) ** 2)
+
+
+def negative_axes(x):
+    return (
+        np.sum(np.sum(x, axis=-1, keepdims=True) * x)
+        + np.sum(np.mean(x, axis=-2) ** 2)
+        + np.sum(np.transpose(x, (-1, 0, 1))[1])
+        + np.sum(np.concatenate([x, x**2], axis=-1) ** 2)
+        + np.sum(np.squeeze(x[:1, :, :1], axis=(0, 2)))
+    )
+
+
 CASES = [
     case(reshape_function, normal(12)),
     case(reshape_method, normal(12)),
@@ -149,6 +231,7 @@ CASES = [
     case(zeros_ones, normal(3)),
     case(zeros_like_ones_like, normal(2, 3)),
     case(full_with_differentiable_value, normal(3)),
+    case(full_like_with_differentiable_value, normal(3)),
     case(eye_matrix, normal(3)),
     case(arange_linspace, normal(5)),
     case(array_from_scalars, fl(-2.0, 2.0), fl(-2.0, 2.0), wrt=(0, 1)),
@@ -158,4 +241,18 @@ CASES = [
     case(method_chain, normal(6)),
     case(astype_float, normal(5)),
     case(size_shape_attributes, normal(4)),
+    case(squeeze_no_axis, normal(1, 3, 1)),
+    case(expand_dims_tuple_axis, normal(3)),
+    case(repeat_array_repeats, normal(3)),
+    case(tile_2d, normal(2, 3)),
+    case(broadcast_to_leading, normal(3, 1)),
+    case(stack_negative_axis, normal(3), normal(3), wrt=(0, 1)),
+    case(array_of_arrays, normal(2), normal(2), wrt=(0, 1)),
+    case(array_with_dtype, normal(3)),
+    case(linspace_differentiable_endpoints, fl(-1.0, 1.0), fl(1.0, 2.0), wrt=(0, 1)),
+    case(zeros_then_slice_assign, normal(3)),
+    case(eye_offset, normal(3)),
+    case(more_array_methods, normal(3, 4)),
+    case(broadcast_size_one_axes, normal(2, 3), normal(1), normal(1, 1), wrt=(0, 1, 2)),
+    case(negative_axes, normal(2, 3, 4)),
 ]

@@ -102,6 +102,10 @@ def broadcast_scalar_add(x, s):
     return np.sum((x + s) ** 2 * (s - x))
 
 
+def broadcast_scaled_scalar(x, s):
+    return np.sum(x + 2.0 * s)
+
+
 def broadcast_column_row(a, b):
     return np.sum(np.sin(a * b) + a / (1.5 + b))
 
@@ -155,6 +159,46 @@ def float32_elementwise(x):
     return np.sum(np.sin(x) * x + np.exp(-x * x))
 
 
+def powers_at_zero_vec(x):
+    return np.sum(x**2 + np.power(x, 3) + np.square(x) + x * x + np.power(x, 2.0))
+
+
+def power_negative_base_integer_exponent(x, y):
+    return np.sum(x**y + np.power(x, y))
+
+
+def maximum_scalar_broadcast(s, x):
+    return np.sum(np.maximum(s, x) ** 2) + np.sum(np.minimum(x, s))
+
+
+def clip_differentiable_bounds(x, lo, hi):
+    return np.sum(np.clip(x, lo, hi) ** 2)
+
+
+def where_condition_from_other(x, c):
+    return np.sum(np.where(c > 0.0, x**2, -x) + np.where(c, 1.0, x))
+
+
+def arctan2_broadcast(y, x):
+    return np.sum(np.arctan2(y, x))
+
+
+def float_of_array(x):
+    return float(np.sum(x**2)) * x[0] + float(x[1]) ** 2
+
+
+def builtin_abs_on_array(x):
+    return np.sum(abs(x) * x + abs(x - 3.0))
+
+
+def float32_mixed_with_float64(x, w):
+    return np.sum(np.tanh(x * w) + x**2)
+
+
+def int_array_not_differentiated(x, k):
+    return np.sum(x * k + x**k)
+
+
 CASES = [
     case(np_exp_log, uni(0.2, 3.0, 5), n=3),
     case(np_log1p_expm1, uni(-0.5, 1.5, 5)),
@@ -166,10 +210,10 @@ CASES = [
     case(np_power_arrays, uni(0.3, 2.0, 4), uni(-1.5, 2.5, 4), wrt=(0, 1)),
     case(np_power_square, normal(5)),
     case(np_abs_sign, away(0.2, 2.0, 6), n=3),
-    case(np_maximum_minimum, pair_apart(6), wrt=(0, 1), n=3),
+    case(np_maximum_minimum, draw=pair_apart(6), wrt=(0, 1), n=3),
     case(np_maximum_scalar, away(0.2, 2.0, 6)),
     case(np_where_scalar_branches, away(0.2, 2.0, 6), n=3),
-    case(np_where_two_inputs, pair_apart(6), wrt=(0, 1), n=3),
+    case(np_where_two_inputs, draw=pair_apart(6), wrt=(0, 1), n=3),
     case(np_clip, points={"mixed": (np.array([-1.2, -0.3, 0.1, 0.45, 0.8, -0.7]),)}),
     case(np_logaddexp, normal(5), normal(5), wrt=(0, 1)),
     case(pow_scalar_exponent, uni(0.3, 2.0, 5)),
@@ -178,6 +222,14 @@ CASES = [
     case(unary_minus_vector, normal(5)),
     case(augmented_vector, normal(5)),
     case(broadcast_scalar_add, normal(5), fl(-1.0, 1.0), wrt=(0, 1)),
+    case(broadcast_scaled_scalar, normal(3), fl(-1.0, 1.0), wrt=(0, 1)),
+    case(
+        broadcast_scaled_scalar,
+        normal(3),
+        lambda rng: np.float64(rng.normal()),
+        wrt=(0, 1),
+        name="broadcast_scaled_numpy_scalar",
+    ),
     case(broadcast_column_row, normal(3, 1), uni(0.0, 1.0, 1, 4), wrt=(0, 1)),
     case(broadcast_divide_scalar, uni(0.5, 2.0, 2, 3), fl(0.5, 2.0), wrt=(0, 1)),
     case(broadcast_power_scalar, uni(0.5, 2.0, 4), fl(0.5, 2.5), wrt=(0, 1)),
@@ -204,4 +256,44 @@ CASES = [
         rtol=1e-4,
         atol=1e-5,
     ),
+    case(
+        powers_at_zero_vec,
+        points={"zeros": (np.zeros(3),), "mixed": (np.array([0.0, 1.5, -2.0]),)},
+    ),
+    case(
+        power_negative_base_integer_exponent,
+        normal(3),
+        const(np.array([2.0, 3.0, 4.0])),
+        points={"negative": (np.array([-1.5, -0.5, -2.0]), np.array([2.0, 3.0, 4.0]))},
+    ),
+    case(maximum_scalar_broadcast, fl(-0.1, 0.1), away(0.3, 2.0, 5), wrt=(0, 1), n=3),
+    case(
+        clip_differentiable_bounds,
+        wrt=(0, 1, 2),
+        points={
+            "scalars": (np.array([-2.0, -0.2, 0.3, 1.9]), -1.0, 1.0),
+            "arrays": (
+                np.array([-2.0, -0.2, 0.3, 1.9]),
+                np.array([-1.0, -1.0, 0.5, 0.0]),
+                np.array([1.0, 0.1, 1.0, 1.0]),
+            ),
+        },
+    ),
+    case(
+        where_condition_from_other,
+        normal(4),
+        const(np.array([1.0, -1.0, 0.0, 2.0])),
+    ),
+    case(arctan2_broadcast, normal(3, 1), uni(0.5, 2.0, 4), wrt=(0, 1)),
+    case(float_of_array, normal(3)),
+    case(builtin_abs_on_array, away(0.2, 2.0, 5)),
+    # float32 x with float64 weights: the result is float64, the gradient must be float32.
+    case(
+        float32_mixed_with_float64,
+        normal(4, dtype=np.float32),
+        normal(4),
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    case(int_array_not_differentiated, uni(0.5, 2.0, 3), const(np.array([1, 2, 3]))),
 ]
