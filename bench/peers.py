@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import math
+import os
 import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -108,9 +109,7 @@ class Peer:
         mod = importlib.import_module(self.module)
         return str(getattr(mod, "__version__", "?"))
 
-    def prepare(
-        self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
-    ) -> Prepared:
+    def prepare(self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]) -> Prepared:
         """Build the gradient of ``f`` w.r.t. ``args[wrt]`` (override)."""
         raise NotImplementedError
 
@@ -139,8 +138,14 @@ class Autograd(Peer):
         self._grad = autograd.grad
         self._np = anp
         self._math = types.SimpleNamespace(
-            sqrt=anp.sqrt, log=anp.log, exp=anp.exp, sin=anp.sin, cos=anp.cos,
-            tanh=anp.tanh, erf=asp.erf, pi=math.pi,
+            sqrt=anp.sqrt,
+            log=anp.log,
+            exp=anp.exp,
+            sin=anp.sin,
+            cos=anp.cos,
+            tanh=anp.tanh,
+            erf=asp.erf,
+            pi=math.pi,
         )
 
     def version(self) -> str:
@@ -149,9 +154,7 @@ class Autograd(Peer):
 
         return version("autograd")
 
-    def prepare(
-        self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
-    ) -> Prepared:
+    def prepare(self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]) -> Prepared:
         """``autograd.grad`` of ``f`` with the differentiated arguments packed in a tuple."""
         g_f = rebind(f, self._np, self._math)
         params, merge = split_args(args, wrt)
@@ -181,13 +184,17 @@ class _JaxBase(Peer):
         self._jax = jax
         self._np = jnp
         self._math = types.SimpleNamespace(
-            sqrt=jnp.sqrt, log=jnp.log, exp=jnp.exp, sin=jnp.sin, cos=jnp.cos,
-            tanh=jnp.tanh, erf=jsp.erf, pi=math.pi,
+            sqrt=jnp.sqrt,
+            log=jnp.log,
+            exp=jnp.exp,
+            sin=jnp.sin,
+            cos=jnp.cos,
+            tanh=jnp.tanh,
+            erf=jsp.erf,
+            pi=math.pi,
         )
 
-    def _inputs(
-        self, args: Sequence[Any], wrt: Sequence[int]
-    ) -> tuple[list[Any], tuple[int, ...]]:
+    def _inputs(self, args: Sequence[Any], wrt: Sequence[int]) -> tuple[list[Any], tuple[int, ...]]:
         """Float arguments as float64 device arrays; other arguments left as they are.
 
         Returns:
@@ -214,9 +221,7 @@ class JaxEager(_JaxBase):
 
     name = "jax.grad (eager)"
 
-    def prepare(
-        self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
-    ) -> Prepared:
+    def prepare(self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]) -> Prepared:
         """``jax.grad(f, argnums=wrt)`` called on device arrays."""
         jax = self._jax
         j_args, _ = self._inputs(args, wrt)
@@ -229,9 +234,7 @@ class JaxJit(_JaxBase):
 
     name = "jax.jit(jax.grad)"
 
-    def prepare(
-        self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
-    ) -> Prepared:
+    def prepare(self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]) -> Prepared:
         """Compile once (the first call, timed as ``setup_seconds``), then time calls."""
         import time
 
@@ -334,13 +337,18 @@ class Torch(Peer):
         """Import torch and build its ``np`` / ``math`` stand-ins."""
         import torch
 
+        threads = int(os.environ.get("OMP_NUM_THREADS", "0"))
+        if threads > 0:
+            torch.set_num_threads(threads)
+            try:
+                torch.set_num_interop_threads(threads)
+            except RuntimeError:  # already set by an earlier import in this process
+                pass
         self._torch = torch
         self._np = _TorchNumpy(torch)
         self._math = _TorchMath(torch)
 
-    def prepare(
-        self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]
-    ) -> Prepared:
+    def prepare(self, f: Callable[..., Any], args: Sequence[Any], wrt: Sequence[int]) -> Prepared:
         """Leaf tensors for the differentiated arguments, plain tensors for other arrays."""
         torch = self._torch
         t_f = rebind(f, self._np, self._math)
