@@ -65,7 +65,7 @@ def compile_adjoint(
         unknown = [w for w in wrt if w not in fn.params]
         if unknown:
             raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-        rev = Reverse(fn, list(wrt), _resolve_callee, has_aux, scalars)
+        rev = Reverse(fn, list(wrt), _resolve_callee, has_aux, scalars, parsed.globals)
         sweeps = rev.run()
         returned = str(rev.returned)
         origin = f"{parsed.filename}:{parsed.first_line}"
@@ -171,6 +171,11 @@ def _check_float(name: str, value: Any) -> None:
 
 def fix_grad(g: Any, x: Any) -> Any:
     """Give a gradient the structure, shape and float dtype of its input."""
+    tx = type(x)
+    if tx is float:
+        return g if type(g) is float else float(np.asarray(g).reshape(()))
+    if tx is np.ndarray and type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
+        return g
     if isinstance(x, (tuple, list)):
         parts = [fix_grad(g[i] if not _zero(g) else 0.0, v) for i, v in enumerate(x)]
         return type(x)(parts)
@@ -193,14 +198,19 @@ def _zero(g: Any) -> bool:
     return g is None or (type(g) is float and g == 0.0)
 
 
-class _Bound:
-    """Arguments of one call, bound to the primal's parameters."""
+class _Binder:
+    """Binds call arguments to the primal's parameters (the signature is read once)."""
 
-    def __init__(self, fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        sig = inspect.signature(fun)
-        ba = sig.bind(*args, **kwargs)
+    def __init__(self, fun: Any) -> None:
+        self.sig = inspect.signature(fun)
+        self.n = len(self.sig.parameters)
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+        if not kwargs and len(args) == self.n:
+            return list(args)
+        ba = self.sig.bind(*args, **kwargs)
         ba.apply_defaults()
-        self.values = [ba.arguments[p] for p in sig.parameters]
+        return [ba.arguments[p] for p in self.sig.parameters]
 
 
 def _generated(
@@ -224,7 +234,7 @@ class _Variants:
         self.by_mask: dict[tuple[bool, ...], Any] = {(): general}
 
     def get(self, values: list[Any]) -> Any:
-        mask = tuple(isinstance(v, _SCALAR_TYPES) for v in values)
+        mask = tuple([isinstance(v, _SCALAR_TYPES) for v in values])
         fn = self.by_mask.get(mask)
         if fn is None:
             names = frozenset(p for p, m in zip(self.params[self.offset :], mask) if m)
@@ -236,6 +246,8 @@ class _Variants:
 
 
 def _scalar(value: Any) -> None:
+    if type(value) is float or (type(value) is np.ndarray and value.size == 1):
+        return
     shape = np.shape(value)
     if int(np.prod(shape)) != 1 or isinstance(value, (tuple, list, dict)):
         raise ValueError(
@@ -270,12 +282,17 @@ def value_and_grad(
     names, single, params, generated = _prepare(fun, wrt, has_aux)
     where = [params.index(n) for n in names]
     variants = _Variants(fun, tuple(names), has_aux, generated)
+    bind = _Binder(fun)
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
-        values = _Bound(fun, args, kwargs).values
+        values = bind(args, kwargs)
         for name, pos in zip(names, where):
-            _check_float(name, values[pos])
+            value = values[pos]
+            if type(value) is not float and not (
+                type(value) is np.ndarray and value.dtype.kind == "f"
+            ):
+                _check_float(name, value)
         value, grads = variants.get(values)(*values)
         _scalar(value[0] if has_aux else value)
         grads = tuple(fix_grad(g, values[pos]) for g, pos in zip(grads, where))

@@ -10,6 +10,7 @@ loops using recorded trip counts and branch conditions.
 from __future__ import annotations
 
 import inspect
+import math as _math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from .normalize import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
+from .simplify import fold, to_math
 
 Resolver = Callable[[Any, tuple[str, ...]], Any]
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
@@ -78,8 +80,10 @@ class Reverse:
         resolver: Resolver,
         has_aux: bool = False,
         scalars: frozenset[str] = frozenset(),
+        user_globals: dict[str, Any] | None = None,
     ) -> None:
         self.fn = fn
+        self.user_globals = user_globals or {}
         self.wrt = wrt
         self.scalar_params = scalars
         self.resolver = resolver
@@ -147,6 +151,12 @@ class Reverse:
             self._bars[var] = self.mint(f"{var}_bar")
         return self._bars[var]
 
+    def helper(self, base: str, obj: Any) -> str:
+        """A name for a module the generated code needs: the user's own when it is the same."""
+        if self.user_globals.get(base) is obj and base not in self._primal_names():
+            return base
+        return self.bind(base, obj)
+
     def bind(self, base: str, obj: Any) -> str:
         for name, value in self.bindings.items():
             if value is obj and name.startswith(base):
@@ -192,10 +202,10 @@ class Reverse:
         out: dict[str, str] = {}
         base: dict[str, set[str]] = {}
 
-        def scan(stmts: list[ir.Stmt]) -> None:
+        def scan(stmts: list[ir.Stmt], in_loop: bool) -> None:
             for k, st in enumerate(stmts):
                 for inner in _children(st):
-                    scan(inner)
+                    scan(inner, in_loop or isinstance(st, (ir.For, ir.While)))
                 if not isinstance(st, ir.Assign) or st.target not in self.fn.all_temps:
                     continue
                 if counts.get(st.target) != 1:
@@ -207,7 +217,11 @@ class Reverse:
                 elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
                     text = f"{value.obj.name}.{value.name}"
                     operands = {value.obj.name}
-                elif isinstance(value, (ir.BinOp, ir.UnaryOp)) and st.target in self.scalar:
+                elif (
+                    isinstance(value, (ir.BinOp, ir.UnaryOp))
+                    and st.target in self.scalar
+                    and in_loop
+                ):
                     # scalar arithmetic costs less to redo than to record
                     text = f"({self.render_expr(value)})"
                     operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
@@ -226,7 +240,7 @@ class Reverse:
                     out[st.target] = text
                     base[st.target] = operands
 
-        scan(self.body)
+        scan(self.body, False)
         for name in list(out):
             out[name] = _subst_names(out[name], out)
         return out
@@ -690,6 +704,9 @@ class Reverse:
         total = " + ".join(contribs)
         if var in live:
             if var in self.numeric:
+                if b in self.owned:
+                    # b holds an array no other name shares: add in place
+                    return [self.line(f"{b} += {total}")]
                 line = self.line(f"{b} = {b} + {total}")
                 self.owned.add(b)
                 return [line]
@@ -879,6 +896,7 @@ class Reverse:
         s: ir.Assign,
         add: Callable[[ir.Atom | None, str], None],
         atoms: list[tuple[str, ir.Atom]],
+        use_math: bool = False,
     ) -> None:
         g = self.bar(s.target)
         env = {**names, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
@@ -887,6 +905,9 @@ class Reverse:
             if not self.active(atom):
                 continue
             partial = rule.partials.get(param)
+            if partial is not None and use_math:
+                # a ``math`` function: floats in and out, so its derivative uses ``math`` too
+                partial = to_math(partial, "np", self.helper("math", _math))
             if partial is not None:
                 add(atom, self._elementwise_contrib(rule, partial, env, g, s.target, atom, scalars))
                 continue
@@ -971,7 +992,8 @@ class Reverse:
                 pre.append(self.line(f"{tmp} = {_fold(substitute(rule.vjps['args'], env))}"))
                 for pos, a in enumerate(extra):
                     add(a, f"{tmp}[{pos}]")
-            self._apply_rule(rule, bound, s, add, pairs)
+            use_math = getattr(call.callee.obj, "__module__", None) == "math"
+            self._apply_rule(rule, bound, s, add, pairs, use_math)
             return
         if info.kind == "custom" and len(call.args) == 1 and not call.kwargs:
             add(call.args[0], f"{plan.bwd}({g}, {self.call_args(call)})")
@@ -1343,15 +1365,4 @@ def _index_value(code: str, np_name: str) -> str:
     return code
 
 
-def _fold(expr: str) -> str:
-    """Fold the constant arithmetic that substitution leaves (``x ** (2 - 1)`` -> ``x``)."""
-    import re
-
-    def minus_one(m: re.Match[str]) -> str:
-        value = float(m.group(1)) - 1
-        text = repr(int(value)) if value.is_integer() and "." not in m.group(1) else repr(value)
-        return text if value >= 0 else f"({text})"
-
-    expr = re.sub(r"\((\d+(?:\.\d*)?) - 1\)", minus_one, expr)
-    expr = re.sub(r" \*\* 1(?:\.0)?(?![\d.])", "", expr)
-    return expr
+_fold = fold

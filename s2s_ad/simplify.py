@@ -1,0 +1,157 @@
+"""Constant folding and identities for the expressions rules produce.
+
+Substituting the user's names into a rule leaves constant arithmetic behind
+(``2 * x ** (2 - 1)``, ``1.0 / (x * np.log(np.e))``); folding it makes the generated code
+shorter and faster. Only NumPy/``math`` constants and pure functions of constants are
+evaluated; anything else is left as it is.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from functools import lru_cache
+
+import numpy as np
+
+_PURE = {
+    "sqrt",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "exp",
+    "exp2",
+    "expm1",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "asin",
+    "acos",
+    "atan",
+    "pi",
+    "e",
+    "tau",
+    "abs",
+    "fabs",
+    "square",
+    "reciprocal",
+    "float64",
+    "float32",
+    "erf",
+}
+_MODULES = {"np": np, "math": math}
+
+
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _value(node: ast.AST) -> bool:
+    """Whether a subtree is made only of numbers, module constants and pure calls."""
+    if _is_number(node):
+        return True
+    if isinstance(node, ast.Attribute):
+        return (
+            isinstance(node.value, ast.Name)
+            and node.value.id in _MODULES
+            and node.attr in _PURE
+            and isinstance(getattr(_MODULES[node.value.id], node.attr, None), float)
+        )
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return _value(node.operand)
+    if isinstance(node, ast.BinOp) and isinstance(
+        node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+    ):
+        return _value(node.left) and _value(node.right)
+    if isinstance(node, ast.Call) and not node.keywords:
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in _MODULES
+            and func.attr in _PURE
+            and all(_value(a) for a in node.args)
+        )
+    return False
+
+
+def _number(value: object) -> ast.AST | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return ast.Constant(int(value))
+    if isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
+        number = float(value)
+        if number < 0:
+            return ast.UnaryOp(ast.USub(), ast.Constant(-number))
+        return ast.Constant(number)
+    return None
+
+
+def _is(node: ast.AST, number: float) -> bool:
+    return _is_number(node) and node.value == number  # type: ignore[attr-defined]
+
+
+class _Folder(ast.NodeTransformer):
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        node = super().generic_visit(node)
+        if isinstance(node, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Attribute)) and _value(node):
+            try:
+                code = compile(ast.fix_missing_locations(ast.Expression(node)), "<fold>", "eval")
+                folded = _number(eval(code, dict(_MODULES)))  # noqa: S307 (numbers only)
+            except (ArithmeticError, ValueError, TypeError):
+                folded = None
+            if folded is not None:
+                return folded
+        if isinstance(node, ast.BinOp):
+            left, right = node.left, node.right
+            if isinstance(node.op, ast.Pow) and _is(right, 1):
+                return left
+            if isinstance(node.op, ast.Mult):
+                if _is(left, 1):
+                    return right
+                if _is(right, 1):
+                    return left
+            if isinstance(node.op, ast.Div) and _is(right, 1):
+                return left
+            if isinstance(node.op, (ast.Add, ast.Sub)) and _is(right, 0):
+                return left
+        if (
+            isinstance(node, ast.UnaryOp)
+            and isinstance(node.op, ast.USub)
+            and isinstance(node.operand, ast.UnaryOp)
+            and isinstance(node.operand.op, ast.USub)
+        ):
+            return node.operand.operand
+        return node
+
+
+@lru_cache(maxsize=4096)
+def fold(expr: str) -> str:
+    """Fold constant subexpressions and drop ``* 1``, ``** 1``, ``/ 1``, ``+ 0``."""
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return expr
+    folded = _Folder().visit(tree)
+    ast.fix_missing_locations(folded)
+    text = ast.unparse(folded)
+    return text
+
+
+def to_math(expr: str, np_name: str, math_name: str) -> str:
+    """Use ``math`` instead of NumPy in a derivative of a ``math`` function (floats in, out)."""
+    import re
+
+    def repl(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return f"{math_name}.{name}" if hasattr(math, name) and name != "pow" else m.group(0)
+
+    return re.sub(rf"(?<![\w.]){re.escape(np_name)}\.(\w+)", repl, expr)
