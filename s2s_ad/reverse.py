@@ -97,6 +97,7 @@ class Reverse:
         self.zero_filled: set[str] = set()
         self.expanded: set[str] = set()
         self.owned: set[str] = set()
+        self.dense: set[str] = set()
         self._live_now: set[str] = set()
         self.pos: dict[int, int] = {}
         self.loop_span: dict[int, tuple[int, int]] = {}
@@ -656,6 +657,8 @@ class Reverse:
     def line(self, text: str) -> Line:
         text = self.read(text)
         lhs, sep, rhs = text.partition(" = ")
+        if sep and lhs in self.dense:
+            self.dense.discard(lhs)  # rebound: no longer the dense array made for a loop
         if sep and self.owned:
             # an adjoint mentioned on a right-hand side may be aliased from now on
             prefixes = tuple(
@@ -804,7 +807,9 @@ class Reverse:
             var, index = scatter
             b = self.bar(var)
             g = self.bar(target)
-            if var in live:
+            if var in live and b in self.dense and self._int_index(index):
+                items.append(self.line(f"{b}[{index}] += {g}"))
+            elif var in live:
                 fn = self._owned_call(b, f"{self.ad}.add_at")
                 items.append(self.line(f"{b} = {fn}({b}, {var}, {index}, {g})"))
             else:
@@ -1027,10 +1032,15 @@ class Reverse:
         for pos, a in enumerate(targets):
             add(a, f"{tmp}[{pos}]")
 
-    def zero(self, var: str) -> Line:
+    def zero(self, var: str, dense: bool = False) -> Line:
+        b = self.bar(var)
         self.zero_filled.add(var)
-        self.owned.add(self.bar(var))
-        return Line(f"{self.bar(var)} = 0.0")
+        self.owned.add(b)
+        if dense:
+            self.dense.add(b)
+            return self.line(f"{b} = {self.ad}.dense(0.0, {var})")
+        self.dense.discard(b)
+        return Line(f"{b} = 0.0")
 
     def bwd_unpack(self, s: ir.Unpack, live: set[str]) -> list[Item]:
         pops: list[Item] = [p for t in reversed(s.targets) for p in self.pop(s, t)]
@@ -1063,9 +1073,12 @@ class Reverse:
                 else:
                     part = f"{self.ad}.unbroadcast({part}, {s.value.name})"
                 items += self.accumulate(s.value.name, [self.read(part)], live)
-            fn = self._owned_call(b, f"{self.ad}.zero_at")
-            items.append(self.line(f"{b} = {fn}({b}, {index})"))
-            self.owned.add(b)
+            if b in self.dense and self._int_index(index):
+                items.append(self.line(f"{b}[{index}] = 0.0"))
+            else:
+                fn = self._owned_call(b, f"{self.ad}.zero_at")
+                items.append(self.line(f"{b} = {fn}({b}, {index})"))
+                self.owned.add(b)
         return [*items, pop]
 
     def bwd_append(self, s: ir.Append, live: set[str]) -> list[Item]:
@@ -1084,9 +1097,12 @@ class Reverse:
         """Backward sweep of a loop body whose live adjoints are the same on every trip."""
         head = set(live)
         entry_owned = set(self.owned)
+        entry_dense = set(self.dense)
+        indexed = _indexed(stmts)
         lost: set[str] = set()
         while True:
             owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
+            dense_head = (entry_dense | {self.bar(v) for v in (head - live) & indexed}) - lost
             saved = (
                 set(self.reads),
                 set(self.reserved),
@@ -1096,15 +1112,18 @@ class Reverse:
             )
             end = set(head)
             self.owned = set(owned_head)
+            self.dense = set(dense_head)
             items = self.bwd_block(stmts, end)
             zeros = {self.bar(v) for v in head - end}
             owned_end = self.owned | zeros
-            if end <= head and owned_head <= owned_end:
+            dense_end = self.dense | {self.bar(v) for v in (head - end) & indexed}
+            if end <= head and owned_head <= owned_end and dense_head <= dense_end:
                 break
             head |= end
-            lost |= owned_head - owned_end
+            lost |= (owned_head - owned_end) | (dense_head - dense_end)
             self.reads, self.reserved, self.zero_filled, self.reads_at, self.expanded = saved
         self.owned = owned_head
+        self.dense = dense_head
         items += [self.zero(v) for v in sorted(head - end)]
         return items, head
 
@@ -1127,17 +1146,23 @@ class Reverse:
         items: list[Item] = []
         for var in sorted(_indexed(body) & live):
             b = self.bar(var)
-            if b not in self.owned:
-                items.append(self.line(f"{b} = {self.ad}.copy({b})"))
+            if b not in self.dense:
+                items.append(self.line(f"{b} = {self.ad}.dense({b}, {var})"))
                 self.owned.add(b)
+                self.dense.add(b)
         return items
+
+    def _int_index(self, code: str) -> bool:
+        """Whether an index is a single integer (a range loop variable, arithmetic on one)."""
+        return code.isdigit() or (code.isidentifier() and code in self.scalar)
 
     def bwd_for(self, s: ir.For, live: set[str]) -> list[Item]:
         entry = set(live)
         own = self._own_before_loop(s.body, live)
         body, head = self._fixpoint(s.body, live)
         body[:0] = self.recompute_elements(s.body)
-        pre = [self.zero(v) for v in sorted(head - entry)]
+        indexed = _indexed(s.body)
+        pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
         args = [self.atom(a) for a in (s.range_args or [])]
@@ -1160,7 +1185,8 @@ class Reverse:
         own = self._own_before_loop(s.body, live)
         last_test = self.bwd_block(s.test_body, live)
         body, head = self._fixpoint(s.body + s.test_body, live)
-        pre = [self.zero(v) for v in sorted(head - entry)]
+        indexed = _indexed(s.body)
+        pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
         if s.brk is not None and last_test:

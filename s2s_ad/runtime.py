@@ -19,6 +19,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     tg = type(g)
     if tg is _float:
         return g
+    if type(x) is _float:
+        return g.sum() if tg is _ndarray else g
     if tg is _ndarray:
         xshape = x.shape if type(x) is _ndarray else np.shape(x)
         if g.shape == xshape:
@@ -78,7 +80,12 @@ def add(a: Any, b: Any) -> Any:
 
 
 def getitem(g: Any, index: Any) -> Any:
-    """``g[index]`` where ``g`` may be the symbolic zero (or a dict without that key)."""
+    """``g[index]`` where ``g`` may be the symbolic zero (or a dict without that key).
+
+    The result never shares memory with ``g`` (``g`` may be updated in place later).
+    """
+    if type(g) is _ndarray and type(index) is int and g.ndim == 1:
+        return g[index]
     if is_zero(g):
         return 0.0
     if isinstance(g, dict):
@@ -194,8 +201,27 @@ def seed(ans: Any) -> Any:
     return 1.0
 
 
+def dense(x_bar: Any, x: Any) -> Any:
+    """A fresh adjoint a loop may update element by element: a float array shaped like ``x``
+    (a list for a list, a dict for a dict)."""
+    if isinstance(x, np.ndarray):
+        if is_zero(x_bar):
+            return np.zeros(x.shape, dtype=x.dtype if x.dtype.kind == "f" else float)
+        return np.array(np.broadcast_to(x_bar, x.shape), dtype=np.result_type(x_bar, 0.0))
+    if isinstance(x, (list, tuple)):
+        return list(zeros_like(x)) if is_zero(x_bar) else list(x_bar)
+    if isinstance(x, dict):
+        return zeros_like(x) if is_zero(x_bar) else dict(x_bar)
+    return x_bar
+
+
+_SCALARS = (float, int, np.float64, np.float32)
+
+
 def copy(x: Any) -> Any:
     """A copy of a value about to be written in place (arrays, lists, dicts)."""
+    if type(x) in _SCALARS:
+        return x
     if isinstance(x, np.ndarray):
         return x.copy()
     if isinstance(x, (list, dict)):
