@@ -81,6 +81,7 @@ class Reverse:
         has_aux: bool = False,
         scalars: frozenset[str] = frozenset(),
         user_globals: dict[str, Any] | None = None,
+        vectors: frozenset[str] = frozenset(),
     ) -> None:
         self.fn = fn
         self.user_globals = user_globals or {}
@@ -133,7 +134,8 @@ class Reverse:
             self.output,
         )
         self.numeric = self._numeric_vars()
-        self.scalar = _scalar_vars(self.body, set(fn.params), scalars)
+        self.scalar = _scalar_vars(self.body, set(fn.params), scalars, vectors)
+        self.vectors = _vector_vars(self.body, set(fn.params), vectors)
         self.remat = self._rematerializable()
         self.mutated = {s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append))}
 
@@ -576,6 +578,8 @@ class Reverse:
                 old = f"{self.ad}.old_item({s.obj}, {s.index.code})"
             else:
                 old = f"{self.ad}.copy({s.obj}[{s.index.code}])"
+                if self._element(s.obj, s.index.code):
+                    old = f"{s.obj}[{s.index.code}]"  # an element of a 1-d array is a copy
             return [
                 Push(old, self.site(s, s.obj)),
                 Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
@@ -657,7 +661,10 @@ class Reverse:
     def line(self, text: str) -> Line:
         text = self.read(text)
         lhs, sep, rhs = text.partition(" = ")
-        if sep and lhs in self.dense:
+        in_place = rhs.startswith(
+            (f"{self.ad}.add_at_owned({lhs},", f"{self.ad}.zero_at_owned({lhs},")
+        )
+        if sep and lhs in self.dense and not in_place:
             self.dense.discard(lhs)  # rebound: no longer the dense array made for a loop
         if sep and self.owned:
             # an adjoint mentioned on a right-hand side may be aliased from now on
@@ -807,7 +814,8 @@ class Reverse:
             var, index = scatter
             b = self.bar(var)
             g = self.bar(target)
-            if var in live and b in self.dense and self._int_index(index):
+            exact = target not in self.expanded
+            if var in live and b in self.dense and self._int_index(index) and exact:
                 items.append(self.line(f"{b}[{index}] += {g}"))
             elif var in live:
                 fn = self._owned_call(b, f"{self.ad}.add_at")
@@ -1067,11 +1075,15 @@ class Reverse:
             self.read(s.index.code)
             if self.active(s.value):
                 assert isinstance(s.value, ir.Var)
-                part = f"{self.ad}.getitem({b}, {index})"
-                if s.value.name in self.fn.temps:
-                    self.expanded.add(s.value.name)
+                if self._element(s.obj, index) and b in self.dense:
+                    # one element of a dense 1-d adjoint: a scalar, a copy, exact
+                    part = f"{b}[{index}]"
                 else:
-                    part = f"{self.ad}.unbroadcast({part}, {s.value.name})"
+                    part = f"{self.ad}.getitem({b}, {index})"
+                    if s.value.name in self.fn.temps:
+                        self.expanded.add(s.value.name)
+                    else:
+                        part = f"{self.ad}.unbroadcast({part}, {s.value.name})"
                 items += self.accumulate(s.value.name, [self.read(part)], live)
             if b in self.dense and self._int_index(index):
                 items.append(self.line(f"{b}[{index}] = 0.0"))
@@ -1100,9 +1112,11 @@ class Reverse:
         entry_dense = set(self.dense)
         indexed = _indexed(stmts)
         lost: set[str] = set()
+        lost_dense: set[str] = set()
         while True:
             owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
-            dense_head = (entry_dense | {self.bar(v) for v in (head - live) & indexed}) - lost
+            dense_head = entry_dense | {self.bar(v) for v in (head - live) & indexed}
+            dense_head = (dense_head & owned_head) - lost_dense
             saved = (
                 set(self.reads),
                 set(self.reserved),
@@ -1120,7 +1134,8 @@ class Reverse:
             if end <= head and owned_head <= owned_end and dense_head <= dense_end:
                 break
             head |= end
-            lost |= (owned_head - owned_end) | (dense_head - dense_end)
+            lost |= owned_head - owned_end
+            lost_dense |= dense_head - dense_end
             self.reads, self.reserved, self.zero_filled, self.reads_at, self.expanded = saved
         self.owned = owned_head
         self.dense = dense_head
@@ -1151,6 +1166,10 @@ class Reverse:
                 self.owned.add(b)
                 self.dense.add(b)
         return items
+
+    def _element(self, obj: str, index: str) -> bool:
+        """Whether ``obj[index]`` is one element of a 1-d array (a scalar)."""
+        return obj in self.vectors and self._int_index(index)
 
     def _int_index(self, code: str) -> bool:
         """Whether an index is a single integer (a range loop variable, arithmetic on one)."""
@@ -1252,8 +1271,59 @@ def _scalar_call(call: ir.Call, is_scalar: Callable[[ir.Atom], bool]) -> bool:
     return False
 
 
-def _scalar_vars(body: list[ir.Stmt], params: set[str], scalars: frozenset[str]) -> set[str]:
-    """Variables that hold a Python or NumPy scalar whenever the ``scalars`` parameters do."""
+_VECTOR_MAKERS = {"zeros_like", "ones_like", "empty_like", "copy", "array", "asarray"}
+
+
+def _vector_vars(body: list[ir.Stmt], params: set[str], vectors: frozenset[str]) -> set[str]:
+    """Variables that hold a 1-d array whenever the ``vectors`` parameters do."""
+    defs: dict[str, list[Any]] = {}
+    for s in walk(body):
+        if isinstance(s, ir.Assign):
+            defs.setdefault(s.target, []).append(s.value)
+        elif isinstance(s, (ir.SetItem, ir.Append)):
+            continue  # element writes keep the array's shape
+        else:
+            for var in _assigned_plain(s):
+                defs.setdefault(var, []).append(None)
+    candidates = {v for v in defs if v not in params} | set(vectors)
+
+    def vector_def(d: Any) -> bool:
+        if isinstance(d, ir.Copy):
+            return isinstance(d.value, ir.Var) and d.value.name in candidates
+        if isinstance(d, ir.Call) and len(d.args) == 1 and not d.kwargs:
+            arg = d.args[0]
+            obj = d.callee.obj
+            is_np = getattr(obj, "__name__", "") in _VECTOR_MAKERS and (
+                getattr(obj, "__module__", "") or ""
+            ).startswith("numpy")
+            method = d.callee.method == "copy" and not d.args
+            return is_np and isinstance(arg, ir.Var) and arg.name in candidates or method
+        if isinstance(d, ir.Call) and d.callee.method == "copy" and not d.args:
+            recv = d.callee.receiver
+            return isinstance(recv, ir.Var) and recv.name in candidates
+        return False
+
+    changed = True
+    while changed:
+        changed = False
+        for var in list(candidates):
+            # a parameter holds a vector on entry; its reassignments must keep it one
+            entry = [] if var in params else [None]
+            if not all(vector_def(d) for d in defs.get(var, entry)):
+                candidates.discard(var)
+                changed = True
+    return candidates
+
+
+def _scalar_vars(
+    body: list[ir.Stmt],
+    params: set[str],
+    scalars: frozenset[str],
+    vectors: frozenset[str] = frozenset(),
+) -> set[str]:
+    """Variables that hold a Python or NumPy scalar whenever the ``scalars`` parameters do
+    (and the ``vectors`` parameters hold 1-d arrays, whose elements are scalars)."""
+    vecs = _vector_vars(body, params, vectors)
     defs: dict[str, list[Any]] = {}
     for s in walk(body):
         if isinstance(s, ir.Assign):
@@ -1285,15 +1355,23 @@ def _scalar_vars(body: list[ir.Stmt], params: set[str], scalars: frozenset[str])
             return is_scalar(d.left) and all(is_scalar(c) for c in d.comparators)
         if isinstance(d, ir.Call):
             return _scalar_call(d, is_scalar)
+        if isinstance(d, ir.Subscript):
+            index = d.index.code
+            return (
+                isinstance(d.obj, ir.Var)
+                and d.obj.name in vecs
+                and (index.isdigit() or (index.isidentifier() and index in candidates))
+            )
+        if isinstance(d, ir.Attr) and d.name in ("size", "ndim"):
+            return True
         return False
 
     changed = True
     while changed:
         changed = False
         for var in list(candidates):
-            if var in params:
-                continue
-            if not all(scalar_def(d) for d in defs.get(var, [None])):
+            entry = [] if var in params else [None]
+            if not all(scalar_def(d) for d in defs.get(var, entry)):
                 candidates.discard(var)
                 changed = True
     return candidates

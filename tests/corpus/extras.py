@@ -116,7 +116,27 @@ def vdot_and_norm_ord2(x, y):
     return np.vdot(x, y) + np.linalg.norm(x, ord=2)
 
 
+def scalar_parameter_becomes_array(a, x):
+    a = np.ones(3) * a
+    return np.sum(a * x)
+
+
+def vector_parameter_reshaped(x):
+    x = x.reshape(2, 2)
+    return np.sum(x[0] * x[1])
+
+
+def vector_elements_in_loop(x, a):
+    y = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        y[i] = x[i] * a + (y[i - 1] if i > 0 else 0.0)
+    return np.sum(y * y)
+
+
 CASES = [
+    case(scalar_parameter_becomes_array, fl(-1.0, 1.0), normal(3)),
+    case(vector_parameter_reshaped, normal(4)),
+    case(vector_elements_in_loop, normal(5), fl(0.5, 0.9), wrt=(0, 1)),
     case(floordiv_and_mod, uni(0.1, 0.9, 4), points={"shifted": (np.array([1.3, -0.6, 2.2]),)}),
     case(scalar_floordiv_and_mod, points={"a": (2.3,), "b": (-0.7,)}),
     case(where_with_mask_operators, points={"a": (np.array([0.3, -1.2, 2.6, 1.4, 0.8]),)}),
