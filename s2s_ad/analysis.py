@@ -140,6 +140,9 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
             elif isinstance(s, (ir.SetItem, ir.Append)):
                 if isinstance(s.value, ir.Var) and s.value.name in varied:
                     new = [s.obj]
+            elif isinstance(s, ir.ListPop):
+                if s.obj in varied:
+                    new = [s.target]
             elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
                 recv = s.value.callee.receiver
                 if isinstance(recv, ir.Var) and any(r in varied for r in diff_reads(s.value)):
@@ -158,6 +161,8 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
                 reads = diff_reads(s.value)
             elif isinstance(s, ir.Unpack) and any(t in useful for t in s.targets):
                 reads = [s.value.name] if isinstance(s.value, ir.Var) else []
+            elif isinstance(s, ir.ListPop) and s.target in useful:
+                reads = [s.obj]
             elif isinstance(s, (ir.SetItem, ir.Append)) and s.obj in useful:
                 reads = [s.value.name] if isinstance(s.value, ir.Var) else []
             elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):

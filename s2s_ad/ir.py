@@ -194,6 +194,14 @@ class Append(Stmt):
 
 
 @dataclass
+class ListPop(Stmt):
+    """``target = obj.pop()`` on a local list (the last element)."""
+
+    obj: str
+    target: str
+
+
+@dataclass
 class ExprStmt(Stmt):
     """A call evaluated for its side effects (``print(x)``, ``xs.append(y)``)."""
 

@@ -355,6 +355,10 @@ class Normalizer:
             ):
                 item = self.atom(value.args[0].value)
                 self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
+            elif self._list_pop(value) is not None:
+                popped = self._list_pop(value)
+                assert popped is not None
+                self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
             else:
@@ -616,10 +620,28 @@ class Normalizer:
 
     # --- expressions -----------------------------------------------------------------
 
+    def _list_pop(self, node: cst.BaseExpression) -> str | None:
+        """The list ``xs`` of ``xs.pop()`` on a local name, else ``None``."""
+        if (
+            isinstance(node, cst.Call)
+            and not node.args
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "pop"
+            and isinstance(node.func.value, cst.Name)
+            and node.func.value.value in self.locals
+            and node.func.value.value not in self.env
+        ):
+            return node.func.value.value
+        return None
+
     def lower_into(self, target: str, node: cst.BaseExpression) -> None:
         """Evaluate ``node`` into variable ``target``."""
         if isinstance(node, cst.IfExp):
             self.if_expression(target, node)
+            return
+        popped = self._list_pop(node)
+        if popped is not None and popped != target:
+            self.emit(ir.ListPop(self.line, self.src, popped, target))
             return
         expr = self.expression(node)
         if isinstance(expr, ir.Copy) and expr.value == ir.Var(target):

@@ -137,7 +137,9 @@ class Reverse:
         self.scalar = _scalar_vars(self.body, set(fn.params), scalars, vectors)
         self.vectors = _vector_vars(self.body, set(fn.params), vectors)
         self.remat = self._rematerializable()
-        self.mutated = {s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append))}
+        self.mutated = {
+            s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))
+        }
 
     # --- names -----------------------------------------------------------------------
 
@@ -276,7 +278,10 @@ class Reverse:
                     site = len(self.site_info)
                     self.sites[(id(s), var)] = site
                     overwrites = (
-                        loop is not None or var in seen or isinstance(s, (ir.SetItem, ir.Append))
+                        loop is not None
+                        or var in seen
+                        or isinstance(s, (ir.SetItem, ir.Append))
+                        or (isinstance(s, ir.ListPop) and var == s.obj)
                     )
                     kind = s.kind if isinstance(s, ir.Assign) else ""
                     self.site_info[site] = Site(var, overwrites, var in definite, kind, inner)
@@ -573,6 +578,12 @@ class Reverse:
             return [*items, Line(f"{lhs} = {self.atom(s.value)}")]
         if isinstance(s, ir.Append):
             return [Line(f"{s.obj}.append({self.atom(s.value)})")]
+        if isinstance(s, ir.ListPop):
+            return [
+                self.push(s, s.target),
+                Line(f"{s.target} = {s.obj}.pop()"),
+                Push(s.target, self.site(s, s.obj)),  # the element, to put back
+            ]
         if isinstance(s, ir.SetItem):
             if _keyed(s.index.code):
                 old = f"{self.ad}.old_item({s.obj}, {s.index.code})"
@@ -735,6 +746,8 @@ class Reverse:
             return self.bwd_setitem(s, live)
         if isinstance(s, ir.Append):
             return self.bwd_append(s, live)
+        if isinstance(s, ir.ListPop):
+            return self.bwd_list_pop(s, live)
         if isinstance(s, ir.If):
             return self.bwd_if(s, live)
         if isinstance(s, ir.For):
@@ -1105,6 +1118,22 @@ class Reverse:
         items.append(self.line(f"{b} = {self.ad}.drop_last({b})"))
         return [*items, undo]
 
+    def bwd_list_pop(self, s: ir.ListPop, live: set[str]) -> list[Item]:
+        undo: list[Item] = [
+            Pop(s.obj, self.site(s, s.obj), f"{s.obj}.append({self.tape}.pop())"),
+            *self.pop(s, s.target),
+        ]
+        took = s.target in live and self.activity.active(s.target)
+        items: list[Item] = []
+        if (took or s.obj in live) and self.activity.active(s.obj):
+            b = self.bar(s.obj)
+            acc = b if s.obj in live else "0.0"
+            last = self.bar(s.target) if took else "None"
+            items.append(self.line(f"{b} = {self.ad}.append_bar({acc}, {s.obj}, {last})"))
+            live.add(s.obj)
+        live.discard(s.target)
+        return [*items, *undo]
+
     def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
         """Backward sweep of a loop body whose live adjoints are the same on every trip."""
         head = set(live)
@@ -1245,6 +1274,8 @@ def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
         return list(s.targets)
     if isinstance(s, (ir.SetItem, ir.Append)):
         return [s.obj]
+    if isinstance(s, ir.ListPop):
+        return [s.target, s.obj]
     if isinstance(s, ir.For):
         return [s.target] + ([s.trips] if s.trips else [])
     if isinstance(s, ir.While):

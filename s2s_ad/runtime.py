@@ -287,6 +287,13 @@ def drop_last(xs_bar: Any) -> Any:
     return list(xs_bar[:-1])
 
 
+def append_bar(xs_bar: Any, xs: Any, last: Any) -> Any:
+    """Adjoint of a list before ``xs.pop()``: the adjoint after it plus the popped one's."""
+    out = list(zeros_like(xs)) if is_zero(xs_bar) else list(xs_bar)
+    out.append(0.0 if last is None else last)
+    return out
+
+
 def sequence(xs: Any) -> Any:
     """What ``for x in xs`` iterates over, as an indexable sequence."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)):

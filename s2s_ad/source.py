@@ -168,8 +168,8 @@ def _parse_lambda(func: Any, code: types.CodeType, closure: dict[str, Any]) -> P
     ]
     spans = [
         (ln, col)
-        for ln, _, col, _ in getattr(code, "co_positions", lambda: [])()
-        if ln is not None and col is not None
+        for ln, _, col, end in getattr(code, "co_positions", lambda: [])()
+        if ln is not None and col is not None and (col, end) != (0, 0)  # not RESUME's
     ]
     if spans:
         # The body's instructions all lie inside the lambda's body; its first one gives

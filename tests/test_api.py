@@ -199,3 +199,30 @@ def test_check_grads_reports_worst_entry():
 
 def stepish(x):
     return x * 3.0
+
+
+pair = (lambda x: x * x, lambda x: 3.0 * x)  # two lambdas on one line
+
+
+def test_lambdas_sharing_a_line_are_told_apart():
+    square, triple = pair
+    assert s2s_ad.grad(square)(2.0) == pytest.approx(4.0)
+    assert s2s_ad.grad(triple)(2.0) == pytest.approx(3.0)
+
+
+class Layer:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return np.tanh(x @ self.w)
+
+
+def layer_loss(layer, x):
+    return np.sum(layer(x) ** 2)
+
+
+def test_callable_instance_argument_reads_its_attributes():
+    layer = Layer(np.array([[0.5, -0.2], [0.1, 0.3]]))
+    x = np.array([0.4, -0.7])
+    s2s_ad.check_grads(lambda v: layer_loss(layer, v), [x])

@@ -346,7 +346,28 @@ def callee_branches_in_loop(x):
     return acc
 
 
+def list_pop_and_push_back(x):
+    stack = [x, x * 2.0, np.sin(x)]
+    top = stack.pop()
+    mid = stack.pop()
+    stack.append(top * mid)
+    return np.sum(stack[0] * stack[-1])
+
+
+def list_drained_by_pop(x, n):
+    xs = []
+    for i in range(n):
+        xs.append(x * i)
+    s = 0.0
+    while len(xs) > 0:
+        v = xs.pop()
+        s = s * 0.5 + v * v
+    return s
+
+
 CASES = [
+    case(list_pop_and_push_back, normal(2)),
+    case(list_drained_by_pop, points={"n4": (0.8, 4), "n3": (-0.6, 3)}),
     case(index_assign_into_zeros, normal(3)),
     case(index_augmented, normal(3)),
     case(slice_augmented, normal(5)),
