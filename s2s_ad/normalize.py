@@ -172,6 +172,7 @@ class Normalizer:
         self._counter = 0
         self.temps: set[str] = set()
         self.shared: set[str] = set()
+        self.comp_names: set[str] = set()
         self.memo: dict[str, ir.Atom] = {}
         self.env: dict[str, ir.Atom] = {}
         self.line = parsed.first_line
@@ -287,6 +288,8 @@ class Normalizer:
             self.out = saved
 
     def _locate(self, node: cst.CSTNode) -> None:
+        if self.p.positions.get(node) is None:
+            return  # made by the normalizer (a comprehension's loop): keep the user's line
         self.line = self.p.position(node)[0]
         if isinstance(node, cst.SimpleStatementLine):
             self.src = self.p.code(node)
@@ -774,6 +777,8 @@ class Normalizer:
             raise self.error("assignment expression (:=)", node)
         if isinstance(node, cst.Lambda):
             return self.opaque(node, "lambda used as a value")
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self._comprehensible(node):
+            return ir.Copy(self.comprehension(node))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
@@ -781,6 +786,48 @@ class Normalizer:
         if isinstance(node, (cst.FormattedString, cst.ConcatenatedString, cst.Set)):
             return self.opaque(node, type(node).__name__)
         return ir.Copy(self.atom(node))
+
+    def _comprehensible(self, node: cst.ListComp | cst.GeneratorExp) -> bool:
+        """Whether a comprehension can become a loop (its variables clash with no local)."""
+        if self.env:
+            return False
+        names: set[str] = set()
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            if comp.asynchronous is not None:
+                return False
+            names.update(_reads(comp.target))
+            comp = comp.inner_for_in
+        return not names & ((self.locals - self.comp_names) | set(self.params))
+
+    def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> ir.Atom:
+        """``[e for v in xs if c]`` as a loop appending to a fresh list."""
+        out = self.fresh("_list")
+        self.locals.add(out)
+        self.assign(out, ir.Build("list", []))
+        append = cst.SimpleStatementLine(
+            [
+                cst.Expr(
+                    cst.Call(cst.Attribute(cst.Name(out), cst.Name("append")), [cst.Arg(node.elt)])
+                )
+            ]
+        )
+
+        def nest(comp: cst.CompFor) -> cst.BaseStatement:
+            body: cst.BaseStatement = (
+                nest(comp.inner_for_in) if comp.inner_for_in is not None else append
+            )
+            for cond in reversed(comp.ifs):
+                body = cst.If(test=cond.test, body=cst.IndentedBlock([body]))
+            self.locals.update(_reads(comp.target))
+            self.comp_names.update(_reads(comp.target))
+            return cst.For(target=comp.target, iter=comp.iter, body=cst.IndentedBlock([body]))
+
+        line, src = self.line, self.src
+        memo = self.memo
+        self.statement(nest(node.for_in))
+        self.line, self.src, self.memo = line, src, memo
+        return ir.Var(out)
 
     def opaque(self, node: cst.BaseExpression, what: str) -> ir.Opaque:
         for found in _walk_yields(node):

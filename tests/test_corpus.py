@@ -35,8 +35,6 @@ XFAIL: dict[str, str] = {
     "calls.call_with_double_star_kwargs": (
         "a user function with **kwargs parameters is refused (TransformError)"
     ),
-    "controlflow.list_comprehension": "comprehensions are refused (TransformError)",
-    "controlflow.generator_expression": "generator expressions are refused (TransformError)",
 }
 
 # test_value_and_grad fails where the transform is refused or the primal value itself is wrong.
@@ -52,8 +50,6 @@ XFAIL_VALUE: dict[str, str] = {
         "calls.callee_varargs",
         "calls.call_with_star_args",
         "calls.call_with_double_star_kwargs",
-        "controlflow.list_comprehension",
-        "controlflow.generator_expression",
     )
 }
 
