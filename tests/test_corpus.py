@@ -24,10 +24,7 @@ CASES = collect()
 # Known failures of s2s_ad in test_grad: label -> one-line diagnosis.
 XFAIL: dict[str, str] = {
     # --- refused with TransformError ---
-    "extras.atleast_nd": "no rule for np.atleast_1d / np.atleast_2d (TransformError)",
     "scalars.math_gamma_lgamma": "no rule for math.gamma / math.lgamma (TransformError)",
-    "scalars.math_copysign_fmod": "no rule for math.copysign / math.fmod (TransformError)",
-    "scalars.math_prod_dist": "no rule for math.prod / math.dist (TransformError)",
     "calls.derivative_of_cubic": "grad(grad(f)): higher order is refused until issue 4",
     "calls.calls_grad_inside": "a grad()-made function inside f: refused until issue 4",
     "calls.callee_varargs": "a user function with *args parameters is refused (TransformError)",
@@ -41,10 +38,7 @@ XFAIL: dict[str, str] = {
 XFAIL_VALUE: dict[str, str] = {
     key: XFAIL[key]
     for key in (
-        "extras.atleast_nd",
         "scalars.math_gamma_lgamma",
-        "scalars.math_copysign_fmod",
-        "scalars.math_prod_dist",
         "calls.derivative_of_cubic",
         "calls.calls_grad_inside",
         "calls.callee_varargs",

@@ -595,3 +595,19 @@ constructors = nondiff(
         np.indices,
     ],
 )
+
+# --- promotion to at least n dimensions --------------------------------------------
+
+for _fn, _name in (
+    (np.atleast_1d, "np.atleast_1d"),
+    (np.atleast_2d, "np.atleast_2d"),
+    (np.atleast_3d, "np.atleast_3d"),
+):
+    vjp_rule(
+        _name,
+        [_fn],
+        ("arys",),
+        {"arys": "np.reshape(g, np.shape(arys))"},
+        [(0.7,), (np.array([0.5, -1.5]),)],
+        linear=True,
+    )

@@ -96,3 +96,17 @@ sequence = vjp_rule(
     defaults={"iterable": "()"},
     linear=True,
 )
+math_prod = vjp_rule(
+    "math.prod",
+    [math.prod],
+    ("iterable",),
+    {"iterable": "_ad.seq_prod_vjp(g, iterable, ans)"},
+    [([1.5, -0.3, 2.0],)],
+)
+math_dist = vjp_rule(
+    "math.dist",
+    [math.dist],
+    ("p", "q"),
+    {"p": "_ad.dist_vjp(g, p, q, ans)", "q": "_ad.dist_vjp(g, q, p, ans)"},
+    [([1.5, -0.3], [0.2, 1.0])],
+)

@@ -215,3 +215,21 @@ clip = elementwise(
         (_ROW, -1.0, None),
     ],
 )
+
+# --- sign transfer and remainders (math) -------------------------------------------
+
+copysign = elementwise(
+    "np.copysign",
+    [np.copysign, math.copysign],
+    ("x", "y"),
+    ("np.sign(x) * np.sign(ans)",),
+    [(1.3, -0.7), (-0.4, 2.2)],
+    diff=("x",),
+)
+fmod = elementwise(
+    "np.fmod",
+    [np.fmod, math.fmod],
+    ("x", "y"),
+    ("1", "-np.trunc(x / y)"),
+    [(1.3, 0.7), (-2.9, 1.1)],
+)

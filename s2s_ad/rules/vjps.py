@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing
 
 # fmt: off
 __all__ = [
+    "seq_prod_vjp", "dist_vjp",
     "arange_vjp_start", "arange_vjp_step", "array_vjp", "astype_vjp", "builtin_max_args_vjp",
     "builtin_max_vjp", "builtin_min_args_vjp", "builtin_min_vjp", "builtin_sum_vjp",
     "clip_mask", "concatenate_vjp", "cumsum_vjp", "det_vjp", "diag_vjp", "diagonal_vjp",
@@ -748,3 +749,22 @@ def builtin_max_args_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any
 def builtin_min_args_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> Any:
     """VJPs of the third and later arguments of ``min(a, b, *args)``: a tuple."""
     return builtin_max_args_vjp(g, a, b, args, ans)
+
+
+def seq_prod_vjp(g: Any, seq: Any, ans: Any) -> list[Any]:
+    """Adjoint of ``math.prod(seq)``: each element gets ``g`` times the others' product."""
+    out = []
+    for k in range(len(seq)):
+        rest = 1.0
+        for j, value in enumerate(seq):
+            if j != k:
+                rest = rest * value
+        out.append(g * rest)
+    return out if isinstance(seq, list) else type(seq)(out)
+
+
+def dist_vjp(g: Any, p: Any, q: Any, ans: Any) -> list[Any]:
+    """Adjoint of ``math.dist(p, q)`` with respect to ``p``."""
+    scale = 0.0 if ans == 0 else g / ans
+    out = [scale * (a - b) for a, b in zip(p, q)]
+    return out if isinstance(p, list) else type(p)(out)
