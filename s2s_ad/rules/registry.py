@@ -42,6 +42,12 @@ class Rule:
         sympy: For elementwise rules, the SymPy function name of the primal (tests).
         linear: The rule is linear in its differentiable inputs (informational).
         varargs: Positional arguments beyond ``params`` are allowed and ignored.
+        jvps: Parameter name -> JVP template: the output tangent contributed by the
+            tangent ``t`` of that parameter (``t`` replaces the parameter; the other
+            parameters and ``ans`` are primal values). Forward mode sums the
+            contributions of the differentiated parameters. Elementwise rules need none
+            (their partials serve); without one, forward mode builds the product from the
+            VJP (exact, slower).
     """
 
     name: str
@@ -56,6 +62,7 @@ class Rule:
     linear: bool = False
     varargs: bool = False
     kw_samples: list[dict[str, Any]] = field(default_factory=list)
+    jvps: dict[str, str] = field(default_factory=dict)
 
     def bind(self, args: Sequence[str], kwargs: dict[str, str]) -> dict[str, str] | None:
         """Map call-site argument sources to parameter names.
@@ -273,6 +280,15 @@ def attribute(name: str, vjp: str | None, samples: Sequence[tuple[Any, ...]] = (
     )
     REGISTRY.attrs[name] = rule
     REGISTRY.rules.append(rule)
+    return rule
+
+
+def set_jvps(rule: Rule, **templates: str) -> Rule:
+    """Attach forward-mode templates to a rule (``set_jvps(rule, a="np.sum(t, axis)")``)."""
+    unknown = set(templates) - set(rule.params) - {"args"}
+    if unknown:
+        raise ValueError(f"{rule.name} has no parameter {sorted(unknown)}")
+    rule.jvps.update(templates)
     return rule
 
 
