@@ -9,12 +9,18 @@ from .api import grad, source, value_and_grad, vjp
 from .custom import custom_gradient, defgrad, stop_gradient
 from .errors import TransformError
 from .testing import check_grads
+from .transforms import elementwise_grad, hessian, hvp, jacobian, jvp
 
 __all__ = [
     "TransformError",
     "check_grads",
     "custom_gradient",
     "defgrad",
+    "elementwise_grad",
+    "hessian",
+    "hvp",
+    "jacobian",
+    "jvp",
     "grad",
     "source",
     "stop_gradient",

@@ -68,9 +68,9 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 
 def _register_runtime_rules() -> None:
     from . import runtime
-    from .rules.registry import vjp_rule
+    from .rules.registry import set_jvps, vjp_rule
 
-    vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, [])
+    set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
     nondiff("len", [len])
     nondiff("not_a_view", [runtime.not_a_view])
 

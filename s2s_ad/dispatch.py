@@ -72,7 +72,7 @@ def call_with_pullback(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Run ``func(*args, **kwargs)``; return its value and a pullback for ``labels``."""
-    from .api import compile_adjoint
+    from .api import compile_adjoint, primal
     from .custom import CustomGradient
 
     custom = REGISTRY.custom.get(id(func))
@@ -100,6 +100,8 @@ def call_with_pullback(
     if rule is not None and not rule.nondiff:
         return _rule_pullback(rule, func, labels, args, kwargs)
     target, pre = _target(func)
+    if target is not None:
+        target = primal(target)
     if target is None:
         name = getattr(func, "__qualname__", None) or type(func).__name__
         raise TransformError(
@@ -127,3 +129,44 @@ def call_with_pullback(
         return tuple(grads[p] for p in params)
 
     return ans, pullback
+
+
+def call_with_tangent(
+    func: Any,
+    labels: tuple[Any, ...],
+    tangents: tuple[Any, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Any, Any]:
+    """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
+    from .api import compile_forward, primal
+    from .custom import CustomGradient
+    from .runtime import jvp_from_vjp
+
+    target, pre = _target(func)
+    if (
+        target is None
+        or REGISTRY.custom.get(id(func)) is not None
+        or isinstance(func, CustomGradient)
+        or REGISTRY.lookup(func) is not None
+    ):
+        ans, pullback = call_with_pullback(func, labels, args, kwargs)
+        return ans, jvp_from_vjp(pullback, ans, tangents)
+    target = primal(target)
+    full = (*pre, *args)
+    sig = inspect.signature(target)
+    marks = [object() for _ in full]
+    kmarks = {k: object() for k in kwargs}
+    bound = sig.bind(*marks, **kmarks)
+    param_of = {id(v): k for k, v in bound.arguments.items()}
+    given: dict[str, Any] = {}
+    for label, tangent in zip(labels, tangents):
+        mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
+        if id(mark) not in param_of:
+            raise TransformError(f"call to {target.__qualname__} with variadic arguments")
+        given[param_of[id(mark)]] = tangent
+    order = tuple(sorted(given, key=list(sig.parameters).index))
+    compiled = compile_forward(target, order)
+    fns = compiled.bind(target)
+    dots = {compiled.tangent_params[p]: given[p] for p in order}
+    return fns["jvp"](*full, **kwargs, **dots)

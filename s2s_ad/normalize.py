@@ -662,6 +662,7 @@ class Normalizer:
         )
         if ir.Var(target) in reads and not linear and not isinstance(expr, ir.Copy):
             tmp = self.fresh()
+            self.temps.add(tmp)
             self.assign(tmp, expr)
             expr = ir.Copy(ir.Var(tmp))
         self.assign(target, expr)

@@ -82,8 +82,11 @@ class Reverse:
         scalars: frozenset[str] = frozenset(),
         user_globals: dict[str, Any] | None = None,
         vectors: frozenset[str] = frozenset(),
+        pure: bool = False,
     ) -> None:
         self.fn = fn
+        # pure: no in-place updates of adjoints (code that will be differentiated again)
+        self.pure = pure
         self.user_globals = user_globals or {}
         self.wrt = wrt
         self.scalar_params = scalars
@@ -694,7 +697,7 @@ class Reverse:
 
     def _owned_call(self, b: str, call: str) -> str:
         """``add_at``/``zero_at`` in place when ``b`` owns its array, else on a copy."""
-        return f"{call}_owned" if b in self.owned else call
+        return f"{call}_owned" if b in self.owned and not self.pure else call
 
     def bwd_block(self, stmts: list[ir.Stmt], live: set[str]) -> list[Item]:
         out: list[Item] = []
@@ -725,7 +728,7 @@ class Reverse:
         total = " + ".join(contribs)
         if var in live:
             if var in self.numeric:
-                if b in self.owned:
+                if b in self.owned and not self.pure:
                     # b holds an array no other name shares: add in place
                     return [self.line(f"{b} += {total}")]
                 line = self.line(f"{b} = {b} + {total}")
@@ -1057,7 +1060,7 @@ class Reverse:
         b = self.bar(var)
         self.zero_filled.add(var)
         self.owned.add(b)
-        if dense:
+        if dense and not self.pure:
             self.dense.add(b)
             return self.line(f"{b} = {self.ad}.dense(0.0, {var})")
         self.dense.discard(b)
@@ -1146,6 +1149,8 @@ class Reverse:
             owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
             dense_head = entry_dense | {self.bar(v) for v in (head - live) & indexed}
             dense_head = (dense_head & owned_head) - lost_dense
+            if self.pure:
+                dense_head = set()
             saved = (
                 set(self.reads),
                 set(self.reserved),
@@ -1188,6 +1193,8 @@ class Reverse:
     def _own_before_loop(self, body: list[ir.Stmt], live: set[str]) -> list[Item]:
         """Copy the live adjoints a loop updates element by element, so it can do so in place."""
         items: list[Item] = []
+        if self.pure:
+            return items
         for var in sorted(_indexed(body) & live):
             b = self.bar(var)
             if b not in self.dense:

@@ -319,3 +319,78 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     from .dispatch import call_with_pullback
 
     return call_with_pullback(func, labels, args, kwargs)
+
+
+# --- forward mode -------------------------------------------------------------------------
+
+
+def tangent_parts(t: Any, x: Any) -> list[Any]:
+    """Tangents of the parts of ``a, b = x`` (zeros when ``t`` is zero)."""
+    if is_zero(t):
+        return [0.0] * len(x)
+    return list(t)
+
+
+def set_tangent(old: Any, x: Any, index: Any, t: Any) -> Any:
+    """Tangent of ``x`` after ``x[index] = v`` (a new value; ``t`` is the tangent of v)."""
+    out = dense(old, x)
+    out[index] = 0.0 if is_zero(t) else t
+    return out
+
+
+def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:
+    """Tangent of a list after ``xs.append(v)``."""
+    out = [0.0] * (len(xs) - 1) if is_zero(old) else list(old)
+    out.append(t)
+    return out
+
+
+def pop_tangent(t: Any) -> tuple[Any, Any]:
+    """Tangents of ``v`` and of the list after ``v = xs.pop()``."""
+    if is_zero(t):
+        return 0.0, 0.0
+    out = list(t)
+    last = out.pop()
+    return last, out
+
+
+def _inner(a: Any, b: Any) -> Any:
+    if is_zero(a) or is_zero(b):
+        return 0.0
+    if isinstance(a, (tuple, list)):
+        return sum((_inner(u, v) for u, v in zip(a, b)), 0.0)
+    if isinstance(a, dict):
+        return sum((_inner(a[k], b[k]) for k in a if k in b), 0.0)
+    return np.sum(np.multiply(a, b))
+
+
+def jvp_from_vjp(pull: Any, ans: Any, tangents: tuple[Any, ...]) -> Any:
+    """``J t`` from a pullback, one output entry at a time (exact; used where a rule
+    has no forward template). ``pull(g)`` returns one gradient per tangent."""
+    if isinstance(ans, (tuple, list, dict)):
+        from .errors import TransformError
+
+        raise TransformError("forward mode through a rule with several outputs")
+    shape = np.shape(ans)
+    if not shape:
+        return _inner(pull(1.0), tangents)
+    out = np.zeros(shape)
+    flat = out.reshape(-1)
+    basis = np.zeros(flat.size)
+    for k in range(flat.size):
+        basis[k] = 1.0
+        flat[k] = _inner(pull(basis.reshape(shape)), tangents)
+        basis[k] = 0.0
+    return out
+
+
+def jvp_call(
+    func: Any, labels: tuple[Any, ...], tangents: tuple[Any, ...], *args: Any, **kwargs: Any
+) -> tuple[Any, Any]:
+    """Call ``func`` (a Python function, method or rule known at run time) in forward mode.
+
+    ``labels`` names the arguments (positions, keywords) whose ``tangents`` are given.
+    """
+    from .dispatch import call_with_tangent
+
+    return call_with_tangent(func, labels, tangents, args, kwargs)

@@ -66,41 +66,102 @@ def check_grads(
     rtol: float = 1e-5,
     eps: float = 1e-6,
 ) -> None:
-    """Compare ``grad`` of ``fun`` (summed over its output) with central finite differences.
+    """Compare generated derivatives of ``fun`` with central finite differences.
 
     Args:
-        fun: The function; a non-scalar output is summed.
+        fun: The function; a non-scalar output is checked through ``vjp`` with a
+            cotangent of ones (reverse) and whole (forward).
         args: Arguments; every float argument is checked.
-        order: Derivative order (1 only in this release; higher orders need ``grad(grad)``).
-        modes: ``('rev',)``; forward mode arrives with ``jvp``.
+        order: Derivative order; ``order=2`` also checks the derivatives of the generated
+            gradient (``fun`` must then return a scalar), and so on.
+        modes: ``'rev'`` (``vjp``) and/or ``'fwd'`` (``jvp``); with both, also checks
+            that ``<u, J v>`` is the same either way.
         atol: Absolute tolerance.
         rtol: Relative tolerance.
         eps: Finite-difference step (relative to the entry's magnitude).
 
     Raises:
         AssertionError: Naming the argument and the worst entry when a check fails.
-        NotImplementedError: For ``order > 1`` or forward mode.
     """
-    from .api import pullback_wrt
+    from .api import grad, pullback_wrt
 
-    if order != 1 or any(m != "rev" for m in modes):
-        raise NotImplementedError("check_grads supports order=1 and modes=('rev',) for now")
+    unknown = set(modes) - {"rev", "fwd"}
+    if unknown or not modes:
+        raise ValueError(f"modes must be a non-empty subset of ('rev', 'fwd'), got {modes!r}")
     args = list(args)
     floats = [i for i, v in enumerate(args) if _is_float(v)]
-    out, pullback = pullback_wrt(fun, args, floats)
-    grads = pullback(_ones_like(out))
-    for argnum, analytic_tree in zip(floats, grads):
-        analytic = _flat(analytic_tree)
-        numeric = numerical_grad(fun, args, argnum, eps)
-        err = np.abs(analytic - numeric)
-        bound = atol + rtol * np.abs(numeric)
-        if np.any(err > bound):
-            worst = int(np.argmax(err - bound))
-            raise AssertionError(
-                f"gradient of argument {argnum} differs from finite differences at flat "
-                f"index {worst}: generated {analytic[worst]!r}, numerical {numeric[worst]!r} "
-                f"(|diff| {err[worst]:.3g} > {bound[worst]:.3g})"
+    tol = {"atol": atol, "rtol": rtol}
+    if "rev" in modes:
+        out, pullback = pullback_wrt(fun, args, floats)
+        for argnum, tree in zip(floats, pullback(_ones_like(out))):
+            numeric = numerical_grad(fun, args, argnum, eps)
+            _compare(_flat(tree), numeric, f"gradient of argument {argnum}", **tol)
+    rng = np.random.default_rng(0)
+    if "fwd" in modes:
+        from .transforms import _jvp_wrt
+
+        for argnum in floats:
+            direction = _random_like(args[argnum], rng)
+            _, tangent = _jvp_wrt(fun, args, [argnum], [direction])
+            numeric = _directional(fun, args, argnum, direction, eps)
+            _compare(_flat(tangent), numeric, f"jvp along argument {argnum}", **tol)
+    if "fwd" in modes and "rev" in modes and floats:
+        from .transforms import _jvp_wrt
+
+        directions = [_random_like(args[i], rng) for i in floats]
+        out, tangent = _jvp_wrt(fun, args, floats, directions)
+        cotangent = _random_like(out, rng)
+        _, pullback = pullback_wrt(fun, args, floats)
+        left = float(np.dot(_flat(cotangent), _flat(tangent)))
+        right = sum(
+            float(np.dot(_flat(g), _flat(d))) for g, d in zip(pullback(cotangent), directions)
+        )
+        _compare(
+            np.array([left]), np.array([right]), "<u, J v> (jvp) against <J^T u, v> (vjp)", **tol
+        )
+    if order > 1:
+        for argnum in floats:
+            check_grads(
+                grad(fun, argnum), args, order - 1, modes=modes, atol=atol, rtol=rtol, eps=eps
             )
+
+
+def _compare(
+    analytic: np.ndarray, numeric: np.ndarray, what: str, atol: float, rtol: float
+) -> None:
+    err = np.abs(analytic - numeric)
+    bound = atol + rtol * np.abs(numeric)
+    if np.any(err > bound):
+        worst = int(np.argmax(err - bound))
+        raise AssertionError(
+            f"{what} differs at flat index {worst}: generated {analytic[worst]!r}, "
+            f"expected {numeric[worst]!r} (|diff| {err[worst]:.3g} > {bound[worst]:.3g})"
+        )
+
+
+def _random_like(x: Any, rng: np.random.Generator) -> Any:
+    if isinstance(x, (tuple, list)):
+        return type(x)(_random_like(v, rng) for v in x)
+    if isinstance(x, dict):
+        return {k: _random_like(v, rng) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        return rng.standard_normal(x.shape).astype(x.dtype if x.dtype.kind == "f" else float)
+    return float(rng.standard_normal())
+
+
+def _directional(
+    fun: Callable[..., Any], args: Sequence[Any], argnum: int, direction: Any, eps: float
+) -> np.ndarray:
+    """Central difference of ``fun`` along ``direction`` in argument ``argnum``."""
+    x0 = _flat(args[argnum])
+    d = _flat(direction)
+    step = eps * max(1.0, float(np.max(np.abs(x0))) if x0.size else 1.0)
+    outs = []
+    for sign in (1.0, -1.0):
+        call = list(args)
+        call[argnum] = _unflat(x0 + sign * step * d, args[argnum])[0]
+        outs.append(_flat(fun(*call)))
+    return (outs[0] - outs[1]) / (2 * step)
 
 
 def _is_float(x: Any) -> bool:

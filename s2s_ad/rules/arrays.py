@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import elementwise, nondiff, vjp_rule
+from .registry import elementwise, nondiff, set_jvps, vjp_rule
 
 _V = np.array([0.6, -1.3, 0.9, 2.1])
 _W = np.array([1.1, -0.4, 0.7])
@@ -58,6 +58,7 @@ sum_ = vjp_rule(
     kw_samples=_REDUCE_KW,
     linear=True,
 )
+set_jvps(sum_, a="np.sum(t, axis, keepdims=keepdims)")
 mean = vjp_rule(
     "np.mean",
     [np.mean],
@@ -68,6 +69,7 @@ mean = vjp_rule(
     kw_samples=_REDUCE_KW,
     linear=True,
 )
+set_jvps(mean, a="np.mean(t, axis, keepdims=keepdims)")
 prod = vjp_rule(
     "np.prod",
     [np.prod],
@@ -77,6 +79,7 @@ prod = vjp_rule(
     defaults=_REDUCE,
     kw_samples=_REDUCE_KW,
 )
+set_jvps(prod, a="np.sum(t * _ad.prod_vjp(1.0, a, axis, True), axis, keepdims=keepdims)")
 _MINMAX = dict(axis="None", out="None", keepdims="False")
 amax = vjp_rule(
     "np.max",
@@ -87,6 +90,7 @@ amax = vjp_rule(
     defaults=_MINMAX,
     kw_samples=_REDUCE_KW,
 )
+set_jvps(amax, a="np.sum(t * _ad.max_vjp(1.0, a, ans, axis, keepdims), axis, keepdims=keepdims)")
 amin = vjp_rule(
     "np.min",
     [np.min, np.amin],
@@ -96,6 +100,11 @@ amin = vjp_rule(
     defaults=_MINMAX,
     kw_samples=_REDUCE_KW,
 )
+set_jvps(amin, a="np.sum(t * _ad.min_vjp(1.0, a, ans, axis, keepdims), axis, keepdims=keepdims)")
+# n = size(a) / size(ans) elements per slice; std is zero-gradient where it is zero.
+_CENTERED_DOT = "np.sum((a - np.mean(a, axis, keepdims=True)) * t, axis, keepdims=keepdims)"
+_VAR_JVP = _CENTERED_DOT + " * (2.0 / (np.size(a) / np.size(ans) - ddof))"
+_STD_JVP = _CENTERED_DOT + " / np.where(ans > 0, (np.size(a) / np.size(ans) - ddof) * ans, np.inf)"
 _VAR = dict(axis="None", dtype="None", out="None", ddof="0", keepdims="False")
 _VAR_SAMPLES = [(_A,), (_V,), (_T, {"axis": (0, 2), "ddof": 1}), (_A, 1, None, None, 1, True)]
 var = vjp_rule(
@@ -107,6 +116,7 @@ var = vjp_rule(
     defaults=_VAR,
     kw_samples=_REDUCE_KW,
 )
+set_jvps(var, a=_VAR_JVP)
 std = vjp_rule(
     "np.std",
     [np.std],
@@ -116,6 +126,7 @@ std = vjp_rule(
     defaults=_VAR,
     kw_samples=_REDUCE_KW,
 )
+set_jvps(std, a=_STD_JVP)
 norm = vjp_rule(
     "np.linalg.norm",
     [np.linalg.norm],
@@ -148,6 +159,11 @@ norm = vjp_rule(
     defaults={"ord": "None", "axis": "None", "keepdims": "False"},
     kw_samples=[{"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 1), "keepdims": True}],
 )
+set_jvps(
+    norm,
+    x="np.sum(t * _ad.norm_vjp(np.ones(np.shape(ans)), x, ans, ord, axis, keepdims), axis, "
+    "keepdims=keepdims)",
+)
 cumsum = vjp_rule(
     "np.cumsum",
     [np.cumsum],
@@ -157,6 +173,7 @@ cumsum = vjp_rule(
     defaults={"axis": "None", "dtype": "None", "out": "None"},
     linear=True,
 )
+set_jvps(cumsum, a="np.cumsum(t, axis)")
 sort = vjp_rule(
     "np.sort",
     [np.sort],
@@ -165,20 +182,40 @@ sort = vjp_rule(
     [(_V,), (_A, 0), (_T, None), (_T, {"axis": 1})],
     defaults={"axis": "-1", "kind": "None", "order": "None"},
 )
+set_jvps(sort, a="np.take_along_axis(np.asarray(t), np.argsort(a, axis, 'stable'), axis)")
 
 # ``ufunc.reduce`` is a new bound method at each attribute access, so ``REGISTRY.lookup``
 # must match these by ``(func.__self__, func.__name__)`` rather than by identity.
 _UFUNC_REDUCE = ("array", "axis", "dtype", "out", "keepdims")
 _UFUNC_DEFAULTS = {"axis": "0", "dtype": "None", "out": "None", "keepdims": "False"}
 _UFUNC_SAMPLES = [(_A,), (_V,), (_T, 1), (_T, None), (_T, {"axis": (0, 2), "keepdims": True})]
-for _ufunc, _template in [
-    (np.logaddexp, "_ad.logsumexp_vjp(g, array, ans, axis, keepdims)"),
-    (np.add, "_ad.sum_vjp(g, array, axis, keepdims)"),
-    (np.multiply, "_ad.prod_vjp(g, array, axis, keepdims)"),
-    (np.maximum, "_ad.max_vjp(g, array, ans, axis, keepdims)"),
-    (np.minimum, "_ad.min_vjp(g, array, ans, axis, keepdims)"),
+# Their JVPs weigh ``t`` by the VJP of a unit cotangent (exact at zeros and ties).
+_ONES = "np.ones(np.shape(ans))"
+for _ufunc, _template, _jvp in [
+    (
+        np.logaddexp,
+        "_ad.logsumexp_vjp(g, array, ans, axis, keepdims)",
+        f"np.sum(t * _ad.logsumexp_vjp({_ONES}, array, ans, axis, keepdims), axis, "
+        "keepdims=keepdims)",
+    ),
+    (np.add, "_ad.sum_vjp(g, array, axis, keepdims)", "np.sum(t, axis, keepdims=keepdims)"),
+    (
+        np.multiply,
+        "_ad.prod_vjp(g, array, axis, keepdims)",
+        "np.sum(t * _ad.prod_vjp(1.0, array, axis, True), axis, keepdims=keepdims)",
+    ),
+    (
+        np.maximum,
+        "_ad.max_vjp(g, array, ans, axis, keepdims)",
+        "np.sum(t * _ad.max_vjp(1.0, array, ans, axis, keepdims), axis, keepdims=keepdims)",
+    ),
+    (
+        np.minimum,
+        "_ad.min_vjp(g, array, ans, axis, keepdims)",
+        "np.sum(t * _ad.min_vjp(1.0, array, ans, axis, keepdims), axis, keepdims=keepdims)",
+    ),
 ]:
-    vjp_rule(
+    _rule = vjp_rule(
         f"np.{_ufunc.__name__}.reduce",
         [_ufunc.reduce],
         _UFUNC_REDUCE,
@@ -188,6 +225,7 @@ for _ufunc, _template in [
         kw_samples=[{"axis": 1, "keepdims": True}],
         linear=_ufunc is np.add,
     )
+    set_jvps(_rule, array=_jvp)
 
 # --- linear algebra --------------------------------------------------------------------
 
@@ -210,6 +248,7 @@ dot = vjp_rule(
     defaults={"out": "None"},
     linear=True,
 )
+set_jvps(dot, a="np.dot(t, b)", b="np.dot(a, t)")
 vdot = vjp_rule(
     "np.vdot",
     [np.vdot],
@@ -221,6 +260,7 @@ vdot = vjp_rule(
     [(_W, _W[::-1]), (_A, _A[::-1])],
     linear=True,
 )
+set_jvps(vdot, a="np.vdot(t, b)", b="np.vdot(a, t)")
 tensordot = vjp_rule(
     "np.tensordot",
     [np.tensordot],
@@ -236,6 +276,7 @@ tensordot = vjp_rule(
     defaults={"axes": "2"},
     linear=True,
 )
+set_jvps(tensordot, a="np.tensordot(t, b, axes)", b="np.tensordot(a, t, axes)")
 einsum = vjp_rule(
     "np.einsum",
     [np.einsum],
@@ -260,6 +301,12 @@ einsum = vjp_rule(
     varargs=True,
     linear=True,
 )
+# One einsum per differentiated operand (``t`` holds 0.0 for the others).
+set_jvps(
+    einsum,
+    args="np.sum([np.einsum(subscripts, *(args[:i] + (ti,) + args[i + 1 :])) "
+    "for i, ti in enumerate(t) if not _ad.is_zero(ti)], 0)",
+)
 outer = vjp_rule(
     "np.outer",
     [np.outer],
@@ -272,6 +319,7 @@ outer = vjp_rule(
     defaults={"out": "None"},
     linear=True,
 )
+set_jvps(outer, a="np.outer(t, b)", b="np.outer(a, t)")
 inner = vjp_rule(
     "np.inner",
     [np.inner],
@@ -280,6 +328,7 @@ inner = vjp_rule(
     [(_W, _W[::-1]), (_A, _B.T), (_T, _V), (1.5, _A)],
     linear=True,
 )
+set_jvps(inner, a="np.inner(t, b)", b="np.inner(a, t)")
 _TRACE = {"offset": "0", "axis1": "0", "axis2": "1"}
 trace = vjp_rule(
     "np.trace",
@@ -290,6 +339,7 @@ trace = vjp_rule(
     defaults={**_TRACE, "dtype": "None", "out": "None"},
     linear=True,
 )
+set_jvps(trace, a="np.trace(t, offset, axis1, axis2)")
 diagonal = vjp_rule(
     "np.diagonal",
     [np.diagonal],
@@ -299,6 +349,7 @@ diagonal = vjp_rule(
     defaults=_TRACE,
     linear=True,
 )
+set_jvps(diagonal, a="np.diagonal(t, offset, axis1, axis2)")
 diag = vjp_rule(
     "np.diag",
     [np.diag],
@@ -308,6 +359,7 @@ diag = vjp_rule(
     defaults={"k": "0"},
     linear=True,
 )
+set_jvps(diag, v="np.diag(t, k)")
 triu = vjp_rule(
     "np.triu",
     [np.triu],
@@ -317,6 +369,7 @@ triu = vjp_rule(
     defaults={"k": "0"},
     linear=True,
 )
+set_jvps(triu, m="np.triu(t, k)")
 tril = vjp_rule(
     "np.tril",
     [np.tril],
@@ -326,6 +379,7 @@ tril = vjp_rule(
     defaults={"k": "0"},
     linear=True,
 )
+set_jvps(tril, m="np.tril(t, k)")
 inv = vjp_rule(
     "np.linalg.inv",
     [np.linalg.inv],
@@ -333,15 +387,24 @@ inv = vjp_rule(
     {"a": "-_ad.mT(ans) @ g @ _ad.mT(ans)"},
     [(_M,), (_MS,)],
 )
+set_jvps(inv, a="-ans @ t @ ans")
 det = vjp_rule(
     "np.linalg.det", [np.linalg.det], ("a",), {"a": "_ad.det_vjp(g, a, ans)"}, [(_M,), (_MS,)]
 )
+set_jvps(det, a="ans * np.trace(np.linalg.solve(a, t), 0, -2, -1)")
 solve = vjp_rule(
     "np.linalg.solve",
     [np.linalg.solve],
     ("a", "b"),
     {"a": "_ad.solve_vjp_a(g, a, b, ans)", "b": "_ad.solve_vjp_b(g, a, b)"},
     [(_M, _W), (_M, _B[:, :2]), (_MS, _B[None, :, 1:]), (_MS, _W)],
+)
+# d(a^-1 b) = a^-1 (db - da x); a 1-D ``b`` is one vector (NumPy 2), made a column here.
+set_jvps(
+    solve,
+    a="-np.reshape(np.linalg.solve(a, t @ (ans[..., None] if np.ndim(b) == 1 else ans)), "
+    "np.shape(ans))",
+    b="np.linalg.solve(a, t)",
 )
 
 # --- shape operations --------------------------------------------------------------------
@@ -356,6 +419,7 @@ transpose = vjp_rule(
     defaults={"axes": "None"},
     linear=True,
 )
+set_jvps(transpose, a="np.transpose(t, axes)")
 swapaxes = vjp_rule(
     "np.swapaxes",
     [np.swapaxes],
@@ -364,6 +428,7 @@ swapaxes = vjp_rule(
     [(_A, 0, 1), (_T, -1, 0)],
     linear=True,
 )
+set_jvps(swapaxes, a="np.swapaxes(t, axis1, axis2)")
 moveaxis = vjp_rule(
     "np.moveaxis",
     [np.moveaxis],
@@ -372,6 +437,7 @@ moveaxis = vjp_rule(
     [(_T, 0, -1), (_T, (0, 1), (2, 0))],
     linear=True,
 )
+set_jvps(moveaxis, a="np.moveaxis(t, source, destination)")
 reshape = vjp_rule(
     "np.reshape",
     [np.reshape],
@@ -380,7 +446,9 @@ reshape = vjp_rule(
     [(_A, (3, 2)), (_T, -1), (_V, (2, 1, 2)), (_A, {"shape": (6,)})],
     linear=True,
 )
+set_jvps(reshape, a="np.reshape(t, shape)")
 ravel = vjp_rule("np.ravel", [np.ravel], ("a",), {"a": _BACK}, [(_A,), (_T,)], linear=True)
+set_jvps(ravel, a="np.ravel(t)")
 expand_dims = vjp_rule(
     "np.expand_dims",
     [np.expand_dims],
@@ -389,6 +457,7 @@ expand_dims = vjp_rule(
     [(_A, 0), (_A, -1), (_W, (0, 2))],
     linear=True,
 )
+set_jvps(expand_dims, a="np.expand_dims(t, axis)")
 squeeze = vjp_rule(
     "np.squeeze",
     [np.squeeze],
@@ -398,6 +467,7 @@ squeeze = vjp_rule(
     defaults={"axis": "None"},
     linear=True,
 )
+set_jvps(squeeze, a="np.squeeze(t, axis)")
 concatenate = vjp_rule(
     "np.concatenate",
     [np.concatenate],
@@ -407,6 +477,7 @@ concatenate = vjp_rule(
     defaults={"axis": "0", "out": "None"},
     linear=True,
 )
+set_jvps(concatenate, arrays="np.concatenate(_ad.add(t, _ad.zeros_like(arrays)), axis)")
 stack = vjp_rule(
     "np.stack",
     [np.stack],
@@ -416,6 +487,7 @@ stack = vjp_rule(
     defaults={"axis": "0", "out": "None"},
     linear=True,
 )
+set_jvps(stack, arrays="np.stack(_ad.add(t, _ad.zeros_like(arrays)), axis)")
 hstack = vjp_rule(
     "np.hstack",
     [np.hstack],
@@ -424,6 +496,7 @@ hstack = vjp_rule(
     [([_W, _V],), ((_A, _B[:2]),), ([1.5, _W],)],
     linear=True,
 )
+set_jvps(hstack, tup="np.hstack(_ad.add(t, _ad.zeros_like(tup)))")
 vstack = vjp_rule(
     "np.vstack",
     [np.vstack],
@@ -432,6 +505,7 @@ vstack = vjp_rule(
     [([_W, _W[::-1]],), ((_A, _B.T),), ([_V, _B[0]],)],
     linear=True,
 )
+set_jvps(vstack, tup="np.vstack(_ad.add(t, _ad.zeros_like(tup)))")
 broadcast_to = vjp_rule(
     "np.broadcast_to",
     [np.broadcast_to],
@@ -441,6 +515,7 @@ broadcast_to = vjp_rule(
     defaults={"subok": "False"},
     linear=True,
 )
+set_jvps(broadcast_to, array="np.broadcast_to(t, shape)")
 tile = vjp_rule(
     "np.tile",
     [np.tile],
@@ -449,6 +524,7 @@ tile = vjp_rule(
     [(_W, 2), (_A, (2, 1, 3)), (_T, (2, 1)), (1.5, 3)],
     linear=True,
 )
+set_jvps(tile, A="np.tile(t, reps)")
 repeat = vjp_rule(
     "np.repeat",
     [np.repeat],
@@ -458,6 +534,7 @@ repeat = vjp_rule(
     defaults={"axis": "None"},
     linear=True,
 )
+set_jvps(repeat, a="np.repeat(t, repeats, axis)")
 flip = vjp_rule(
     "np.flip",
     [np.flip],
@@ -467,8 +544,11 @@ flip = vjp_rule(
     defaults={"axis": "None"},
     linear=True,
 )
+set_jvps(flip, m="np.flip(t, axis)")
 fliplr = vjp_rule("np.fliplr", [np.fliplr], ("m",), {"m": "np.fliplr(g)"}, [(_A,)], linear=True)
+set_jvps(fliplr, m="np.fliplr(t)")
 flipud = vjp_rule("np.flipud", [np.flipud], ("m",), {"m": "np.flipud(g)"}, [(_A,)], linear=True)
+set_jvps(flipud, m="np.flipud(t)")
 roll = vjp_rule(
     "np.roll",
     [np.roll],
@@ -478,6 +558,7 @@ roll = vjp_rule(
     defaults={"axis": "None"},
     linear=True,
 )
+set_jvps(roll, a="np.roll(t, shift, axis)")
 
 # --- copies and conversions ---------------------------------------------------------------
 
@@ -499,6 +580,11 @@ array = vjp_rule(
     defaults={"dtype": "None", "copy": "True", "order": "'K'", "subok": "False", "ndmin": "0"},
     linear=True,
 )
+set_jvps(
+    array,
+    object="np.array(_ad.add(t, _ad.zeros_like(object)), ndmin=ndmin) * "
+    "np.issubdtype(np.dtype(dtype), np.inexact)",
+)
 asarray = vjp_rule(
     "np.asarray",
     [np.asarray, np.asanyarray, np.asarray_chkfinite],
@@ -507,6 +593,10 @@ asarray = vjp_rule(
     [(_A,), ([0.5, 1.2, -0.3],), ((_W, _W),)],
     defaults={"dtype": "None", "order": "None"},
     linear=True,
+)
+set_jvps(
+    asarray,
+    a="np.asarray(_ad.add(t, _ad.zeros_like(a))) * np.issubdtype(np.dtype(dtype), np.inexact)",
 )
 ascontiguousarray = vjp_rule(
     "np.ascontiguousarray",
@@ -517,6 +607,11 @@ ascontiguousarray = vjp_rule(
     defaults={"dtype": "None"},
     linear=True,
 )
+set_jvps(
+    ascontiguousarray,
+    a="np.ascontiguousarray(_ad.add(t, _ad.zeros_like(a))) * "
+    "np.issubdtype(np.dtype(dtype), np.inexact)",
+)
 copy = vjp_rule(
     "np.copy",
     [np.copy],
@@ -526,6 +621,7 @@ copy = vjp_rule(
     defaults={"order": "'K'", "subok": "False"},
     linear=True,
 )
+set_jvps(copy, a="np.array(_ad.add(t, _ad.zeros_like(a)))")
 float64 = elementwise("np.float64", [np.float64, np.float32], ("x",), ("1",), [(1.5,), (_A,)])
 
 # --- constructors -------------------------------------------------------------------------
@@ -539,6 +635,7 @@ full = vjp_rule(
     defaults={"dtype": "None", "order": "'C'"},
     linear=True,
 )
+set_jvps(full, fill_value="np.full(shape, t)")
 full_like = vjp_rule(
     "np.full_like",
     [np.full_like],
@@ -548,6 +645,7 @@ full_like = vjp_rule(
     defaults={"dtype": "None", "order": "'K'", "subok": "True", "shape": "None"},
     linear=True,
 )
+set_jvps(full_like, a="0.0", fill_value="np.full(np.shape(ans), t)")
 linspace = vjp_rule(
     "np.linspace",
     [np.linspace],
@@ -566,6 +664,11 @@ linspace = vjp_rule(
     defaults={"num": "50", "endpoint": "True", "retstep": "False", "dtype": "None", "axis": "0"},
     linear=True,
 )
+set_jvps(
+    linspace,
+    start="np.linspace(t, np.zeros(np.shape(stop)), num, endpoint, retstep, None, axis)",
+    stop="np.linspace(np.zeros(np.shape(start)), t, num, endpoint, retstep, None, axis)",
+)
 arange = vjp_rule(
     "np.arange",
     [np.arange],
@@ -577,6 +680,13 @@ arange = vjp_rule(
     },
     [(0.5, 3.0, 0.7), (0.3, 2.0), (2.5,), (-1.0, {"stop": 1.5, "step": 0.4})],
     defaults={"stop": "None", "step": "1", "dtype": "None"},
+)
+# ``np.arange(stop)`` binds the stop to ``start``: the values do not depend on it.
+set_jvps(
+    arange,
+    start="np.full(np.shape(ans), t) * (stop is not None)",
+    stop="0.0",
+    step="t * np.arange(np.size(ans))",
 )
 # Values that do not depend on the inputs' values. (np.logspace and np.geomspace are
 # left unregistered: with differentiated endpoints they are refused, not zeroed.)
@@ -603,7 +713,7 @@ for _fn, _name in (
     (np.atleast_2d, "np.atleast_2d"),
     (np.atleast_3d, "np.atleast_3d"),
 ):
-    vjp_rule(
+    _rule = vjp_rule(
         _name,
         [_fn],
         ("arys",),
@@ -611,3 +721,4 @@ for _fn, _name in (
         [(0.7,), (np.array([0.5, -1.5]),)],
         linear=True,
     )
+    set_jvps(_rule, arys=f"{_name}(t)")

@@ -18,7 +18,7 @@ import operator
 import numpy as np
 
 from .elementwise import PAIRS, R
-from .registry import elementwise, vjp_rule
+from .registry import elementwise, set_jvps, vjp_rule
 
 _W = np.array([1.1, -0.4, 0.7])
 _A = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
@@ -44,6 +44,12 @@ sum_ = vjp_rule(
     defaults={"start": "0"},
     linear=True,
 )
+# The elements may broadcast against each other and against ``start``.
+set_jvps(
+    sum_,
+    iterable="np.sum(np.broadcast_arrays(np.zeros(np.shape(ans)), *t), 0)",
+    start="np.broadcast_to(t, np.shape(ans))",
+)
 fsum = vjp_rule(
     "math.fsum",
     [math.fsum],
@@ -52,6 +58,7 @@ fsum = vjp_rule(
     [([1.5, -0.3, 2.0],), (_W,)],
     linear=True,
 )
+set_jvps(fsum, seq="np.sum(t)")
 _EXTREMA = [
     *PAIRS[:2],
     (0.3, -1.2, 2.5, 0.1),
@@ -74,6 +81,14 @@ max_ = vjp_rule(
     defaults={"b": "None"},
     varargs=True,
 )
+# Tangents weighed by the VJP of a unit cotangent: ties share as in reverse mode. Both
+# forms (``max(a, b, *args)`` of scalars, ``max(a)`` of an iterable) sum the products.
+set_jvps(
+    max_,
+    a="np.sum(np.multiply(t, _ad.builtin_max_vjp(1.0, a, b, args, ans)))",
+    b="np.sum(np.multiply(t, _ad.builtin_max_vjp(1.0, b, a, args, ans)))",
+    args="np.sum(np.multiply(t, _ad.builtin_max_args_vjp(1.0, a, b, args, ans)))",
+)
 min_ = vjp_rule(
     "min",
     [builtins.min],
@@ -87,6 +102,12 @@ min_ = vjp_rule(
     defaults={"b": "None"},
     varargs=True,
 )
+set_jvps(
+    min_,
+    a="np.sum(np.multiply(t, _ad.builtin_min_vjp(1.0, a, b, args, ans)))",
+    b="np.sum(np.multiply(t, _ad.builtin_min_vjp(1.0, b, a, args, ans)))",
+    args="np.sum(np.multiply(t, _ad.builtin_min_args_vjp(1.0, a, b, args, ans)))",
+)
 sequence = vjp_rule(
     "list",
     [builtins.list, builtins.tuple],
@@ -96,6 +117,8 @@ sequence = vjp_rule(
     defaults={"iterable": "()"},
     linear=True,
 )
+# ``list(xs)`` / ``tuple(xs)``: the element tangents (0.0 entries kept) in that container.
+set_jvps(sequence, iterable="type(ans)(t)")
 math_prod = vjp_rule(
     "math.prod",
     [math.prod],
@@ -103,10 +126,20 @@ math_prod = vjp_rule(
     {"iterable": "_ad.seq_prod_vjp(g, iterable, ans)"},
     [([1.5, -0.3, 2.0],)],
 )
+set_jvps(
+    math_prod,
+    iterable="np.sum(np.broadcast_arrays(*[ti * wi for ti, wi in "
+    "zip(t, _ad.seq_prod_vjp(1.0, iterable, ans))]), 0)",
+)
 math_dist = vjp_rule(
     "math.dist",
     [math.dist],
     ("p", "q"),
     {"p": "_ad.dist_vjp(g, p, q, ans)", "q": "_ad.dist_vjp(g, q, p, ans)"},
     [([1.5, -0.3], [0.2, 1.0])],
+)
+set_jvps(
+    math_dist,
+    p="np.sum(np.multiply(t, _ad.dist_vjp(1.0, p, q, ans)))",
+    q="np.sum(np.multiply(t, _ad.dist_vjp(1.0, q, p, ans)))",
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .registry import attribute, method
+from .registry import attribute, method, set_jvps
 
 _V = np.array([0.6, -1.3, 0.9, 2.1])
 _A = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
@@ -25,12 +25,18 @@ _MINMAX = ("self", "axis", "out", "keepdims")
 _MINMAX_DEFAULTS = {"axis": "None", "out": "None", "keepdims": "False"}
 _VAR = ("self", "axis", "dtype", "out", "ddof", "keepdims")
 _VAR_DEFAULTS = {**_REDUCE_DEFAULTS, "ddof": "0"}
+# n = size(self) / size(ans) elements per slice; std is zero-gradient where it is zero.
+_CENTERED_DOT = "np.sum((self - np.mean(self, axis, keepdims=True)) * t, axis, keepdims=keepdims)"
+_VAR_JVP = _CENTERED_DOT + " * (2.0 / (np.size(self) / np.size(ans) - ddof))"
+_STD_JVP = (
+    _CENTERED_DOT + " / np.where(ans > 0, (np.size(self) / np.size(ans) - ddof) * ans, np.inf)"
+)
 _SAMPLES = [(_A,), (_V,), (_A, 1), (_T, (0, 2)), (_T, {"axis": -1, "keepdims": True})]
 _KW = [{"axis": 0}, {"axis": 1, "keepdims": True}]
 
 # --- reductions --------------------------------------------------------------------------
 
-method(
+_rule = method(
     "sum",
     _REDUCE,
     {"self": "_ad.sum_vjp(g, self, axis, keepdims)"},
@@ -38,7 +44,8 @@ method(
     defaults=_REDUCE_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(_rule, self="np.sum(t, axis, keepdims=keepdims)")
+_rule = method(
     "mean",
     _REDUCE,
     {"self": "_ad.mean_vjp(g, self, axis, keepdims)"},
@@ -46,7 +53,8 @@ method(
     defaults=_REDUCE_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(_rule, self="np.mean(t, axis, keepdims=keepdims)")
+_rule = method(
     "prod",
     _REDUCE,
     {"self": "_ad.prod_vjp(g, self, axis, keepdims)"},
@@ -54,7 +62,8 @@ method(
     defaults=_REDUCE_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(_rule, self="np.sum(t * _ad.prod_vjp(1.0, self, axis, True), axis, keepdims=keepdims)")
+_rule = method(
     "max",
     _MINMAX,
     {"self": "_ad.max_vjp(g, self, ans, axis, keepdims)"},
@@ -62,7 +71,10 @@ method(
     defaults=_MINMAX_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(
+    _rule, self="np.sum(t * _ad.max_vjp(1.0, self, ans, axis, keepdims), axis, keepdims=keepdims)"
+)
+_rule = method(
     "min",
     _MINMAX,
     {"self": "_ad.min_vjp(g, self, ans, axis, keepdims)"},
@@ -70,7 +82,10 @@ method(
     defaults=_MINMAX_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(
+    _rule, self="np.sum(t * _ad.min_vjp(1.0, self, ans, axis, keepdims), axis, keepdims=keepdims)"
+)
+_rule = method(
     "var",
     _VAR,
     {"self": "_ad.var_vjp(g, self, axis, ddof, keepdims)"},
@@ -78,7 +93,8 @@ method(
     defaults=_VAR_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(_rule, self=_VAR_JVP)
+_rule = method(
     "std",
     _VAR,
     {"self": "_ad.std_vjp(g, self, ans, axis, ddof, keepdims)"},
@@ -86,84 +102,102 @@ method(
     defaults=_VAR_DEFAULTS,
     kw_samples=_KW,
 )
-method(
+set_jvps(_rule, self=_STD_JVP)
+_rule = method(
     "cumsum",
     ("self", "axis", "dtype", "out"),
     {"self": "_ad.cumsum_vjp(g, self, axis)"},
     [(_A,), (_T, 1)],
     defaults={"axis": "None", "dtype": "None", "out": "None"},
 )
-method(
+set_jvps(_rule, self="np.cumsum(t, axis)")
+_rule = method(
     "trace",
     ("self", "offset", "axis1", "axis2", "dtype", "out"),
     {"self": "_ad.trace_vjp(g, self, offset, axis1, axis2)"},
     [(_M,), (_T, 0, 2, 1)],
     defaults={"offset": "0", "axis1": "0", "axis2": "1", "dtype": "None", "out": "None"},
 )
-method(
+set_jvps(_rule, self="np.trace(t, offset, axis1, axis2)")
+_rule = method(
     "diagonal",
     ("self", "offset", "axis1", "axis2"),
     {"self": "_ad.diagonal_vjp(g, self, offset, axis1, axis2)"},
     [(_M,), (_A, 1)],
     defaults={"offset": "0", "axis1": "0", "axis2": "1"},
 )
+set_jvps(_rule, self="np.diagonal(t, offset, axis1, axis2)")
 
 # --- shape ------------------------------------------------------------------------------
 
-method("reshape", ("self",), {"self": _BACK}, [(_A, 3, 2), (_A, (6,)), (_T, -1, 4)], varargs=True)
-method(
+_rule = method(
+    "reshape", ("self",), {"self": _BACK}, [(_A, 3, 2), (_A, (6,)), (_T, -1, 4)], varargs=True
+)
+set_jvps(_rule, self="np.reshape(t, np.shape(ans))")
+_rule = method(
     "transpose",
     ("self",),
     {"self": "_ad.transpose_vjp(g, args)"},
     [(_A,), (_T, 2, 0, 1), (_T, (1, 2, 0)), (_T, None)],
     varargs=True,
 )
-method(
+set_jvps(_rule, self="np.asarray(t).transpose(*args)")
+_rule = method(
     "swapaxes", ("self", "axis1", "axis2"), {"self": "np.swapaxes(g, axis1, axis2)"}, [(_T, 0, 2)]
 )
-method("ravel", ("self",), {"self": _BACK}, [(_A,)])
-method("flatten", ("self",), {"self": _BACK}, [(_T,)])
-method(
+set_jvps(_rule, self="np.swapaxes(t, axis1, axis2)")
+_rule = method("ravel", ("self",), {"self": _BACK}, [(_A,)])
+set_jvps(_rule, self="np.ravel(t)")
+_rule = method("flatten", ("self",), {"self": _BACK}, [(_T,)])
+set_jvps(_rule, self="np.ravel(t)")
+_rule = method(
     "squeeze",
     ("self", "axis"),
     {"self": _BACK},
     [(_A[None],), (_A[:, None], 1)],
     defaults={"axis": "None"},
 )
-method(
+set_jvps(_rule, self="np.squeeze(t, axis)")
+_rule = method(
     "repeat",
     ("self", "repeats", "axis"),
     {"self": "_ad.repeat_vjp(g, self, repeats, axis)"},
     [(_A, 2), (_A, 2, 0)],
     defaults={"axis": "None"},
 )
+set_jvps(_rule, self="np.repeat(t, repeats, axis)")
 
 # --- copies, conversions, products ------------------------------------------------------
 
-method("copy", ("self", "order"), {"self": "g"}, [(_A,)], defaults={"order": "'C'"})
-method(
+_rule = method("copy", ("self", "order"), {"self": "g"}, [(_A,)], defaults={"order": "'C'"})
+set_jvps(_rule, self="np.copy(t)")
+_rule = method(
     "astype",
     ("self", "dtype", "order", "casting", "subok", "copy"),
     {"self": "_ad.astype_vjp(g, self, dtype)"},
     [(_A, np.float64), (_A, "float64")],
     defaults={"order": "'K'", "casting": "'unsafe'", "subok": "True", "copy": "True"},
 )
-method(
+set_jvps(_rule, self="t * np.issubdtype(np.dtype(dtype), np.inexact)")
+_rule = method(
     "item",
     ("self",),
     {"self": "_ad.item_vjp(g, self, args)"},
     [(_A, 4), (_A, 1, 2), (_V[1:2],), (_A, (0, 1))],
     varargs=True,
 )
-method("tolist", ("self",), {"self": "_ad.tolist_vjp(g, self)"}, [(_A,), (_V,)])
-method(
+set_jvps(_rule, self="np.asarray(t).item(*args)")
+_rule = method("tolist", ("self",), {"self": "_ad.tolist_vjp(g, self)"}, [(_A,), (_V,)])
+set_jvps(_rule, self="np.asarray(t).tolist()")
+_rule = method(
     "dot",
     ("self", "b", "out"),
     {"self": "_ad.dot_vjp_a(g, self, b)", "b": "_ad.dot_vjp_b(g, self, b)"},
     [(_A, _M), (_V, _V[::-1]), (_T, _V)],
     defaults={"out": "None"},
 )
-method(
+set_jvps(_rule, self="np.dot(t, b)", b="np.dot(self, t)")
+_rule = method(
     "clip",
     ("self", "min", "max"),
     {
@@ -173,6 +207,9 @@ method(
     },
     [(_A, -0.5, 1.0), (_A, None, 0.5), (_A, {"min": np.array([-1.0, 0.0, 0.5])})],
     defaults={"min": "None", "max": "None"},
+)
+set_jvps(
+    _rule, self="t * _ad.clip_mask(self, min, max)", min="t * (self < min)", max="t * (self > max)"
 )
 
 # --- no gradient ---------------------------------------------------------------------------
@@ -191,8 +228,8 @@ for _name, _params, _defaults in [
 
 # --- attributes ----------------------------------------------------------------------------
 
-attribute("T", "np.transpose(g)", [(_A,), (_T,)])
-attribute("mT", "_ad.mT(g)", [(_T,)])
-attribute("real", "g", [(_A,)])
+set_jvps(attribute("T", "np.transpose(g)", [(_A,), (_T,)]), self="np.transpose(t)")
+set_jvps(attribute("mT", "_ad.mT(g)", [(_T,)]), self="_ad.mT(t)")
+set_jvps(attribute("real", "g", [(_A,)]), self="np.real(t)")
 for _name in ("shape", "ndim", "size", "dtype", "nbytes", "itemsize", "strides"):
     attribute(_name, None)

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .registry import REGISTRY, Rule, elementwise, nondiff, vjp_rule
+from .registry import REGISTRY, Rule, elementwise, nondiff, set_jvps, vjp_rule
 
 _S = [(1.3, -0.7), (np.array([0.5, 1.5, 2.0]), np.array([[1.2], [0.4]]))]
 _P = [(1.3, 0.7), (np.array([0.5, 1.5, 2.0]), np.array([[1.2], [2.4]]))]
@@ -47,6 +47,7 @@ matmul = vjp_rule(
     ],
     linear=True,
 )
+set_jvps(matmul, x="np.matmul(t, y)", y="np.matmul(x, t)")
 neg = elementwise("unary -", [operator.neg, np.negative], ("x",), ("-1",), [(1.5,)])
 pos = elementwise("unary +", [operator.pos, np.positive], ("x",), ("1",), [(1.5,)])
 floordiv = nondiff("//", [operator.floordiv, np.floor_divide])

@@ -1,0 +1,446 @@
+"""Forward mode: the primal, each line followed by the line of its tangent (``x_dot``).
+
+Tangents flow with the primal values, so control flow needs no tape: branches and loops
+are the primal's own, with tangent lines inside. Elementwise rules give the tangent
+from their partials (the same ones reverse mode uses), other rules from their JVP
+templates; a rule without one multiplies by the Jacobian its VJP builds (exact).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import ir
+from .analysis import classify, walk
+from .codegen import Comment, Item, Line, Suite
+from .normalize import expr_atoms
+from .reverse import Resolver, Reverse
+from .rules import REGISTRY
+from .rules.operators import BINARY, UNARY
+from .rules.registry import Rule, substitute
+from .simplify import fold, to_math
+
+
+@dataclass
+class Tangents:
+    """The result of the forward pass, ready for emission."""
+
+    body: list[Item]
+    output: str
+    output_dot: str
+    tangent_params: dict[str, str]
+    bindings: dict[str, Any]
+
+
+class Forward(Reverse):
+    """Builds the tangent program for one function and one set of ``wrt`` parameters.
+
+    It shares the reverse pass's normal form, activity analysis, naming and rendering.
+    """
+
+    def __init__(
+        self,
+        fn: ir.Function,
+        wrt: list[str],
+        resolver: Resolver,
+        user_globals: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(fn, wrt, resolver, False, frozenset(), user_globals)
+        self._dots: dict[str, str] = {}
+        self.guard_flags = _guard_only_flags(self.body)
+
+    def dot(self, var: str) -> str:
+        if var not in self._dots:
+            self._dots[var] = self.mint(f"{var}_dot")
+        return self._dots[var]
+
+    def tangent(self, atom: ir.Atom | None, has: set[str]) -> str | None:
+        """The tangent of an atom, or ``None`` when it is zero."""
+        if isinstance(atom, ir.Var) and atom.name in has and self.activity.active(atom.name):
+            return self.dot(atom.name)
+        return None
+
+    def run_forward(self) -> Tangents:
+        params = {p: self.dot(p) for p in self.wrt}
+        has = set(self.wrt)
+        body = self.block(self.body, has)
+        out = self.output
+        out_dot = self.dot(out) if out in has else "0.0"
+        return Tangents(body, out, out_dot, params, self.bindings)
+
+    # --- statements ------------------------------------------------------------------
+
+    def block(self, stmts: list[ir.Stmt], has: set[str]) -> list[Item]:
+        out: list[Item] = []
+        counts: dict[tuple[int, str], int] = {}
+        for s in stmts:
+            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
+        last = outer = self._fwd_enclosing
+        for s in stmts:
+            key = (s.line, s.src)
+            if key != last and s.src and (counts[key] > 1 or isinstance(s, (ir.If, ir.For))):
+                out.append(Comment(f"# L{s.line}: {s.src}"))
+            last = key
+            self._fwd_enclosing = key
+            out.extend(self.stmt(s, has))
+        self._fwd_enclosing = outer
+        return out
+
+    def stmt(self, s: ir.Stmt, has: set[str]) -> list[Item]:
+        if isinstance(s, ir.Assign):
+            if s.target in self.guard_flags:
+                return []  # a jump flag only the backward sweep would read
+            return self.assign(s, has)
+        if isinstance(s, ir.Unpack):
+            items: list[Item] = [Line(self._unpack_line(s))]
+            t = self.tangent(s.value, has)
+            targets = [v for v in s.targets if self.activity.active(v)]
+            if t is not None and targets:
+                dots = ", ".join(self.dot(v) if v in targets else "_" for v in s.targets)
+                dots += "," if len(s.targets) == 1 else ""
+                items.append(Line(f"{dots} = {self.ad}.tangent_parts({t}, {s.value})"))
+                has.update(targets)
+            else:
+                has.difference_update(s.targets)
+            return items
+        if isinstance(s, ir.SetItem):
+            line = Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}")
+            t = self.tangent(s.value, has)
+            if not self.activity.active(s.obj) or (t is None and s.obj not in has):
+                return [line]
+            d = self.dot(s.obj)
+            old = d if s.obj in has else "0.0"
+            has.add(s.obj)
+            index = _index(s.index.code, self.np)
+            expr = f"{d} = {self.ad}.set_tangent({old}, {s.obj}, {index}, {t or '0.0'})"
+            return [line, Line(expr)]
+        if isinstance(s, ir.Append):
+            line = Line(f"{s.obj}.append({self.atom(s.value)})")
+            t = self.tangent(s.value, has)
+            if not self.activity.active(s.obj) or (t is None and s.obj not in has):
+                return [line]
+            d = self.dot(s.obj)
+            old = d if s.obj in has else "0.0"
+            has.add(s.obj)
+            return [line, Line(f"{d} = {self.ad}.append_tangent({old}, {s.obj}, {t or '0.0'})")]
+        if isinstance(s, ir.ListPop):
+            line = Line(f"{s.target} = {s.obj}.pop()")
+            if s.obj not in has:
+                has.discard(s.target)
+                return [line]
+            d = self.dot(s.obj)
+            has.add(s.target)
+            return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
+        if isinstance(s, ir.ExprStmt):
+            self._check_discarded_call(s)
+            if isinstance(s.value, ir.Opaque):
+                return [Line(s.value.code)]
+            return [Line(self.render_expr(s.value))]
+        if isinstance(s, ir.If):
+            return self.if_stmt(s, has)
+        if isinstance(s, ir.For):
+            return self.for_stmt(s, has)
+        if isinstance(s, ir.While):
+            return self.while_stmt(s, has)
+        if isinstance(s, ir.Break):
+            return [Line("break")]
+        if isinstance(s, ir.Continue):
+            return [Line("continue")]
+        return []
+
+    def _unpack_line(self, s: ir.Unpack) -> str:
+        lhs = ", ".join(s.targets) + ("," if len(s.targets) == 1 else "")
+        return f"{lhs} = {self.atom(s.value)}"
+
+    def if_stmt(self, s: ir.If, has: set[str]) -> list[Item]:
+        if s.guard:
+            return self.block(s.orelse, has)
+        left, right = set(has), set(has)
+        body = self.block(s.body, left)
+        orelse = self.block(s.orelse, right)
+        # a temporary made inside one branch is used up there; one both branches assign
+        # (a conditional expression's value) lives on
+        both = {t for t in _assigns(s.body) & _assigns(s.orelse)}
+        union = {v for v in left | right if v in has or v not in self.fn.all_temps or v in both}
+        body += [Line(f"{self.dot(v)} = 0.0") for v in sorted(union - left)]
+        orelse += [Line(f"{self.dot(v)} = 0.0") for v in sorted(union - right)]
+        has.clear()
+        has.update(union)
+        return [Suite(f"if {self.atom(s.test)}:", body, orelse)]
+
+    def _loop_body(self, stmts: list[ir.Stmt], has: set[str]) -> tuple[list[Item], set[str]]:
+        head = set(has) - self.fn.all_temps
+        while True:
+            saved = set(self.reserved)
+            end = set(head)
+            items = self.block(stmts, end)
+            end -= self.fn.all_temps  # used up within the trip that made them
+            if end <= head:
+                break
+            head |= end
+            self.reserved = saved
+        items += [Line(f"{self.dot(v)} = 0.0") for v in sorted(head - end)]
+        return items, head
+
+    def for_stmt(self, s: ir.For, has: set[str]) -> list[Item]:
+        entry = set(has)
+        body, head = self._loop_body(s.body, has)
+        pre: list[Item] = [Line(f"{self.dot(v)} = 0.0") for v in sorted(head - entry)]
+        has.clear()
+        has.update(head | (entry & self.fn.all_temps))  # made before the loop, used after
+        args = ", ".join(self.atom(a) for a in (s.range_args or []))
+        return [*pre, Suite(f"for {s.target} in range({args}):", body, keep_empty=True)]
+
+    def while_stmt(self, s: ir.While, has: set[str]) -> list[Item]:
+        entry = set(has)
+        _, head = self._loop_body(s.test_body + s.body, has)
+        pre: list[Item] = [Line(f"{self.dot(v)} = 0.0") for v in sorted(head - entry)]
+        cur = set(head)
+        test = self.block(s.test_body, cur)
+        body = self.block(s.body, cur)
+        body += [Line(f"{self.dot(v)} = 0.0") for v in sorted(head - cur)]
+        has.clear()
+        has.update(head | (entry & self.fn.all_temps))
+        if not test:
+            return [*pre, Suite(f"while {self.atom(s.test)}:", body)]
+        guard = Suite(f"if not {self.atom(s.test)}:", [Line("break")])
+        return [*pre, Suite("while True:", [*test, guard, *body])]
+
+    # --- assignments -------------------------------------------------------------------
+
+    def assign(self, s: ir.Assign, has: set[str]) -> list[Item]:
+        value = s.value
+        items: list[Item] = []
+        active = self.activity.active(s.target)
+        tangents = {
+            a.name: t
+            for a in expr_atoms(value)
+            if isinstance(a, ir.Var) and (t := self.tangent(a, has)) is not None
+        }
+        if isinstance(value, ir.Call) and active and tangents:
+            info = classify(value)
+            if info.kind in ("user", "dynamic"):
+                return self.call_through(s, value, has)
+            if info.kind == "custom_gradient":
+                grad_fn = self.mint("_grad_fn")
+                args = self.call_args(value)
+                items.append(Line(f"{s.target}, {grad_fn} = {value.callee.code}.forward({args})"))
+                expr = self._custom(value, grad_fn, has).replace("ans_placeholder", s.target)
+                items.append(Line(f"{self.dot(s.target)} = {expr}"))
+                has.add(s.target)
+                return items
+        items.append(Line(f"{s.target} = {self.render_expr(value)}"))
+        if not active or not tangents:
+            has.discard(s.target)
+            return items
+        expr = self.tangent_expr(s, has)
+        if expr is None:
+            has.discard(s.target)
+            return items
+        items.append(Line(f"{self.dot(s.target)} = {expr}"))
+        has.add(s.target)
+        return items
+
+    def tangent_expr(self, s: ir.Assign, has: set[str]) -> str | None:
+        """The tangent of one assignment's value, or ``None`` when it is zero."""
+        value = s.value
+        if isinstance(value, ir.Copy):
+            return self.tangent(value.value, has)
+        if isinstance(value, ir.BinOp):
+            rule = BINARY.get(value.op)
+            if rule is None or rule.nondiff:
+                return None
+            names = {"x": self.atom(value.left), "y": self.atom(value.right)}
+            return self.rule_tangent(rule, names, s, [("x", value.left), ("y", value.right)], has)
+        if isinstance(value, ir.UnaryOp):
+            rule = UNARY.get(value.op)
+            if rule is None:
+                return None
+            return self.rule_tangent(
+                rule, {"x": self.atom(value.operand)}, s, [("x", value.operand)], has
+            )
+        if isinstance(value, ir.Subscript):
+            t = self.tangent(value.obj, has)
+            if t is None:
+                return None
+            return f"{self.ad}.getitem({t}, {_index(value.index.code, self.np)})"
+        if isinstance(value, ir.Attr):
+            rule = REGISTRY.attrs.get(value.name)
+            if rule is None:
+                if self.tangent(value.obj, has) is not None:
+                    raise self.error(f"attribute .{value.name} of a differentiated value", s)
+                return None
+            if rule.nondiff:
+                return None
+            return self.rule_tangent(
+                rule, {"self": self.atom(value.obj)}, s, [("self", value.obj)], has
+            )
+        if isinstance(value, ir.Build):
+            parts = [self.tangent(e, has) or "0.0" for e in value.elts]
+            if value.kind == "dict":
+                return "{" + ", ".join(f"{k}: {p}" for k, p in zip(value.keys, parts)) + "}"
+            inner = ", ".join(parts)
+            if value.kind == "tuple":
+                return f"({inner},)" if len(parts) == 1 else f"({inner})"
+            return f"[{inner}]"
+        if isinstance(value, ir.Call):
+            return self.call_tangent(s, value, has)
+        if isinstance(value, ir.Opaque):
+            if any(self.tangent(ir.Var(r), has) for r in value.reads):
+                raise self.error(value.what, s)
+        return None
+
+    def rule_tangent(
+        self,
+        rule: Rule,
+        names: dict[str, str],
+        s: ir.Assign,
+        atoms: list[tuple[str, ir.Atom]],
+        has: set[str],
+        use_math: bool = False,
+    ) -> str | None:
+        """Sum over the differentiated parameters of each one's contribution."""
+        env = {**names, "ans": s.target, "np": self.np, "_ad": self.ad}
+        parts: list[str] = []
+        missing: list[tuple[str, str]] = []
+        for param, atom in atoms:
+            t = self.tangent(atom, has)
+            if t is None:
+                continue
+            partial = rule.partials.get(param)
+            if partial is not None:
+                if use_math:
+                    partial = to_math(partial, "np", self.helper("math", __import__("math")))
+                p = fold(substitute(partial, env)).strip()
+                if p in ("1", "1.0"):
+                    parts.append(t)
+                elif p in ("-1", "-1.0"):
+                    parts.append(f"-{t}")
+                elif p.replace(".", "").replace("_", "").isalnum():
+                    parts.append(f"{t} * {p}")
+                else:
+                    parts.append(f"{t} * ({p})")
+                continue
+            template = rule.jvps.get(param)
+            if template is not None:
+                parts.append(fold(substitute(template, {**env, "t": t})))
+                continue
+            if param not in rule.vjps:
+                raise self.error(f"argument '{param}' of {rule.name} (no derivative rule)", s)
+            missing.append((param, t))
+        if missing:
+            parts.append(self._from_vjp(rule, env, missing))
+        if not parts:
+            return None
+        return " + ".join(parts)
+
+    def _from_vjp(self, rule: Rule, env: dict[str, str], missing: list[tuple[str, str]]) -> str:
+        """J t built from the rule's VJP, one output entry at a time (exact)."""
+        pulls = ", ".join(fold(substitute(rule.vjps[p], {**env, "g": "_g"})) for p, _ in missing)
+        tangents = ", ".join(t for _, t in missing)
+        if len(missing) == 1:
+            pulls += ","
+            tangents += ","
+        return f"{self.ad}.jvp_from_vjp(lambda _g: ({pulls}), {env['ans']}, ({tangents}))"
+
+    def call_tangent(self, s: ir.Assign, call: ir.Call, has: set[str]) -> str | None:
+        info = classify(call)
+        if info.kind == "nondiff":
+            return None
+        if info.kind in ("rule", "method"):
+            assert info.rule is not None
+            rule = info.rule
+            args = list(call.args)
+            if info.kind == "method":
+                assert call.callee.receiver is not None
+                args = [call.callee.receiver, *args]
+            kwargs = {k: self.atom(v) for k, v in call.kwargs}
+            bound = rule.bind([self.atom(a) for a in args], kwargs)
+            if bound is None:
+                raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
+            pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
+            extra = args[len(rule.params) :]
+            parts = []
+            main = self.rule_tangent(
+                rule,
+                bound,
+                s,
+                pairs,
+                has,
+                use_math=getattr(call.callee.obj, "__module__", None) == "math",
+            )
+            if main is not None:
+                parts.append(main)
+            if any(self.tangent(a, has) for a in extra):
+                template = rule.jvps.get("args")
+                if template is None:
+                    raise self.error(f"variadic arguments of {rule.name} in forward mode", s)
+                ts = ", ".join(self.tangent(a, has) or "0.0" for a in extra)
+                env = {**bound, "ans": s.target, "np": self.np, "_ad": self.ad, "t": f"({ts},)"}
+                parts.append(fold(substitute(template, env)))
+            return " + ".join(parts) if parts else None
+        if info.kind == "custom":
+            name = self.bind(f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func)
+            return self._custom(call, name, has, rule=True).replace("ans_placeholder", s.target)
+        raise self.error(
+            f"call to {call.callee.code} (no gradient rule)",
+            s,
+            f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
+        )
+
+    def _custom(self, call: ir.Call, pull_fn: str, has: set[str], rule: bool = False) -> str:
+        """A user rule (``defgrad``/``custom_gradient``) in forward mode: J t from its VJP."""
+        tangents = ", ".join(self.tangent(a, has) or "0.0" for a in call.args)
+        tangents += "," if len(call.args) == 1 else ""
+        n = len(call.args)
+        inner = f"{pull_fn}(_g, {self.call_args(call)})" if rule else f"{pull_fn}(_g)"
+        pull = f"lambda _g: {self.ad}.as_grads({inner}, {n})"
+        return f"{self.ad}.jvp_from_vjp({pull}, ans_placeholder, ({tangents}))"
+
+    def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
+        """A call to a Python function: its own tangent program, made on first use."""
+        labels = []
+        for pos, a in enumerate(call.args):
+            t = self.tangent(a, has)
+            if t is not None:
+                labels.append((pos, t))
+        for key, a in call.kwargs:
+            t = self.tangent(a, has)
+            if t is not None:
+                labels.append((key, t))
+        keys = ", ".join(repr(k) for k, _ in labels) + ("," if len(labels) == 1 else "")
+        dots = ", ".join(t for _, t in labels) + ("," if len(labels) == 1 else "")
+        args = self.call_args(call)
+        line = (
+            f"{s.target}, {self.dot(s.target)} = "
+            f"{self.ad}.jvp_call({call.callee.code}, ({keys}), ({dots})"
+            + (f", {args})" if args else ")")
+        )
+        has.add(s.target)
+        return [Line(line)]
+
+
+def _assigns(stmts: list[ir.Stmt]) -> set[str]:
+    return {s.target for s in stmts if isinstance(s, ir.Assign)}
+
+
+def _index(code: str, np_name: str) -> str:
+    if ":" in code or "," in code or "..." in code:
+        return f"{np_name}.s_[{code}]"
+    return code
+
+
+def _guard_only_flags(body: list[ir.Stmt]) -> set[str]:
+    """Jump flags read only by the guards of the backward sweep (forward mode skips them)."""
+    flags = {s.target for s in walk(body) if isinstance(s, ir.Assign) and s.kind == "jump"}
+    guards: set[str] = set()
+    other: set[str] = set()
+    for s in walk(body):
+        if isinstance(s, ir.If) and s.guard and isinstance(s.test, ir.Var):
+            guards.add(s.test.name)
+        elif isinstance(s, ir.Assign):
+            other.update(a.name for a in expr_atoms(s.value) if isinstance(a, ir.Var))
+        elif isinstance(s, (ir.If, ir.While)) and isinstance(s.test, ir.Var):
+            other.add(s.test.name)
+    return (flags & guards) - other

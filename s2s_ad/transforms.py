@@ -1,0 +1,174 @@
+"""Forward mode and the transformations built from the two modes.
+
+``jvp`` runs generated tangent code; ``jacobian`` stacks VJPs (``mode='rev'``) or JVPs
+(``mode='fwd'``); ``hessian`` and ``hvp`` are forward mode over the generated gradient;
+``elementwise_grad`` is one VJP with a cotangent of ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .api import _check_float, compile_forward, fix_grad, grad, primal, pullback_wrt
+
+
+def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
+    if isinstance(primal, (tuple, list)):
+        if not isinstance(tangent, (tuple, list)) or len(tangent) != len(primal):
+            raise ValueError(f"tangent for {name!r} must be a sequence of {len(primal)} entries")
+        for k, (p, t) in enumerate(zip(primal, tangent)):
+            _check_tangent(f"{name}[{k}]", p, t)
+        return
+    if isinstance(primal, dict):
+        if not isinstance(tangent, dict) or set(tangent) != set(primal):
+            raise ValueError(f"tangent for {name!r} must be a dict with keys {sorted(primal)}")
+        for k in primal:
+            _check_tangent(f"{name}[{k!r}]", primal[k], tangent[k])
+        return
+    if np.shape(primal) != np.shape(tangent):
+        raise ValueError(
+            f"tangent for {name!r} has shape {np.shape(tangent)}, "
+            f"but the primal has shape {np.shape(primal)}"
+        )
+    t_kind = np.asarray(tangent).dtype.kind
+    if t_kind not in "fc" and not (t_kind in "iu" and np.all(np.asarray(tangent) == 0)):
+        raise ValueError(
+            f"tangent for {name!r} has dtype {np.asarray(tangent).dtype}; use a float tangent"
+        )
+
+
+def _jvp_wrt(
+    fun: Callable[..., Any],
+    args: Sequence[Any],
+    positions: Sequence[int],
+    tangents: Sequence[Any],
+) -> tuple[Any, Any]:
+    """Run the tangent program of ``fun`` with tangents for the arguments at ``positions``."""
+    target = fun.__func__ if inspect.ismethod(fun) else primal(fun)
+    offset = 1 if inspect.ismethod(fun) else 0
+    params = list(inspect.signature(target).parameters)[offset:]
+    names = [params[p] for p in positions]
+    for name, pos, t in zip(names, positions, tangents):
+        _check_float(name, args[pos])
+        _check_tangent(name, args[pos], t)
+    compiled = compile_forward(target, tuple(names))
+    fns = compiled.bind(target)
+    tp = compiled.tangent_params or {}
+    call = (fun.__self__, *args) if offset else tuple(args)
+    out, out_dot = fns["jvp"](*call, **{tp[n]: t for n, t in zip(names, tangents)})
+    return out, _tangent_like(out_dot, out)
+
+
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[Any, Any]:
+    """Forward mode: ``(fun(*primals), J tangents)``, from generated tangent code.
+
+    Args:
+        fun: A Python function.
+        primals: Its positional arguments.
+        tangents: One tangent per primal, with the primal's shape.
+
+    Raises:
+        ValueError: When a tangent's shape or dtype does not match its primal.
+        TypeError: For integer primals.
+    """
+    primals, tangents = tuple(primals), tuple(tangents)
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp got {len(primals)} primals but {len(tangents)} tangents")
+    return _jvp_wrt(fun, primals, range(len(primals)), tangents)
+
+
+def _tangent_like(t: Any, x: Any) -> Any:
+    if isinstance(x, (tuple, list)):
+        parts = [0.0] * len(x) if isinstance(t, float) and t == 0.0 else list(t)
+        return type(x)(_tangent_like(u, v) for u, v in zip(parts, x))
+    if isinstance(x, dict):
+        return {k: _tangent_like(0.0 if isinstance(t, float) else t[k], x[k]) for k in x}
+    return fix_grad(t, x) if isinstance(x, (np.ndarray, float, np.generic)) else t
+
+
+def _positions(fun: Callable[..., Any], wrt: int | str) -> int:
+    if isinstance(wrt, int):
+        return wrt
+    names = list(inspect.signature(fun).parameters)
+    return names.index(wrt)
+
+
+def jacobian(fun: Callable[..., Any], wrt: int | str = 0, mode: str = "rev") -> Callable[..., Any]:
+    """The Jacobian of ``fun`` with respect to one argument: shape ``out.shape + in.shape``.
+
+    ``mode='rev'`` pulls back each output entry (one backward sweep each); ``mode='fwd'``
+    pushes forward each input entry (one tangent program run each).
+    """
+    if mode not in ("rev", "fwd"):
+        raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
+
+    @functools.wraps(fun)
+    def jacobian_fun(*args: Any) -> Any:
+        pos = _positions(fun, wrt)
+        x = args[pos]
+        x_arr = np.asarray(x, dtype=float)
+        if mode == "rev":
+            out, pullback = pullback_wrt(fun, args, [pos])
+            out_arr = np.asarray(out, dtype=float)
+            rows = np.zeros((out_arr.size, x_arr.size))
+            basis = np.zeros(out_arr.size)
+            for k in range(out_arr.size):
+                basis[k] = 1.0
+                cot = basis.reshape(out_arr.shape) if out_arr.shape else 1.0
+                (g,) = pullback(cot)
+                rows[k] = np.ravel(g)
+                basis[k] = 0.0
+            return rows.reshape(out_arr.shape + x_arr.shape)
+        cols = []
+        out_shape: tuple[int, ...] = ()
+        basis = np.zeros(x_arr.size)
+        for k in range(x_arr.size):
+            basis[k] = 1.0
+            t = basis.reshape(x_arr.shape).copy() if x_arr.shape else 1.0
+            out, out_dot = _jvp_wrt(fun, args, [pos], [t])
+            out_shape = np.shape(out)
+            cols.append(np.ravel(np.asarray(out_dot, dtype=float)))
+            basis[k] = 0.0
+        if not cols:
+            return np.zeros(x_arr.shape)
+        return np.stack(cols, axis=-1).reshape(out_shape + x_arr.shape)
+
+    return jacobian_fun
+
+
+def elementwise_grad(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
+    """The gradient of ``sum(fun(...))``: for an elementwise ``fun``, each entry's derivative."""
+
+    @functools.wraps(fun)
+    def elementwise_grad_fun(*args: Any) -> Any:
+        pos = _positions(fun, wrt)
+        out, pullback = pullback_wrt(fun, args, [pos])
+        (g,) = pullback(np.ones_like(np.asarray(out, dtype=float)) if np.shape(out) else 1.0)
+        return g
+
+    return elementwise_grad_fun
+
+
+def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
+    """``hvp(fun)(x, v)``: the Hessian of ``fun`` at ``x`` times ``v``, without forming it
+    (forward mode over the generated gradient)."""
+    gradient = grad(fun, wrt)
+
+    def hvp_fun(*args: Any) -> Any:
+        *primals, v = args
+        pos = _positions(fun, wrt)
+        return _jvp_wrt(gradient, primals, [pos], [v])[1]
+
+    return hvp_fun
+
+
+def hessian(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
+    """The Hessian of a scalar ``fun`` (forward mode over the generated gradient)."""
+    return jacobian(grad(fun, wrt), wrt, mode="fwd")
