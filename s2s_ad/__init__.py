@@ -6,7 +6,7 @@ computes its gradient; ``source(df)`` shows that code.
 
 from . import rules  # noqa: F401  (registers the derivative rules)
 from .api import grad, source, value_and_grad, vjp
-from .custom import custom_gradient, defgrad, stop_gradient
+from .custom import custom_gradient, defgrad, defjvp, stop_gradient
 from .errors import TransformError
 from .testing import check_grads
 from .transforms import elementwise_grad, hessian, hvp, jacobian, jvp
@@ -16,6 +16,7 @@ __all__ = [
     "check_grads",
     "custom_gradient",
     "defgrad",
+    "defjvp",
     "elementwise_grad",
     "hessian",
     "hvp",

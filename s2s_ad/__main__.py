@@ -7,7 +7,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from .api import compile_adjoint
+from .api import compile_adjoint, compile_forward
 from .errors import TransformError
 
 
@@ -57,9 +57,11 @@ def main(argv: list[str] | None = None) -> int:
         else:
             wrt = params[:1]
         if args.mode == "forward":
-            raise ValueError("forward mode is not available yet")
-        compiled = compile_adjoint(func, tuple(wrt))
-        print(compiled.source_of("grad"), end="")
+            compiled = compile_forward(func, tuple(wrt))
+            print(compiled.source_of("jvp"), end="")
+        else:
+            compiled = compile_adjoint(func, tuple(wrt))
+            print(compiled.source_of("grad"), end="")
         return 0
     except (TransformError, ValueError, TypeError, SyntaxError, ImportError, OSError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

@@ -38,6 +38,27 @@ def defgrad(func: Callable[..., Any], rule: Callable[..., Any]) -> Callable[...,
     return func
 
 
+def defjvp(func: Callable[..., Any], rule: Callable[..., Any]) -> Callable[..., Any]:
+    """Register a forward-mode rule for ``func``.
+
+    Args:
+        func: Any callable.
+        rule: ``rule(tangents, *args, **kwargs)`` returning the tangent of the output;
+            ``tangents`` holds one tangent per positional argument (``0.0`` for those
+            not differentiated).
+
+    Returns:
+        ``func``. The rule takes precedence over transforming ``func``'s source in
+        forward mode (reverse mode uses ``defgrad`` or the source).
+    """
+    REGISTRY.custom_jvp[id(func)] = rule
+    REGISTRY._keep.append(func)
+    from .api import clear_cache
+
+    clear_cache()
+    return func
+
+
 class CustomGradient:
     """A function decorated with :func:`custom_gradient` (TensorFlow semantics).
 

@@ -218,6 +218,17 @@ class Forward(Reverse):
             for a in expr_atoms(value)
             if isinstance(a, ir.Var) and (t := self.tangent(a, has)) is not None
         }
+        if isinstance(value, ir.Call) and active and tangents and value.callee.resolved:
+            rule = REGISTRY.custom_jvp.get(id(value.callee.obj))
+            if rule is not None:
+                name = self.bind(f"{getattr(value.callee.obj, '__name__', 'f')}_jvp_rule", rule)
+                ts = ", ".join(self.tangent(a, has) or "0.0" for a in value.args)
+                ts += "," if len(value.args) == 1 else ""
+                items.append(Line(f"{s.target} = {self.render_expr(value)}"))
+                args = self.call_args(value)
+                items.append(Line(f"{self.dot(s.target)} = {name}(({ts}), {args})"))
+                has.add(s.target)
+                return items
         if isinstance(value, ir.Call) and active and tangents:
             info = classify(value)
             if info.kind in ("user", "dynamic"):

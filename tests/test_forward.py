@@ -142,3 +142,39 @@ def test_generated_tangent_code_is_readable():
     assert "def poly_jvp(x, y, *, x_dot=0.0):" in text
     assert "y_dot" not in text
     assert "return ans, ans_dot" in text
+
+
+def test_defjvp_takes_precedence_in_forward_mode():
+    def softplus(x):
+        return np.log(1.0 + np.exp(x))
+
+    def uses(x):
+        return softplus(x) * 2.0
+
+    s2s_ad.defjvp(softplus, lambda ts, x: ts[0] * 100.0)
+    try:
+        _, tangent = s2s_ad.jvp(uses, (1.0,), (1.0,))
+        assert tangent == pytest.approx(200.0)
+    finally:
+        from s2s_ad.api import clear_cache
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom_jvp.pop(id(softplus), None)
+        clear_cache()
+
+
+def test_custom_gradient_in_forward_mode_uses_its_vjp():
+    @s2s_ad.custom_gradient
+    def log1pexp(x):
+        e = np.exp(x)
+
+        def grad_fn(upstream):
+            return upstream * (1 - 1 / (1 + e))
+
+        return np.log(1 + e), grad_fn
+
+    def f(x):
+        return log1pexp(x)
+
+    with np.errstate(over="ignore"):
+        assert s2s_ad.jvp(f, (100.0,), (1.0,))[1] == pytest.approx(1.0)

@@ -118,6 +118,7 @@ class Registry:
         self._keep: list[Any] = []
         self.rules: list[Rule] = []
         self.custom: dict[int, Callable[..., Any]] = {}
+        self.custom_jvp: dict[int, Callable[..., Any]] = {}
         self.methods: dict[str, Rule] = {}
         self._methods_cache: dict[tuple[int, str], Rule] | None = None
         self.attrs: dict[str, Rule] = {}
