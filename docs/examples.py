@@ -124,3 +124,10 @@ EXAMPLES = [
     ("Calls to other functions", user_call, 0),
     ("Recursion", power, 0),
 ]
+
+
+FORWARD_EXAMPLES = [
+    ("Straight-line NumPy code", straight_line, ("w",)),
+    ("Branches and loops: tangents flow with the values", for_break, ("x",)),
+    ("Index assignment", index_assignment, ("x", "a")),
+]

@@ -9,6 +9,7 @@ sys.path.insert(0, str(HERE))
 
 import examples  # noqa: E402
 import s2s_ad  # noqa: E402
+from s2s_ad.api import compile_forward  # noqa: E402
 
 INTRO = """# The generated code, construct by construct
 
@@ -31,7 +32,22 @@ def render() -> str:
     for title, fun, wrt in examples.EXAMPLES:
         parts.append(f"\n## {title}\n\n```python\n{inspect.getsource(fun)}```\n")
         parts.append(f"\n```python\n{s2s_ad.source(s2s_ad.grad(fun, wrt))}```\n")
+    parts.append(FORWARD)
+    for title, fun, wrt in examples.FORWARD_EXAMPLES:
+        parts.append(f"\n### {title}\n\n```python\n{inspect.getsource(fun)}```\n")
+        parts.append(f"\n```python\n{compile_forward(fun, wrt).source_of('jvp')}```\n")
     return "".join(parts)
+
+
+FORWARD = """
+# Forward mode
+
+`s2s_ad.jvp(f, primals, tangents)` runs a *tangent program*: the primal, each line
+followed by the line of its tangent (`x_dot` is the derivative of `x` along the
+tangents given). Control flow is the primal's own; nothing is recorded. The same
+partial derivatives serve both modes; `jacobian(f, mode='fwd')` runs it once per input
+entry. (`python -m s2s_ad FILE.py:FUNC --mode forward` prints it.)
+"""
 
 
 if __name__ == "__main__":
