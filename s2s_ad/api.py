@@ -153,9 +153,10 @@ def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
     unknown = [w for w in wrt if w not in fn.params]
     if unknown:
         raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-    tan = Forward(fn, list(wrt), _resolve_callee, parsed.globals).run_forward()
+    forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
+    tan = forward.run_forward()
     origin = f"{parsed.filename}:{parsed.first_line}"
-    compiled = emit_forward(tan, func, fn.name, fn.params, "_ad", origin)
+    compiled = emit_forward(tan, func, fn.name, fn.params, forward.ad, origin)
     _CACHE[key] = compiled
     return compiled
 

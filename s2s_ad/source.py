@@ -63,7 +63,9 @@ class ParsedFunction:
         return (rng.start.line if rng else 1) + self.line_offset
 
     def code(self, node: cst.CSTNode) -> str:
-        """Source text of a node, on one line."""
+        """Source text of a node, on one line (without the comment lines above it)."""
+        if hasattr(node, "leading_lines"):
+            node = node.with_changes(leading_lines=())
         text = self.module.code_for_node(node)
         return " ".join(part.strip() for part in text.splitlines()) if "\n" in text else text
 
