@@ -344,7 +344,16 @@ class Forward(Reverse):
             parts.append(self._from_vjp(rule, env, missing))
         if not parts:
             return None
-        return " + ".join(parts)
+        total = " + ".join(parts)
+        operands = [a for _, a in atoms]
+        if (
+            rule.partials
+            and len(rule.params) > 1
+            and not all(isinstance(a, ir.Const) or a.name in self.scalar for a in operands)
+        ):
+            # x + z with only x differentiated: x_dot has x's shape, the value z's
+            return f"{self.ad}.broadcast_like({total}, {s.target})"
+        return total
 
     def _from_vjp(self, rule: Rule, env: dict[str, str], missing: list[tuple[str, str]]) -> str:
         """J t built from the rule's VJP, one output entry at a time (exact)."""

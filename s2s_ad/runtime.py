@@ -324,6 +324,16 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
 # --- forward mode -------------------------------------------------------------------------
 
 
+def broadcast_like(t: Any, ans: Any) -> Any:
+    """A tangent with the shape of its value (an operand's tangent may be smaller)."""
+    if type(t) is _float and type(ans) is _float:
+        return t
+    shape = np.shape(ans)
+    if np.shape(t) == shape or is_zero(t):
+        return t
+    return np.broadcast_to(t, shape)
+
+
 def tangent_parts(t: Any, x: Any) -> list[Any]:
     """Tangents of the parts of ``a, b = x`` (zeros when ``t`` is zero)."""
     if is_zero(t):

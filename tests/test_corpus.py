@@ -25,8 +25,6 @@ CASES = collect()
 XFAIL: dict[str, str] = {
     # --- refused with TransformError ---
     "scalars.math_gamma_lgamma": "no rule for math.gamma / math.lgamma (TransformError)",
-    "calls.derivative_of_cubic": "grad(grad(f)): higher order is refused until issue 4",
-    "calls.calls_grad_inside": "a grad()-made function inside f: refused until issue 4",
     "calls.callee_varargs": "a user function with *args parameters is refused (TransformError)",
     "calls.call_with_star_args": "a call site with *args unpacking is refused (TransformError)",
     "calls.call_with_double_star_kwargs": (
@@ -39,8 +37,6 @@ XFAIL_VALUE: dict[str, str] = {
     key: XFAIL[key]
     for key in (
         "scalars.math_gamma_lgamma",
-        "calls.derivative_of_cubic",
-        "calls.calls_grad_inside",
         "calls.callee_varargs",
         "calls.call_with_star_args",
         "calls.call_with_double_star_kwargs",

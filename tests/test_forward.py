@@ -13,8 +13,6 @@ from s2s_ad.transforms import _jvp_wrt
 CASES = collect()
 # forward mode is refused (TransformError) or not meaningful for these
 SKIP = {
-    "calls.derivative_of_cubic",
-    "calls.calls_grad_inside",
     "calls.callee_varargs",
     "calls.call_with_star_args",
     "calls.call_with_double_star_kwargs",
@@ -178,3 +176,8 @@ def test_custom_gradient_in_forward_mode_uses_its_vjp():
 
     with np.errstate(over="ignore"):
         assert s2s_ad.jvp(f, (100.0,), (1.0,))[1] == pytest.approx(1.0)
+
+
+def test_tangent_of_a_broadcast_operand_has_the_value_shape():
+    jac = s2s_ad.jacobian(lambda x, z: np.sum(x + z), 0, mode="fwd")(1.5, np.arange(3.0))
+    assert jac == pytest.approx(3.0)
