@@ -10,6 +10,7 @@
 """
 
 from . import arrays, builtins_rules, elementwise, methods, nondiff, operators, vjps  # noqa: F401
+from .generated_rules import RULES as _helper_rules  # noqa: F401  (the _ad helpers)
 from .registry import REGISTRY
 
 __all__ = ["REGISTRY"]

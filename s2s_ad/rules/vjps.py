@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..runtime import is_zero, unbroadcast, zeros_like
+from ..runtime import getitem, is_zero, pack, unbroadcast, zeros_like
 
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
     from collections.abc import Sequence
@@ -46,6 +46,10 @@ __all__ = [
     "norm_vjp", "prod_vjp", "repeat_vjp", "safe_log", "solve_vjp_a", "solve_vjp_b", "sort_vjp",
     "stack_vjp", "std_vjp", "sum_vjp", "tensordot_vjp_a", "tensordot_vjp_b", "tile_vjp",
     "tolist_vjp", "trace_vjp", "transpose_vjp", "var_vjp", "vstack_vjp",
+    # for higher derivatives (see the last section)
+    "add_at_t", "array_vjp_t", "as_grads_t", "einsum_jvp", "einsum_vjp_dops", "item_take",
+    "materialize", "norm_order", "norm_vjp_dx", "pack_t", "prod_hvp", "repack", "solve_dual",
+    "solve_vjp_a_dct", "sort_take", "transpose_axes", "unless_zero",
 ]
 # fmt: on
 
@@ -675,14 +679,17 @@ def item_vjp(g: Any, x: Any, args: tuple[Any, ...] = ()) -> Any:
     """VJP of ``x.item(*args)``: ``g`` at the element read, zeros elsewhere."""
     shape = np.shape(x)
     out = np.zeros(shape)
-    if len(args) == 0:
-        index = (0,) * len(shape)
-    elif len(args) == 1 and np.ndim(args[0]) == 0:
-        index = np.unravel_index(args[0], shape)
-    else:
-        index = tuple(args[0]) if len(args) == 1 else args
-    out[index] = g
+    out[_item_index(shape, args)] = g
     return out
+
+
+def _item_index(shape: tuple[int, ...], args: tuple[Any, ...]) -> Any:
+    """The index of the element ``x.item(*args)`` reads, for an ``x`` of ``shape``."""
+    if len(args) == 0:
+        return (0,) * len(shape)
+    if len(args) == 1 and np.ndim(args[0]) == 0:
+        return np.unravel_index(args[0], shape)
+    return tuple(args[0]) if len(args) == 1 else args
 
 
 def tolist_vjp(g: Any, x: Any) -> Any:
@@ -768,3 +775,285 @@ def dist_vjp(g: Any, p: Any, q: Any, ans: Any) -> list[Any]:
     scale = 0.0 if ans == 0 else g / ans
     out = [scale * (a - b) for a, b in zip(p, q)]
     return out if isinstance(p, list) else type(p)(out)
+
+
+# --- for higher derivatives ---------------------------------------------------------------
+#
+# Differentiating generated code again (``grad(grad(f))``) differentiates the helpers above;
+# their rules (s2s_ad/rules/generated_rules.py) call these. The first group is linear in
+# its first argument and closed under transposition (each one's transpose is a helper
+# here or above), so those rules can be registered in turn; the second group (``prod_hvp``
+# onwards, but for ``norm_order``, which has no derivative) holds second derivatives that
+# appear only in second-order code and are differentiated from their source.
+
+
+def materialize(g: Any, like: Any) -> Any:
+    """``g`` with the symbolic zero (``0.0``/``None``) replaced by dense zeros shaped like
+    ``like``; containers entry by entry. A nonzero array is returned as it is (no copy)."""
+    if isinstance(like, (list, tuple)):
+        parts = []
+        for i in range(len(like)):
+            parts.append(materialize(0.0 if is_zero(g) else g[i], like[i]))
+        return type(g)(parts) if isinstance(g, (list, tuple)) else type(like)(parts)
+    if isinstance(like, dict):
+        out = {}
+        for key in like:
+            out[key] = materialize(0.0 if is_zero(g) else g.get(key, 0.0), like[key])
+        return out
+    if is_zero(g):
+        if isinstance(like, np.ndarray) and np.issubdtype(like.dtype, np.inexact):
+            return np.zeros(like.shape, dtype=like.dtype)
+        return np.zeros(np.shape(like))
+    return g
+
+
+def unless_zero(x: Any, guard: Any) -> Any:
+    """``x``, or the symbolic zero ``0.0`` when ``guard`` is the symbolic zero (or ``None``).
+
+    Guards a cotangent whose value does not matter because the primal it belongs to was a
+    symbolic zero (the helpers return it unchanged; its derivative is never taken).
+    """
+    return 0.0 if is_zero(guard) else x
+
+
+def _broadcast_like(v: Any, like: Any) -> Any:
+    if isinstance(like, (list, tuple, dict)):
+        return materialize(v, like)
+    return np.broadcast_to(v, np.shape(like))
+
+
+def add_at_t(g: Any, x: Any, index: Any, ct: Any) -> Any:
+    """Transpose of ``add_at(x_bar, x, index, ct)`` in ``ct``: ``g[index]`` broadcast back to
+    the shape of ``ct`` (entry by entry for a slice of a list); ``0.0`` if ``ct`` is zero."""
+    if is_zero(ct):
+        return 0.0
+    part = getitem(g, index)
+    if isinstance(x, (list, tuple)) and isinstance(index, slice):
+        out = []
+        for i in range(len(ct)):
+            out.append(_broadcast_like(getitem(part, i), ct[i]))
+        return type(ct)(out)
+    return _broadcast_like(part, ct)
+
+
+def pack_t(g: Any, x: Any, parts: Any) -> Any:
+    """Transpose of ``pack(x, parts)`` in ``parts``: the cotangent of each part, in the
+    container type of ``parts`` (``0.0`` for ``None`` parts and for a zero ``g``)."""
+    out = []
+    for i in range(len(parts)):
+        if parts[i] is None or is_zero(g):
+            out.append(0.0)
+        else:
+            out.append(unbroadcast(g[i], parts[i]))
+    return type(parts)(out)
+
+
+def repack(g: Any, x: Any, parts: Any) -> Any:
+    """Transpose of :func:`pack_t`: ``pack(x, g)``, with zeros where ``parts`` has ``None``
+    or ``g`` has the symbolic zero."""
+    entries = []
+    for i in range(len(parts)):
+        if parts[i] is None or is_zero(g) or is_zero(g[i]):
+            entries.append(None)
+        else:
+            entries.append(g[i])
+    return pack(x, entries)
+
+
+def as_grads_t(g: Any, grads: Any, n: int) -> Any:
+    """Transpose of ``as_grads(grads, n)``: the ``n``-tuple ``g`` in the structure of ``grads``."""
+    if n == 1 and not (isinstance(grads, (tuple, list)) and len(grads) == 1):
+        return 0.0 if is_zero(g) else g[0]
+    out = []
+    for i in range(n):
+        out.append(0.0 if is_zero(g) else g[i])
+    return type(grads)(out)
+
+
+def transpose_axes(g: Any, axes: Any) -> Any:
+    """``np.transpose(g, axes)``, ``axes`` as :func:`transpose_vjp` takes them (its transpose)."""
+    if is_zero(g):
+        return g
+    if isinstance(axes, tuple) and len(axes) == 1 and (axes[0] is None or np.ndim(axes[0])):
+        axes = axes[0]
+    if axes is None or len(axes) == 0:
+        return np.transpose(g)
+    ndim = np.ndim(g)
+    return np.transpose(g, [int(ax) % ndim for ax in axes])
+
+
+def sort_take(g: Any, a: Any, axis: Any) -> Any:
+    """``g`` read in the order that sorts ``a`` (the transpose of :func:`sort_vjp`)."""
+    a = np.asarray(a)
+    if axis is None:
+        order = np.argsort(a, axis=None, kind="stable")
+        return np.zeros(a.size) if is_zero(g) else np.ravel(g)[order]
+    if is_zero(g):
+        return np.zeros(a.shape)
+    return np.take_along_axis(np.asarray(g), np.argsort(a, axis=axis, kind="stable"), axis)
+
+
+def item_take(g: Any, x: Any, args: tuple[Any, ...]) -> Any:
+    """``g`` at the element ``x.item(*args)`` reads (the transpose of :func:`item_vjp`)."""
+    if is_zero(g):
+        return 0.0
+    return np.asarray(g)[_item_index(np.shape(x), args)]
+
+
+def array_vjp_t(g: Any, ct: Any, obj: Any, dtype: Any) -> Any:
+    """Transpose of ``array_vjp(ct, obj, dtype)`` in ``ct``: ``g`` (structured like ``obj``)
+    as an array shaped like ``ct``; zeros when the adjoint was cut (an integer ``dtype``),
+    ``0.0`` when ``g`` or ``ct`` is zero."""
+    if is_zero(g) or is_zero(ct):
+        return 0.0
+    if dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact):
+        return np.zeros(np.shape(ct))
+    return np.reshape(np.array(materialize(g, obj), dtype=float), np.shape(ct))
+
+
+def prod_hvp(w: Any, a: Any, axis: Any) -> Any:
+    """The Hessian of ``np.prod(a, axis)`` applied to ``w``, slice by slice: entry ``k`` is
+    ``sum over i != k of w[i] * prod(a[j] for j not in {i, k})``. Exact at zeros."""
+    a = np.asarray(a, dtype=float)
+    if is_zero(w):
+        return np.zeros(a.shape)
+    w = np.broadcast_to(w, a.shape)
+    axes = _axes(axis, a.ndim)
+    zero = a == 0.0
+    nz = np.where(zero, 1.0, a)
+    rest = np.prod(nz, axis=axes, keepdims=True)  # product of the nonzero entries
+    zeros = np.sum(zero, axis=axes, keepdims=True)
+    w_over = np.sum(w / nz, axis=axes, keepdims=True)
+    w_zero = np.sum(w * zero, axis=axes, keepdims=True)
+    # no zero in the slice, or k is its only zero: sum over i != k of w_i rest / (a_i a_k)
+    smooth = rest / nz * (w_over - w / nz)
+    one = np.where(zero, smooth, w_zero * rest / nz)  # k nonzero: only i = the zero counts
+    two = np.where(zero, rest * (w_zero - w), 0.0)  # k a zero: only i = the other zero
+    return np.where(zeros == 0, smooth, np.where(zeros == 1, one, np.where(zeros == 2, two, 0.0)))
+
+
+def _norm_kind(ndim: int, ord: Any, axis: Any) -> tuple[tuple[int, ...], bool]:
+    """Reduction axes and whether ``np.linalg.norm(x, ord, axis)`` is a matrix norm, for an
+    ``x`` with ``ndim`` dimensions."""
+    if axis is None:
+        return _axes(None, ndim), ord is not None and ndim == 2
+    axes = _axes(axis, ndim)
+    return axes, len(axes) == 2
+
+
+def norm_order(x: Any, ord: Any, axis: Any) -> float:
+    """How the VJP of ``np.linalg.norm`` scales with ``1 / ans``: ``p - 1`` for a vector
+    p-norm (1 for the 2-norm and the Frobenius norm), 0 where it does not depend on ``ans``
+    smoothly (the 0-, 1- and infinity-norms, matrix norms other than Frobenius)."""
+    _, matrix = _norm_kind(np.ndim(x), ord, axis)
+    if matrix:
+        return 1.0 if ord is None or ord == "fro" else 0.0
+    if ord is None:
+        return 1.0
+    if ord == 0 or ord == np.inf or ord == -np.inf:
+        return 0.0
+    return float(ord) - 1.0
+
+
+def norm_vjp_dx(w: Any, g: Any, x: Any, ans: Any, ord: Any, axis: Any, keepdims: bool) -> Any:
+    """The derivative of ``norm_vjp(g, x, ans, ord, axis, keepdims)`` in ``x`` applied to
+    ``w`` (``ans`` held fixed). That derivative is diagonal, so this is both its JVP and its
+    VJP. Raises ``NotImplementedError`` for the nuclear and spectral matrix norms."""
+    x = np.asarray(x, dtype=float)
+    axes, matrix = _norm_kind(np.ndim(x), ord, axis)
+    if matrix and (ord == "nuc" or ord == 2 or ord == -2):
+        raise NotImplementedError(f"second derivative of np.linalg.norm with ord={ord!r}")
+    if is_zero(g) or is_zero(w):
+        return np.zeros(x.shape)
+    g = _keep(g, axes, keepdims)
+    ans = _keep(ans, axes, keepdims)
+    nonzero = ans > 0
+    safe = np.where(nonzero, ans, 1.0)
+    if ord is None or ord == 2 or ord == "fro":
+        return np.where(nonzero, g / safe, 0.0) * w
+    if matrix or ord == 0 or ord == 1 or ord == np.inf or ord == -np.inf:
+        return np.zeros(x.shape)  # piecewise constant in x
+    p = float(ord)
+    scale = np.where(nonzero, g / safe ** (p - 1), 0.0)
+    size = np.abs(x)
+    curve = np.where(size > 0, (p - 1) * np.where(size > 0, size, 1.0) ** (p - 2), 0.0)
+    return scale * curve * w
+
+
+def einsum_jvp(subscripts: str, operands: Sequence[Any], tangents: Any) -> Any:
+    """``np.einsum(subscripts, *operands)`` differentiated along ``tangents`` (one per
+    operand, ``0.0`` for none): the sum of the einsums with one operand replaced by its
+    tangent (the transpose of :func:`einsum_vjp` in its cotangent)."""
+    out = 0.0
+    if is_zero(tangents):
+        return out
+    for i in range(len(operands)):
+        if is_zero(tangents[i]):
+            continue
+        ops = list(operands)
+        ops[i] = tangents[i]
+        out = out + _einsum(subscripts, ops)
+    return out
+
+
+def _einsum(subscripts: str, ops: Sequence[Any]) -> Any:
+    """``np.einsum(subscripts, *ops)`` for up to four operands, without a starred call (the
+    transformer cannot differentiate one)."""
+    if len(ops) == 1:
+        return np.einsum(subscripts, ops[0])
+    if len(ops) == 2:
+        return np.einsum(subscripts, ops[0], ops[1])
+    if len(ops) == 3:
+        return np.einsum(subscripts, ops[0], ops[1], ops[2])
+    if len(ops) == 4:
+        return np.einsum(subscripts, ops[0], ops[1], ops[2], ops[3])
+    raise NotImplementedError("second derivative of np.einsum with more than four operands")
+
+
+def einsum_vjp_dops(x: Any, g: Any, subscripts: str, operands: Sequence[Any]) -> Any:
+    """The derivative of ``einsum_vjp(g, subscripts, operands)`` in the operands applied to
+    ``x`` (one entry per operand, ``0.0`` for none): entry ``m`` sums, over the other
+    operands ``j``, the adjoint of operand ``m`` with operand ``j`` replaced by ``x[j]``.
+    The map is symmetric, so this is both its JVP and its VJP."""
+    out = []
+    for op in operands:
+        out.append(np.zeros(np.shape(op)))
+    if not (is_zero(g) or is_zero(x)):
+        for j in range(len(operands)):
+            if is_zero(x[j]):
+                continue
+            ops = list(operands)
+            ops[j] = x[j]
+            grads = einsum_vjp(g, subscripts, ops)
+            for m in range(len(operands)):
+                if m != j:
+                    out[m] = out[m] + grads[m]
+    return list(out) if isinstance(operands, list) else tuple(out)
+
+
+def _col(v: Any, vector: bool) -> Any:
+    return np.asarray(v)[..., None] if vector else np.asarray(v)
+
+
+def solve_dual(t: Any, g: Any, a: Any, b: Any) -> Any:
+    """``-t^T solve(a^T, g)``, shaped like ``g`` (vectors as columns when ``b`` is 1-D).
+
+    The derivatives of ``solve_vjp_b(g, a, b)`` and ``solve_vjp_a(g, a, b, ans)`` in ``a``
+    along ``t`` are those helpers with this as their cotangent; ``solve_dual(u, g, a, b)``
+    is also the VJP of ``solve_vjp_a`` in ``ans`` for the cotangent ``u``.
+    """
+    if is_zero(g) or is_zero(t):
+        return 0.0
+    vector = np.ndim(b) == 1
+    out = -(mT(np.asarray(t)) @ np.linalg.solve(mT(a), _col(g, vector)))
+    return out[..., 0] if vector else out
+
+
+def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
+    """Transpose of ``solve_vjp_a(ct, a, b, ans)`` in ``ct``: ``-solve(a, g @ ans)`` (vectors
+    as columns when ``b`` is 1-D)."""
+    if is_zero(g):
+        return np.zeros(np.shape(ans))
+    vector = np.ndim(b) == 1
+    out = -np.linalg.solve(a, np.asarray(g) @ _col(ans, vector))
+    return out[..., 0] if vector else out

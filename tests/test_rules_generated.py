@@ -1,0 +1,496 @@
+"""Rules for the ``_ad`` helpers themselves (s2s_ad/rules/generated_rules.py), which
+higher derivatives need: generated code is differentiated again.
+
+* every VJP and JVP template of every such rule, on every sample: against central finite
+  differences, against each other (``<u, JVP(v)> == <VJP(u), v>``), shapes and containers;
+* symbolic zeros (``0.0``/``None``) as cotangent, as tangent, and as the helper's own
+  structural argument (an adjoint that is still zero);
+* the ``0.0`` templates of tie patterns (``max_vjp``'s ``a`` and ``res``...) along
+  consistent perturbations;
+* coverage: every ``_ad.<name>`` in docs/constructs.md and tests/golden has a rule or is
+  listed here, every call of a helper inside a template binds to that helper's rule;
+* end to end: derivatives of generated gradients (reverse over reverse, forward over
+  reverse) against finite differences of the generated gradient.
+
+Templates are evaluated as generated code runs them: :func:`substitute` puts variable
+names for the parameters, :func:`fold` simplifies, and the expression is evaluated with
+``np``, ``_ad`` (the helpers), ``g``/``t`` and ``ans`` in scope.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from fd import numerical_grad
+
+import s2s_ad
+from s2s_ad import runtime
+from s2s_ad.rules import REGISTRY, vjps
+from s2s_ad.rules import generated_rules as G
+from s2s_ad.rules.registry import Rule, substitute
+from s2s_ad.simplify import fold
+
+AD = types.SimpleNamespace(
+    **{k: v for k, v in vars(runtime).items() if not k.startswith("_") and callable(v)},
+    **{k: getattr(vjps, k) for k in vjps.__all__},
+)
+ROOT = Path(__file__).resolve().parent.parent
+EPS = 1e-6
+RTOL = 1e-5
+EXACT = 1e-9
+ZERO = "0.0"
+RULES = G.RULES
+IDS = [r.name for r in RULES]
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def is_float(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return len(value) > 0 and all(is_float(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f"
+    return isinstance(value, (float, np.floating))
+
+
+def flat(value: Any) -> np.ndarray:
+    if isinstance(value, dict):
+        value = [value[k] for k in sorted(value)]
+    if isinstance(value, (list, tuple)):
+        return np.concatenate([flat(v) for v in value]) if value else np.zeros(0)
+    return np.ravel(np.asarray(value, dtype=float))
+
+
+def unflat(vec: np.ndarray, like: Any) -> Any:
+    if isinstance(like, (list, tuple)):
+        parts, start = [], 0
+        for item in like:
+            n = flat(item).size
+            parts.append(unflat(vec[start : start + n], item))
+            start += n
+        return type(like)(parts)
+    if isinstance(like, np.ndarray):
+        return vec.reshape(like.shape).astype(like.dtype)
+    return type(like)(vec[0])
+
+
+def random_like(value: Any, rng: np.random.Generator) -> Any:
+    if isinstance(value, (list, tuple)):
+        return type(value)(random_like(v, rng) for v in value)
+    if np.ndim(value) == 0:
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(value))
+
+
+def check_structure(value: Any, like: Any, where: str) -> None:
+    """Same containers, shapes, and float leaves."""
+    if isinstance(like, (list, tuple)):
+        assert type(value) is type(like), f"{where}: {type(value).__name__} for a {like!r}"
+        assert len(value) == len(like), where
+        for i, (v, x) in enumerate(zip(value, like)):
+            check_structure(v, x, f"{where}[{i}]")
+        return
+    assert np.shape(value) == np.shape(like), f"{where}: shape {np.shape(value)} {np.shape(like)}"
+    assert np.asarray(value).dtype.kind == "f", f"{where}: dtype {np.asarray(value).dtype}"
+
+
+def evaluate(rule: Rule, template: str, args: tuple[Any, ...], extra: dict[str, Any]) -> Any:
+    names = [f"_v{i}" for i in range(len(args))]
+    bound = rule.bind(names, {})
+    assert bound is not None, f"{rule.name}: {len(args)} arguments do not bind"
+    env = {"np": np, "_ad": AD, **dict(zip(names, args)), **extra}
+    return eval(fold(substitute(template, bound)), env)  # noqa: S307
+
+
+def vjp(rule: Rule, param: str, args: tuple[Any, ...], g: Any, ans: Any) -> Any:
+    return evaluate(rule, rule.vjps[param], args, {"g": g, "ans": ans})
+
+
+def jvp(rule: Rule, param: str, args: tuple[Any, ...], t: Any, ans: Any) -> Any:
+    return evaluate(rule, rule.jvps[param], args, {"t": t, "ans": ans})
+
+
+def replaced(rule: Rule, args: tuple[Any, ...], param: str, value: Any) -> tuple[Any, ...]:
+    pos = rule.params.index(param)
+    return args[:pos] + (value,) + args[pos + 1 :]
+
+
+def float_params(rule: Rule, args: tuple[Any, ...]) -> list[tuple[str, Any]]:
+    values = dict(zip(rule.params, args))
+    return [(p, values[p]) for p in rule.vjps if p in values and is_float(values[p])]
+
+
+def dot(a: Any, b: Any) -> float:
+    return float(flat(a) @ flat(b))
+
+
+# --- the rules --------------------------------------------------------------------------------
+
+
+def test_rules_cover_both_modes_and_have_samples() -> None:
+    assert len(RULES) > 60
+    for rule in RULES:
+        assert rule.samples, rule.name
+        if rule.partials:
+            continue  # elementwise: the partials serve both modes
+        assert set(rule.jvps) == set(rule.vjps), rule.name
+        assert not {"g", "ans", "t", "args", "np", "_ad"} & set(rule.params), rule.name
+        assert REGISTRY.lookup(rule.funcs[0]) is rule, rule.name
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+def test_templates_against_finite_differences_and_each_other(rule: Rule) -> None:
+    rng = np.random.default_rng(7)
+    f = rule.funcs[0]
+    tested = set()
+    for n, args in enumerate(rule.samples):
+        ans = f(*args)
+        for param, value in float_params(rule, args):
+            tested.add(param)
+            where = f"{rule.name} sample {n} d/d{param}"
+            t = random_like(value, rng)
+            u = random_like(ans, rng)
+            x0 = flat(value)
+            up = f(*replaced(rule, args, param, unflat(x0 + EPS * flat(t), value)))
+            down = f(*replaced(rule, args, param, unflat(x0 - EPS * flat(t), value)))
+            fd = (flat(up) - flat(down)) / (2 * EPS)
+            tol = RTOL * (1.0 + np.max(np.abs(fd), initial=0.0))
+            if rule.vjps[param] == ZERO:
+                assert rule.jvps.get(param, ZERO) == ZERO, where
+                np.testing.assert_allclose(fd, 0.0, atol=tol, err_msg=f"{where}: not constant")
+                continue
+            back = vjp(rule, param, args, u, ans)
+            check_structure(back, value, f"{where} (vjp)")
+            assert abs(dot(back, t) - dot(u, fd)) <= tol * np.linalg.norm(flat(u)), where
+            if rule.partials:
+                continue
+            forward = jvp(rule, param, args, t, ans)
+            check_structure(forward, ans, f"{where} (jvp)")
+            np.testing.assert_allclose(flat(forward), fd, rtol=RTOL, atol=tol, err_msg=where)
+            left, right = dot(u, forward), dot(back, t)
+            scale = max(abs(left), abs(right), np.linalg.norm(flat(u)) * np.linalg.norm(x0 + 1))
+            assert abs(left - right) <= EXACT * scale, f"{where}: {left} != {right}"
+    assert tested == set(rule.vjps), f"{rule.name}: no float sample for {set(rule.vjps) - tested}"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=IDS)
+def test_symbolic_zero_cotangent_and_tangent(rule: Rule) -> None:
+    """``g = 0.0`` and ``t = 0.0`` (an adjoint or tangent nothing has reached) give zeros."""
+    f = rule.funcs[0]
+    for n, args in enumerate(rule.samples):
+        ans = f(*args)
+        for param, _ in float_params(rule, args):
+            if rule.vjps[param] == ZERO:
+                continue
+            where = f"{rule.name} sample {n} d/d{param}"
+            assert not np.any(flat(vjp(rule, param, args, 0.0, ans))), where
+            if not rule.partials:
+                assert not np.any(flat(jvp(rule, param, args, 0.0, ans))), where
+
+
+def _rule(func: Any) -> Rule:
+    rule = REGISTRY.lookup(func)
+    assert rule is not None, func
+    return rule
+
+
+_W = np.array([1.1, -0.4, 0.7])
+_A = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
+
+# (helper, arguments, parameter, cotangent of the output): an argument is a symbolic zero
+# (an adjoint nothing has reached yet, or None), so the output does not depend on the
+# parameter; its cotangent must come out as zeros: the symbolic zero, or for a list/tuple
+# parameter a list/tuple (the reverse pass indexes it), never an error.
+ZERO_PRIMALS = [
+    (runtime.getitem, (0.0, 1), "ct", 0.7),
+    (runtime.getitem, (None, (0, slice(1, 3))), "ct", 0.7),
+    (runtime.add_at, (0.0, _A, 1, _W), "acc", np.ones((2, 3))),
+    (runtime.add_at, (_A, _A, 1, 0.0), "ct", np.ones((2, 3))),
+    (runtime.add_at, ([0.5, 1.0], [1.5, -2.0], slice(0, 2), 0.0), "ct", [0.3, 0.4]),
+    (runtime.zero_at, (0.0, 1), "acc", 0.7),
+    (runtime.add, (0.0, _A), "a", np.ones((2, 3))),
+    (runtime.add, (None, [_W, 1.5]), "a", [_W, 0.5]),
+    (runtime.add, ([_W, 1.5], 0.0), "b", [_W, 0.5]),
+    (runtime.drop_last, (0.0,), "acc", 0.7),
+    (runtime.append_bar, (0.0, [1.0, 2.0], 0.5), "acc", [0.1, 0.2, 0.3]),
+    (runtime.append_bar, ([0.5, 1.5], [1.0, 2.0], None), "last", [0.1, 0.2, 0.3]),
+    (vjps.add_at_t, (np.ones((2, 3)), _A, 1, 0.0), "ct", 0.7),
+    (vjps.array_vjp_t, ([0.5, 1.5], 0.0, [1.0, 2.0], None), "ct", 0.7),
+    (vjps.tolist_vjp, (0.0, _W), "ct", _W),
+]
+
+
+@pytest.mark.parametrize("case", ZERO_PRIMALS, ids=lambda c: f"{c[0].__name__}-{c[2]}")
+def test_symbolic_zero_primal(case: tuple[Any, tuple[Any, ...], str, Any]) -> None:
+    func, args, param, g = case
+    rule = _rule(func)
+    ans = func(*args)
+    got = vjp(rule, param, args, g, ans)
+    value = args[rule.params.index(param)]
+    if isinstance(value, (list, tuple)):
+        assert type(got) is type(value) and len(got) == len(value), f"{rule.name}: {got!r}"
+    else:
+        assert type(got) is float, f"{rule.name} d/d{param}: {got!r}"
+    assert not np.any(flat(got)), f"{rule.name} d/d{param}: {got!r}"
+
+
+def test_none_parts_and_entries() -> None:
+    pack, append_bar = _rule(runtime.pack), _rule(runtime.append_bar)
+    args = (_A, (None, _W))
+    ans = runtime.pack(*args)
+    g = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(vjp(pack, "parts", args, g, ans)[1], g[1])
+    assert vjp(pack, "parts", args, g, ans)[0] == 0.0
+    np.testing.assert_array_equal(jvp(pack, "parts", args, (0.0, _W), ans), [[0, 0, 0], _W])
+    assert vjp(pack, "parts", args, 0.0, ans) == (0.0, 0.0)  # a container, never bare 0.0
+    args = ([0.5, 1.5], [1.0, 2.0], None)
+    assert jvp(append_bar, "acc", args, [0.1, 0.2], runtime.append_bar(*args)) == [0.1, 0.2, 0.0]
+
+
+def test_dict_adjoints() -> None:
+    """Dicts (not covered by the flattened checks above): the dot-product identity."""
+    x = {"a": _W, "b": 1.5}
+    g = {"a": np.array([0.3, 0.2, -0.1]), "b": 0.7}
+    getitem = _rule(runtime.getitem)
+    back = vjp(getitem, "ct", (x, "a"), g["a"], runtime.getitem(x, "a"))
+    assert set(back) == {"a", "b"} and back["b"] == 0.0
+    forward = jvp(getitem, "ct", (x, "a"), g, None)
+    assert dot(forward, g["a"]) == pytest.approx(dot(back, g))
+    add_at = _rule(runtime.add_at)
+    args = ({"a": _W * 2.0, "b": 0.5}, x, "b", 0.25)
+    ans = runtime.add_at(*args)
+    assert ans["b"] == 0.75
+    assert vjp(add_at, "ct", args, g, ans) == pytest.approx(0.7)
+    assert jvp(add_at, "ct", args, 2.0, ans)["b"] == 2.0
+    add = _rule(runtime.add)
+    assert vjp(add, "a", (x, x), g, runtime.add(x, x)) is g
+
+
+# --- ``0.0`` templates of tie patterns: constant along consistent perturbations -------------
+
+_X = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
+_D = np.array([[0.2, 0.5, -0.3], [-0.6, 0.1, 0.4]])
+PIECEWISE = [
+    ("max_vjp", lambda a: vjps.max_vjp(np.array([0.5, 2.0]), a, np.max(a, 1), 1, False)),
+    ("min_vjp", lambda a: vjps.min_vjp(1.5, a, np.min(a), None, False)),
+    ("norm_vjp inf", lambda a: vjps.norm_vjp(1.5, a[0], np.linalg.norm(a[0], np.inf), np.inf)),
+    ("norm_vjp 1", lambda a: vjps.norm_vjp(1.5, a, np.linalg.norm(a, 1), 1)),
+    ("sort_vjp", lambda a: vjps.sort_vjp(_D, a, 1)),
+    ("builtin_max_vjp", lambda a: vjps.builtin_max_vjp(0.7, list(a[0]), None, (), max(a[0]))),
+    (
+        "builtin_max_args",
+        lambda a: vjps.builtin_max_args_vjp(0.7, *a[0, :2], (a[0, 2],), max(a[0])),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", PIECEWISE, ids=lambda c: c[0])
+def test_tie_patterns_are_locally_constant(case: tuple[str, Any]) -> None:
+    """Where ``a`` moves and ``res`` follows it (as in generated code), the helper does not
+    change: its derivative in ``a`` and ``res`` together is zero, as the templates say."""
+    _, func = case
+    base = func(_X)
+    for step in (1e-3, -1e-3):
+        np.testing.assert_array_equal(flat(func(_X + step * _D)), flat(base))
+
+
+# --- coverage -----------------------------------------------------------------------------------
+
+# Helpers without a rule of their own, and why.
+ALLOWED = {
+    **G.SKIPPED,
+    "not_a_view": "registered (no gradient) by s2s_ad/custom.py",
+    # forward mode's own helpers (tangent code): differentiating tangent code again
+    # (grad of jvp) needs rules for them too -- not done yet
+    "broadcast_like": "forward mode",
+    "tangent_parts": "forward mode",
+    "set_tangent": "forward mode",
+    "append_tangent": "forward mode",
+    "pop_tangent": "forward mode",
+    "jvp_from_vjp": "forward mode",
+    "jvp_call": "forward mode",
+}
+_NAME = re.compile(r"(?<!\w)_ad\.(\w+)")
+
+
+def _used_names() -> set[str]:
+    texts = [(ROOT / "docs" / "constructs.md").read_text()]
+    texts += [p.read_text() for p in sorted((ROOT / "tests" / "golden").glob("*"))]
+    return {name for text in texts for name in _NAME.findall(text)}
+
+
+def test_every_helper_in_generated_code_has_a_rule() -> None:
+    used = _used_names()
+    assert {"unbroadcast", "seed", "getitem", "sum_vjp", "matmul_vjp_y"} <= used
+    for name in sorted(used):
+        assert hasattr(AD, name), f"_ad.{name} does not exist"
+        if name in ALLOWED:
+            continue
+        rule = REGISTRY.lookup(getattr(AD, name))
+        assert rule is not None, f"_ad.{name} has no rule and is not in ALLOWED"
+        assert rule.nondiff or rule.vjps, name
+
+
+RUNTIME_HELPERS = """
+unbroadcast getitem add_at zero_at add pack append_bar drop_last as_grads copy old_item
+sequence seed zeros_like is_zero not_a_view
+""".split()
+
+
+def test_every_template_helper_has_a_rule() -> None:
+    names = set(vjps.__all__) | set(RUNTIME_HELPERS)
+    for name in sorted(names - set(ALLOWED) - set(G.FROM_SOURCE)):
+        assert REGISTRY.lookup(getattr(AD, name)) is not None, f"_ad.{name} has no rule"
+    for name in G.FROM_SOURCE:
+        assert REGISTRY.lookup(getattr(AD, name)) is None, f"_ad.{name}: listed FROM_SOURCE"
+
+
+def _calls(template: str) -> list[ast.Call]:
+    tree = ast.parse(template, mode="eval")
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "_ad"
+    ]
+
+
+def test_helper_calls_in_templates_bind_to_their_rules() -> None:
+    """Every ``_ad.f(...)`` any template writes binds to ``f``'s rule, so that the code it
+    generates can be differentiated again (positional calls, no missing parameters)."""
+    for rule in REGISTRY.rules:
+        templates = [*rule.vjps.values(), *rule.jvps.values(), *rule.partials.values()]
+        for template in templates:
+            for call in _calls(template):
+                callee = REGISTRY.lookup(getattr(AD, call.func.attr))
+                if callee is None or callee.nondiff:
+                    continue
+                args = [ast.unparse(a) for a in call.args]
+                kwargs = {k.arg: ast.unparse(k.value) for k in call.keywords if k.arg}
+                assert callee.bind(args, kwargs) is not None, f"{rule.name}: {template}"
+
+
+# --- end to end: derivatives of generated gradients ----------------------------------------------
+
+_M = np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.2], [0.1, -0.4, 1.8]])
+
+
+def reductions(x):
+    return np.sum(np.sin(x) * x) + np.mean(x**3) + np.prod(x) + np.max(x * x) + np.min(np.cos(x))
+
+
+def loops_and_items(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x[i] * x[i + 1] ** 2
+    a, b = x[:2]
+    y = np.zeros(4)
+    y[1] = x[0] * x[1]
+    y[2:] = x[2:] ** 2
+    return s + a * b**2 + np.sum(y * y)
+
+
+def lists(x):
+    xs = []
+    for i in range(3):
+        xs.append(x[i] * x[i])
+    last = xs.pop()
+    return xs[0] * xs[1] + last**2 + max(x[0], x[1]) ** 2 + sum([x[2], x[3] ** 2])
+
+
+def statistics(x):
+    norms = np.linalg.norm(x) ** 3 + np.linalg.norm(x, 3)
+    return norms + np.var(x) * np.std(x) + np.logaddexp.reduce(x * x)
+
+
+def linear_algebra(x):
+    a = _M + np.diag(x[:3])
+    solved = np.sum(np.linalg.solve(a, x[1:4]) ** 2)
+    return np.linalg.det(a) + solved + np.dot(x[:3], _M @ x[1:4]) ** 2
+
+
+def einsums(x):
+    return np.sum(x[:3] ** 2) + np.einsum("i,ij,j->", x[:3], _M, x[1:4] ** 2)
+
+
+def shapes(x):
+    y = np.concatenate([x[:2] ** 2, np.sin(x[2:])])
+    z = np.stack([x, x * x])
+    m = np.reshape(x, (2, 2))
+    tiled = np.sum(np.tile(x, 2) ** 2 * np.arange(8.0)) + np.sum(np.repeat(x, 2) ** 3)
+    return np.sum(y * y) + np.sum(z**3) + np.sum(m.T @ m * m) + tiled + np.sum(np.cumsum(x) ** 2)
+
+
+END_TO_END = [reductions, loops_and_items, lists, statistics, linear_algebra, einsums, shapes]
+FORWARD = [reductions, statistics, linear_algebra]
+# Forward mode sums the contributions of several parameters with ``+``, which joins
+# tuples and lists (einsum_vjp's JVP) and fails on ``0.0 + [...]`` (list adjoints).
+FORWARD_PENDING = [lists, einsums, shapes]
+_X0 = np.array([0.6, -1.3, 0.9, 2.1])
+_V0 = np.array([0.3, -0.2, 0.5, 0.7])
+
+
+@pytest.mark.parametrize("fun", END_TO_END, ids=lambda f: f.__name__)
+def test_reverse_over_reverse(fun: Any) -> None:
+    df = s2s_ad.grad(fun)
+
+    # ``df`` as a default, not a closure variable: the transform of ``directional`` is
+    # cached by its code object, and a callee found in a closure would be reused
+    def directional(x, df=df):
+        return np.sum(df(x) * _V0)
+
+    got = s2s_ad.grad(directional)(_X0)
+    np.testing.assert_allclose(got, numerical_grad(directional, (_X0,), 0), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fun", FORWARD, ids=lambda f: f.__name__)
+def test_forward_over_reverse(fun: Any) -> None:
+    transforms = pytest.importorskip("s2s_ad.transforms")
+    df = s2s_ad.grad(fun)
+    want = numerical_grad(lambda x: np.sum(df(x) * _V0), (_X0,), 0)
+    np.testing.assert_allclose(transforms.hvp(fun)(_X0, _V0), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.xfail(reason="forward mode adds tuple/list tangents with +", strict=False)
+@pytest.mark.parametrize("fun", FORWARD_PENDING, ids=lambda f: f.__name__)
+def test_forward_over_reverse_through_containers(fun: Any) -> None:
+    test_forward_over_reverse(fun)
+
+
+_V4 = np.array([0.6, -1.3, 0.9, 2.1])
+FROM_SOURCE_CASES = {
+    "prod_hvp": (lambda w, a: np.sum(vjps.prod_hvp(w, a, None) * np.arange(4.0)), (_V4 / 2, _V4)),
+    "norm_vjp_dx": (
+        lambda w, x: np.sum(
+            vjps.norm_vjp_dx(w, 1.3, x, np.linalg.norm(x, 3), 3, None, False) * np.arange(4.0)
+        ),
+        (_V4 / 2, _V4),
+    ),
+    "einsum_jvp": (lambda a, t: vjps.einsum_jvp("ij,j->", (a, _W), (t, _W * 2)), (_A, _A * 0.3)),
+    "einsum_vjp_dops": (
+        lambda a, x: np.sum(vjps.einsum_vjp_dops((x, _W), np.ones(2), "ij,j->i", (a, _W))[1]),
+        (_A, _A * 0.3),
+    ),
+    "solve_dual": (lambda t, a: np.sum(vjps.solve_dual(t, _W, a, _W) * _W), (_M / 5, _M)),
+    "solve_vjp_a_dct": (lambda g, a: np.sum(vjps.solve_vjp_a_dct(g, a, _W, _W) * _W), (_M / 5, _M)),
+}
+
+
+def test_from_source_list_is_complete() -> None:
+    assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)
+
+
+@pytest.mark.parametrize("name", sorted(FROM_SOURCE_CASES))
+def test_second_order_pieces_transform_from_source(name: str) -> None:
+    """The helpers without a rule (they appear only in second-order code) can themselves be
+    differentiated from their source, as a third derivative would."""
+    fun, args = FROM_SOURCE_CASES[name]
+    s2s_ad.check_grads(fun, args)
