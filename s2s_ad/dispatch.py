@@ -143,6 +143,14 @@ def call_with_tangent(
     from .custom import CustomGradient
     from .runtime import jvp_from_vjp
 
+    custom_jvp = REGISTRY.custom_jvp.get(id(func))
+    if custom_jvp is not None:
+        by_position = [0.0] * len(args)
+        for label, tangent in zip(labels, tangents):
+            if not isinstance(label, int):
+                raise TransformError(f"keyword argument {label!r} of a defjvp rule's function")
+            by_position[label] = tangent
+        return func(*args, **kwargs), custom_jvp(tuple(by_position), *args, **kwargs)
     target, pre = _target(func)
     if (
         target is None

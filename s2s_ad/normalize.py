@@ -18,6 +18,7 @@ The normal form guarantees:
 from __future__ import annotations
 
 import builtins
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -219,6 +220,20 @@ class Normalizer:
         if name in self.p.globals:
             return self.p.globals[name]
         return getattr(builtins, name, _MISSING)
+
+    def _stable_root(self, name: str) -> bool:
+        """Whether a name resolves to the same object for every function sharing this code.
+
+        Globals do (one module); a closure cell may hold a different object in each
+        closure made from the same code, so a callee reached through one is looked up
+        when the code runs, unless the cell holds a module (or the code is generated,
+        whose cells are fixed by the transform).
+        """
+        if name not in self.p.closure:
+            return True
+        if self.p.func.__code__ in _generated_codes():
+            return True
+        return isinstance(self.resolve(name), types.ModuleType)
 
     def dotted(self, node: cst.BaseExpression) -> list[str] | None:
         """``a.b.c`` -> ``['a', 'b', 'c']`` when rooted at a non-local name."""
@@ -883,9 +898,8 @@ class Normalizer:
         parts = self.dotted(func)
         if parts is not None:
             obj = self.resolve_dotted(parts)
-            callee = ir.Callee(
-                ".".join(parts), None if obj is _MISSING else obj, resolved=obj is not _MISSING
-            )
+            static = obj is not _MISSING and self._stable_root(parts[0])
+            callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
         elif isinstance(func, cst.Attribute):
             receiver = self.atom(func.value)
             callee = ir.Callee(f"{receiver}.{func.attr.value}", None, receiver, func.attr.value)
@@ -937,6 +951,12 @@ class Normalizer:
             return self.expression(body)
         finally:
             self.env = saved
+
+
+def _generated_codes() -> set[Any]:
+    from .emit import GENERATED_CODES
+
+    return GENERATED_CODES
 
 
 def _single_return(node: cst.FunctionDef) -> cst.BaseExpression | None:

@@ -226,3 +226,18 @@ def test_callable_instance_argument_reads_its_attributes():
     layer = Layer(np.array([[0.5, -0.2], [0.1, 0.3]]))
     x = np.array([0.4, -0.7])
     s2s_ad.check_grads(lambda v: layer_loss(layer, v), [x])
+
+
+def _make_power(k):
+    def inner(x):
+        return x**k
+
+    def outer(x):
+        return inner(x) * 2.0
+
+    return outer
+
+
+def test_closures_sharing_code_get_their_own_callees():
+    assert s2s_ad.grad(_make_power(2))(1.5) == pytest.approx(6.0)
+    assert s2s_ad.grad(_make_power(3))(1.5) == pytest.approx(13.5)
