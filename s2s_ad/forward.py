@@ -335,16 +335,28 @@ class Forward(Reverse):
                 continue
             template = rule.jvps.get(param)
             if template is not None:
+                if template.strip() in ("0", "0.0"):
+                    continue  # the output does not depend on this argument
                 parts.append(fold(substitute(template, {**env, "t": t})))
                 continue
             if param not in rule.vjps:
+                if param in STRUCTURAL:
+                    continue
                 raise self.error(f"argument '{param}' of {rule.name} (no derivative rule)", s)
+            if rule.vjps[param].strip() in ("0", "0.0"):
+                continue
             missing.append((param, t))
         if missing:
             parts.append(self._from_vjp(rule, env, missing))
         if not parts:
             return None
-        total = " + ".join(parts)
+        if rule.partials or len(parts) == 1:
+            total = " + ".join(parts)
+        else:
+            # a non-elementwise rule may return a tuple or list: add entry by entry
+            total = parts[0]
+            for part in parts[1:]:
+                total = f"{self.ad}.add({total}, {part})"
         operands = [a for _, a in atoms]
         if (
             rule.partials

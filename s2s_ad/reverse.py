@@ -942,6 +942,8 @@ class Reverse:
                 continue
             template = rule.vjps.get(param)
             if template is None:
+                if param in STRUCTURAL:
+                    continue  # an index, axis or shape: an integer whatever flows into it
                 raise self.error(
                     f"argument '{param}' of {rule.name} (no gradient rule for it)",
                     s,
@@ -949,6 +951,9 @@ class Reverse:
                 )
             if template.strip() in ("0", "0.0"):
                 continue  # the output does not depend on this argument
+            if s.target in self.zero_filled:
+                # the cotangent may be the symbolic zero 0.0, which matrix products refuse
+                env = {**env, "g": f"{self.ad}.materialize({env['g']}, {s.target})"}
             add(atom, _fold(substitute(template, env)))
 
     def _elementwise_contrib(
@@ -1252,6 +1257,11 @@ class Reverse:
 
 
 _COMPOUND = (ir.If, ir.For, ir.While)
+# parameters that take integers, axes, shapes or flags: never differentiated
+STRUCTURAL = frozenset(
+    "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
+    "num decimals order kind mode out where retstep endpoint subscripts".split()
+)
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
