@@ -15,7 +15,7 @@ from . import ir
 from .analysis import classify, walk
 from .codegen import Comment, Item, Line, Suite
 from .normalize import expr_atoms
-from .reverse import Resolver, Reverse
+from .reverse import STRUCTURAL, Resolver, Reverse
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
