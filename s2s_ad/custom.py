@@ -93,6 +93,36 @@ def _register_runtime_rules() -> None:
 
     set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
     nondiff("len", [len])
+    checked = vjp_rule(
+        "rule_grads",
+        [runtime.rule_grads],
+        ("grads", "args", "name"),
+        {"grads": "_ad.restructure(g, grads)", "args": "0.0"},
+        [],
+    )
+    set_jvps(checked, grads="_ad.rule_grads(t, args, name)", args="0.0")
+    set_jvps(
+        vjp_rule(
+            "restructure",
+            [runtime.restructure],
+            ("ct", "like"),
+            {"ct": "_ad.as_tuple(g, like)", "like": "0.0"},
+            [],
+        ),
+        ct="_ad.restructure(t, like)",
+        like="0.0",
+    )
+    set_jvps(
+        vjp_rule(
+            "as_tuple",
+            [runtime.as_tuple],
+            ("ct", "like"),
+            {"ct": "_ad.restructure(g, like)", "like": "0.0"},
+            [],
+        ),
+        ct="_ad.as_tuple(t, like)",
+        like="0.0",
+    )
     nondiff("not_a_view", [runtime.not_a_view])
 
 

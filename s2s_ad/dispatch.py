@@ -80,9 +80,10 @@ def call_with_pullback(
         ans = func(*args, **kwargs)
 
         def custom_pullback(g: Any) -> tuple[Any, ...]:
-            from .runtime import as_grads
+            from .runtime import rule_grads
 
-            grads = as_grads(custom(g, *args, **kwargs), len(args))
+            name = getattr(func, "__name__", "rule")
+            grads = rule_grads(custom(g, *args, **kwargs), tuple(args), name)
             return tuple(grads[label] for label in labels)
 
         return ans, custom_pullback
@@ -90,9 +91,9 @@ def call_with_pullback(
         ans, grad_fn = func.forward(*args, **kwargs)
 
         def cg_pullback(g: Any) -> tuple[Any, ...]:
-            from .runtime import as_grads
+            from .runtime import rule_grads
 
-            grads = as_grads(grad_fn(g), len(args))
+            grads = rule_grads(grad_fn(g), tuple(args), getattr(func, "__name__", "rule"))
             return tuple(grads[label] for label in labels)
 
         return ans, cg_pullback

@@ -15,7 +15,7 @@ from . import ir
 from .analysis import classify, walk
 from .codegen import Comment, Item, Line, Suite
 from .normalize import expr_atoms
-from .reverse import STRUCTURAL, Resolver, Reverse
+from .reverse import STRUCTURAL, Resolver, Reverse, ident
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
@@ -221,7 +221,7 @@ class Forward(Reverse):
         if isinstance(value, ir.Call) and active and tangents and value.callee.resolved:
             rule = REGISTRY.custom_jvp.get(id(value.callee.obj))
             if rule is not None:
-                name = self.bind(f"{getattr(value.callee.obj, '__name__', 'f')}_jvp_rule", rule)
+                name = self.bind(f"{ident(value.callee.obj)}_jvp_rule", rule)
                 ts = ", ".join(self.tangent(a, has) or "0.0" for a in value.args)
                 ts += "," if len(value.args) == 1 else ""
                 items.append(Line(f"{s.target} = {self.render_expr(value)}"))
@@ -413,7 +413,7 @@ class Forward(Reverse):
                 parts.append(fold(substitute(template, env)))
             return " + ".join(parts) if parts else None
         if info.kind == "custom":
-            name = self.bind(f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func)
+            name = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
             return self._custom(call, name, has, rule=True).replace("ans_placeholder", s.target)
         raise self.error(
             f"call to {call.callee.code} (no gradient rule)",

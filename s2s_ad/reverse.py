@@ -452,7 +452,7 @@ class Reverse:
                 plan.labels = self._user_labels(info.func, call, s)
                 params = tuple(str(label) for label, _ in plan.labels)
                 pair = self.resolver(info.func, params)
-                base = info.func.__name__
+                base = ident(info.func)
                 plan.fwd = self.bind(f"{base}_fwd", pair.fwd)
                 plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
                 plan.aux = self.mint(f"_{base}_saved")
@@ -475,7 +475,7 @@ class Reverse:
             elif info.kind == "custom_gradient":
                 plan.aux = self.mint("_grad_fn")
             elif info.kind == "custom":
-                plan.bwd = self.bind(f"{getattr(call.callee.obj, '__name__', 'f')}_rule", info.func)
+                plan.bwd = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
             elif info.kind == "unknown":
                 raise self.error(
                     f"call to {call.callee.code} (no gradient rule)",
@@ -1029,9 +1029,8 @@ class Reverse:
             use_math = getattr(call.callee.obj, "__module__", None) == "math"
             self._apply_rule(rule, bound, s, add, pairs, use_math)
             return
-        if info.kind == "custom" and len(call.args) == 1 and not call.kwargs:
-            add(call.args[0], f"{plan.bwd}({g}, {self.call_args(call)})")
-            return
+        name = repr(getattr(call.callee.obj, "__name__", call.callee.code))
+        args = "(" + "".join(f"{self.atom(a)}, " for a in call.args).rstrip(" ") + ")"
         if info.kind == "user":
             head = f"{plan.bwd}({plan.aux}, {g})"
             targets = [a for _, a in plan.labels]
@@ -1039,10 +1038,10 @@ class Reverse:
             head = f"{plan.aux}({g})"
             targets = [a for _, a in plan.labels]
         elif info.kind == "custom":
-            head = f"{self.ad}.as_grads({plan.bwd}({g}, {self.call_args(call)}), {len(call.args)})"
+            head = f"{self.ad}.rule_grads({plan.bwd}({g}, {self.call_args(call)}), {args}, {name})"
             targets = list(call.args)
         else:
-            head = f"{self.ad}.as_grads({plan.aux}({g}), {len(call.args)})"
+            head = f"{self.ad}.rule_grads({plan.aux}({g}), {args}, {name})"
             targets = list(call.args)
         fresh = [a for a in targets if self.active(a)]
         names = [a.name for a in fresh if isinstance(a, ir.Var)]
@@ -1493,6 +1492,12 @@ def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
     for t in walk([s]):
         out.update(_assigned(t, rev))
     return out
+
+
+def ident(obj: Any) -> str:
+    """A name for generated code derived from an object's ``__name__`` (``<lambda>`` -> lambda)."""
+    name = getattr(obj, "__name__", "f")
+    return name if name.isidentifier() else "lambda"
 
 
 def _keyed(index: str) -> bool:

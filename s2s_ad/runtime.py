@@ -310,6 +310,42 @@ def as_grads(grads: Any, n: int) -> tuple[Any, ...]:
     return tuple(0.0 if g is None else g for g in grads)
 
 
+def rule_grads(grads: Any, args: tuple[Any, ...], name: str) -> tuple[Any, ...]:
+    """Check what a user's gradient rule returned: one gradient per argument, each shaped
+    like its argument (``None`` for no gradient). Raises ``ValueError`` naming the rule."""
+    n = len(args)
+    if n == 1 and not (isinstance(grads, (tuple, list)) and len(grads) == 1):
+        grads = (grads,)
+    if not isinstance(grads, (tuple, list)) or len(grads) != n:
+        got = len(grads) if isinstance(grads, (tuple, list)) else 1
+        raise ValueError(f"gradient rule {name} returned {got} gradients for {n} arguments")
+    out = []
+    for k, (grad, arg) in enumerate(zip(grads, args)):
+        if grad is None:
+            out.append(0.0)
+            continue
+        if isinstance(arg, (np.ndarray, float, int, np.generic)) and not isinstance(arg, bool):
+            if np.shape(grad) != np.shape(arg) and np.size(grad) != 1:
+                raise ValueError(
+                    f"gradient rule {name} returned shape {np.shape(grad)} for argument {k}, "
+                    f"which has shape {np.shape(arg)}"
+                )
+        out.append(grad)
+    return tuple(out)
+
+
+def restructure(g: Any, like: Any) -> Any:
+    """The cotangent of ``rule_grads``'s input, in the structure the rule returned."""
+    if isinstance(like, (tuple, list)):
+        return type(like)(g)
+    return g[0]
+
+
+def as_tuple(g: Any, like: Any) -> tuple[Any, ...]:
+    """``g`` (shaped like ``like``: a tuple or one value) as a tuple."""
+    return tuple(g) if isinstance(like, (tuple, list)) else (g,)
+
+
 def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
     """Call ``func`` (known only at run time) and return ``(value, pullback)``.
 

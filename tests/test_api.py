@@ -241,3 +241,55 @@ def _make_power(k):
 def test_closures_sharing_code_get_their_own_callees():
     assert s2s_ad.grad(_make_power(2))(1.5) == pytest.approx(6.0)
     assert s2s_ad.grad(_make_power(3))(1.5) == pytest.approx(13.5)
+
+
+def scaled_sum(x, y):
+    return x * 2.0 + y
+
+
+def uses_scaled_sum(x, y):
+    return np.sum(scaled_sum(x, y) * x)
+
+
+def test_custom_rule_with_wrong_count_names_the_rule():
+    s2s_ad.defgrad(scaled_sum, lambda g, x, y: g * 2.0)
+    try:
+        with pytest.raises(ValueError, match="scaled_sum returned 1 gradients for 2 arguments"):
+            s2s_ad.grad(uses_scaled_sum)(1.0, 2.0)
+    finally:
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom.pop(id(scaled_sum), None)
+        api.clear_cache()
+
+
+def test_custom_rule_with_wrong_shape_names_the_rule():
+    s2s_ad.defgrad(scaled_sum, lambda g, x, y: (np.ones(3), g))
+    try:
+        with pytest.raises(ValueError, match=r"scaled_sum returned shape \(3,\) for argument 0"):
+            s2s_ad.grad(uses_scaled_sum)(np.ones(2), np.ones(2))
+    finally:
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom.pop(id(scaled_sum), None)
+        api.clear_cache()
+
+
+def cube_plus(x):
+    return x**3 + 1.0
+
+
+def uses_cube_plus(x):
+    return cube_plus(x) * 2.0
+
+
+def test_custom_rule_is_differentiable_again():
+    # the rule (3 x^2 g) is plain Python: grad(grad(f)) differentiates it too
+    s2s_ad.defgrad(cube_plus, lambda g, x: 3.0 * x * x * g)
+    try:
+        assert s2s_ad.grad(s2s_ad.grad(uses_cube_plus))(1.5) == pytest.approx(2.0 * 6.0 * 1.5)
+    finally:
+        from s2s_ad.rules import REGISTRY
+
+        REGISTRY.custom.pop(id(cube_plus), None)
+        api.clear_cache()
