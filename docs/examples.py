@@ -131,3 +131,7 @@ FORWARD_EXAMPLES = [
     ("Branches and loops: tangents flow with the values", for_break, ("x",)),
     ("Index assignment", index_assignment, ("x", "a")),
 ]
+
+
+def cubic_sine(x):
+    return x**3 * np.sin(x)

@@ -36,7 +36,36 @@ def render() -> str:
     for title, fun, wrt in examples.FORWARD_EXAMPLES:
         parts.append(f"\n### {title}\n\n```python\n{inspect.getsource(fun)}```\n")
         parts.append(f"\n```python\n{compile_forward(fun, wrt).source_of('jvp')}```\n")
+    parts.append(HIGHER)
+    fun = examples.cubic_sine
+    parts.append(f"\n```python\n{inspect.getsource(fun)}```\n")
+    first = s2s_ad.grad(fun)
+    parts.append(f"\nThe gradient differentiated again, `grad(grad(cubic_sine))`:\n")
+    parts.append(f"\n```python\n{s2s_ad.source(s2s_ad.grad(first))}```\n")
     return "".join(parts)
+
+
+HIGHER = """
+# Higher order: the pipeline run on its own output
+
+`grad(grad(f))` transforms the generated gradient of `f` like any other function. What
+it transforms is the *pure* form of that gradient: the same two sweeps, returning the
+gradient only and updating no adjoint in place (the fast in-place forms are for first
+order). Reading the result:
+
+- the forward sweep is the whole first-order gradient (`x_bar` and friends are now
+  ordinary variables), recording on `_tape` what its backward sweep needs;
+- `x_bar_bar` is the adjoint of `x_bar`: the derivative of the output (here
+  `d f / d x`) with respect to it, seeded with 1;
+- the backward sweep walks the first gradient's lines in reverse, each block headed by
+  the `# L<n>:` comment of the *gradient's* line it reverses; `_ad.unbroadcast` and the
+  other helpers have rules of their own (`s2s_ad/rules/generated_rules.py`), so the
+  second derivative flows through them like through `np.sin`;
+- `_ad2` is the helper namespace of the outer transform: `_ad` is taken, as a name of
+  the code it differentiates.
+
+`hessian(f)` and `hvp(f)` run forward mode over the same gradient instead.
+"""
 
 
 FORWARD = """
