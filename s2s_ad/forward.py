@@ -102,7 +102,8 @@ class Forward(Reverse):
                 items.append(Line(f"{dots} = {self.ad}.tangent_parts({t}, {s.value})"))
                 has.update(targets)
             else:
-                has.difference_update(s.targets)
+                for v in s.targets:
+                    items += self.kill(v, has)
             return items
         if isinstance(s, ir.SetItem):
             line = Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}")
@@ -127,8 +128,7 @@ class Forward(Reverse):
         if isinstance(s, ir.ListPop):
             line = Line(f"{s.target} = {s.obj}.pop()")
             if s.obj not in has:
-                has.discard(s.target)
-                return [line]
+                return [line, *self.kill(s.target, has)]
             d = self.dot(s.obj)
             has.add(s.target)
             return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
@@ -148,6 +148,16 @@ class Forward(Reverse):
         if isinstance(s, ir.Continue):
             return [Line("continue")]
         return []
+
+    def kill(self, var: str, has: set[str]) -> list[Item]:
+        """A variable overwritten by a value without tangent: its tangent is zero from here.
+
+        Set at once (a ``break`` right after must not leave the old tangent behind).
+        """
+        if var not in has or var in self.fn.all_temps:
+            has.discard(var)
+            return []
+        return [Line(f"{self.dot(var)} = 0.0")]
 
     def _unpack_line(self, s: ir.Unpack) -> str:
         lhs = ", ".join(s.targets) + ("," if len(s.targets) == 1 else "")
@@ -243,12 +253,10 @@ class Forward(Reverse):
                 return items
         items.append(Line(f"{s.target} = {self.render_expr(value)}"))
         if not active or not tangents:
-            has.discard(s.target)
-            return items
+            return items + self.kill(s.target, has)
         expr = self.tangent_expr(s, has)
         if expr is None:
-            has.discard(s.target)
-            return items
+            return items + self.kill(s.target, has)
         items.append(Line(f"{self.dot(s.target)} = {expr}"))
         has.add(s.target)
         return items

@@ -1,9 +1,9 @@
-"""Property test: random small programs, generated gradient against finite differences.
+"""Property test: random small programs, generated derivatives against finite differences.
 
 Programs mix assignments (arithmetic and elementwise NumPy calls), data-dependent ``if``,
 ``for`` over ``range`` with overwritten variables, ``break`` and ``continue``. They are
 written to a module file so that their source can be read, then differentiated with
-respect to every argument.
+respect to every argument, in reverse mode (``grad``) and forward mode (``jvp``).
 """
 
 import importlib.util
@@ -117,7 +117,10 @@ def test_random_program_gradients(tmp_path, source, a, b):
         if not np.isfinite(value) or abs(value) > 1e6:
             return
         ga, gb = s2s_ad.grad(f, (0, 1))(a, b)
-        for i, got in enumerate((ga, gb)):
+        ta = s2s_ad.jvp(f, (a, b), (1.0, 0.0))[1]
+        tb = s2s_ad.jvp(f, (a, b), (0.0, 1.0))[1]
+        for i, got in enumerate((ga, gb, ta, tb)):
+            i = i % 2
             want = _fd(f, [a, b], i)
             # at a branch boundary the one-sided quotients differ: no derivative to compare
             ahead, behind = _one_sided(f, [a, b], i, value)
