@@ -127,3 +127,45 @@ def test_random_program_gradients(tmp_path, source, a, b):
             if abs(ahead - behind) > 1e-3 * (1 + abs(want)):
                 continue
             assert abs(got - want) <= 1e-4 * (1 + abs(want)), (source, a, b, i, got, want)
+
+
+def _arrayize(source: str) -> str:
+    """The same program on 1-d arrays: conditions and the result summed."""
+    import re
+
+    source = re.sub(r"if (.*) > (-?[0-9.]+):", r"if np.sum(\1) > \2:", source)
+    return re.sub(r"return (.*)\n", r"return np.sum(\1)\n", source)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(programs(), st.floats(-1.5, 1.5), st.floats(-1.5, 1.5))
+def test_random_array_program_derivatives(tmp_path, source, a, b):
+    f = _load(_arrayize(source), tmp_path)
+    x = np.array([a + 0.01371, a * 0.5 - 0.3, 0.7])
+    y = np.array([b - 0.02137, 0.4, -b])
+    v = np.array([0.3, -0.7, 0.5])
+
+    def call(p, q):  # the program may update its arguments in place (b += ...)
+        return f(p.copy(), q.copy())
+
+    with np.errstate(all="ignore"):
+        value = call(x, y)
+        if not np.isfinite(value) or abs(value) > 1e6:
+            return
+        try:
+            gx, _ = s2s_ad.grad(f, (0, 1))(x, y)
+        except s2s_ad.TransformError as exc:
+            assert "also names" in str(exc)  # y = x; y += ...: refused, Python would alias
+            return
+        _, tangent = s2s_ad.jvp(f, (x, y), (v, np.zeros(3)))
+        eps = 1e-6
+        ahead, behind = call(x + eps * v, y), call(x - eps * v, y)
+        want = (ahead - behind) / (2 * eps)
+        if abs((ahead - value) - (value - behind)) / eps > 1e-3 * (1 + abs(want)):
+            return  # a branch boundary within eps
+        assert abs(np.dot(gx, v) - want) <= 1e-4 * (1 + abs(want)), (source, "rev")
+        assert abs(tangent - want) <= 1e-4 * (1 + abs(want)), (source, "fwd")
