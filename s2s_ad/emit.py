@@ -54,6 +54,7 @@ class Compiled:
     bindings: dict[str, Any]
     params: list[str]
     tangent_params: dict[str, str] | None = None
+    pure: str = ""
 
     def source_of(self, kind: str) -> str:
         """The display source of one generated function."""
@@ -81,9 +82,10 @@ class Compiled:
                     cells.append(types.CellType(self.bindings[var]))
                 else:
                     cells.append(closure[var])
-            defaults = func.__defaults__ if kind in ("fwd", "jvp") else None
+            own_signature = kind in ("fwd", "jvp") or (kind == "grad" and self.pure)
+            defaults = func.__defaults__ if own_signature else None
             fn = types.FunctionType(code, func.__globals__, name, defaults, tuple(cells))
-            kwdefaults = dict(func.__kwdefaults__ or {}) if kind in ("fwd", "jvp") else {}
+            kwdefaults = dict(func.__kwdefaults__ or {}) if own_signature else {}
             if kind == "jvp":
                 kwdefaults.update({d: 0.0 for d in (self.tangent_params or {}).values()})
             if kwdefaults:
@@ -140,7 +142,9 @@ def emit(
     saved = ([tape] if sw.uses_tape else []) + sw.saved
     saved_tuple = ", ".join(saved) + ("," if len(saved) == 1 else "")
 
-    grad_fn = [f"def {grad_name}({', '.join(params)}):", *head]
+    # the pure gradient is differentiated again like a user function: same signature
+    grad_params = _signature(func) if pure else ", ".join(params)
+    grad_fn = [f"def {grad_name}({grad_params}):", *head]
     if fwd:
         grad_fn += ["    # forward sweep", *fwd]
     value = returned
@@ -184,7 +188,7 @@ def emit(
     GENERATED_CODES.update(codes.values())
     linecache.cache[filename] = (len(display), None, display.splitlines(keepends=True), filename)
     names = {"grad": grad_name, "fwd": fwd_name, "bwd": bwd_name}
-    return Compiled(display, codes, names, bindings, params)
+    return Compiled(display, codes, names, bindings, params, pure=pure)
 
 
 def emit_forward(

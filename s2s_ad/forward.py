@@ -440,6 +440,11 @@ class Forward(Reverse):
 
     def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
         """A call to a Python function: its own tangent program, made on first use."""
+        if self.tangent(call.callee.var, has) is not None:
+            raise self.error(
+                f"call of {call.callee.code}, a function value computed from differentiated values",
+                s,
+            )
         labels = []
         for pos, a in enumerate(call.args):
             t = self.tangent(a, has)

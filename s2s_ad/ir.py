@@ -88,6 +88,7 @@ class Callee:
         obj: The live object when resolved at transform time, else ``None``.
         receiver: For a method call on a local value, the receiver atom.
         method: The method name for such calls.
+        var: For a call of a function held in a local variable, that variable.
     """
 
     code: str
@@ -95,6 +96,7 @@ class Callee:
     receiver: Atom | None = None
     method: str | None = None
     resolved: bool = False
+    var: Atom | None = None
 
 
 @dataclass

@@ -905,7 +905,9 @@ class Normalizer:
             callee = ir.Callee(f"{receiver}.{func.attr.value}", None, receiver, func.attr.value)
         else:
             target = self.atom(func)
-            callee = ir.Callee(str(target), None)
+            callee = ir.Callee(
+                str(target), None, var=target if isinstance(target, ir.Var) else None
+            )
         args: list[ir.Atom] = []
         kwargs: list[tuple[str, ir.Atom]] = []
         for arg in node.args:
@@ -1040,6 +1042,8 @@ def _expr_atoms(expr: ir.Expr) -> list[ir.Atom]:
         return [expr.left, *expr.comparators]
     if isinstance(expr, ir.Call):
         extra = [expr.callee.receiver] if expr.callee.receiver is not None else []
+        if expr.callee.var is not None:
+            extra.append(expr.callee.var)
         return [*extra, *expr.args, *(v for _, v in expr.kwargs)]
     if isinstance(expr, ir.Attr):
         return [expr.obj]

@@ -457,6 +457,12 @@ class Reverse:
                 plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
                 plan.aux = self.mint(f"_{base}_saved")
             elif info.kind == "dynamic":
+                if self.active(call.callee.var):
+                    raise self.error(
+                        f"call of {call.callee.code}, a function value computed from "
+                        "differentiated values",
+                        s,
+                    )
                 labels: list[tuple[Any, ir.Atom]] = []
                 if call.callee.receiver is not None and self.active(call.callee.receiver):
                     raise self.error(

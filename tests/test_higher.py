@@ -119,3 +119,60 @@ def test_maml_inner_step_gradient_matches_finite_differences():
 
 def test_check_grads_order_two():
     s2s_ad.check_grads(f_poly, [0.8], order=2, modes=("fwd", "rev"))
+
+
+def _corpus_second_order_cases():
+    from corpus import collect
+
+    # stop_gradient: finite differences of the gradient see through it (value identity);
+    # the rest are refused cleanly at second order (dynamic calls whose pullback is a
+    # closure, recursion through a lazy callee, varargs, rules without a second order)
+    refused = {
+        "scalars.stop_gradient_scalar",
+        "vectors.stop_gradient_vector",
+        "scalars.math_gamma_lgamma",
+        "calls.callable_instance_argument",
+        "calls.method_on_argument",
+        "calls.function_argument_ufunc",
+        "calls.function_argument_user",
+        "calls.bound_method",
+        "calls.callee_varargs",
+        "calls.call_with_star_args",
+        "calls.call_with_double_star_kwargs",
+        "calls.staticmethod_call",
+        "calls.object_created_inside",
+        "calls.calls_grad_inside",
+        "mutation.list_drained_by_pop",
+        "mutation.dict_new_key_assignment",
+        "mutation.recursion_power",
+        "mutation.recursion_tree",
+        "mutation.recursion_self",
+        "mutation.mutual_recursion",
+    }
+    out = []
+    for case in collect():
+        if case.label in refused:
+            continue
+        point = next(iter(case.points))
+        out.append(pytest.param(case, point, id=f"{case.label}[{point}]"))
+    return out
+
+
+@pytest.mark.parametrize(("case", "point"), _corpus_second_order_cases())
+def test_hessian_vector_products_over_the_corpus(case, point):
+    from fd import positions
+
+    from s2s_ad.transforms import _jvp_wrt
+
+    args = case.args(point)
+    pos = positions(case.fun, case.wrt)[0][0]
+    x = args[pos]
+    if not isinstance(x, (float, np.ndarray)) or np.asarray(x).dtype != np.float64:
+        pytest.skip("second order is checked on float64 arguments")
+    gradient = s2s_ad.grad(case.fun, pos)
+    v = np.random.default_rng(0).standard_normal(np.shape(x)) if np.shape(x) else 1.0
+    _, hv = _jvp_wrt(gradient, args, [pos], [v])
+    plus, minus = list(case.args(point)), list(case.args(point))
+    plus[pos], minus[pos] = x + 1e-5 * v, x - 1e-5 * v
+    fd = (np.asarray(gradient(*plus)) - np.asarray(gradient(*minus))) / 2e-5
+    np.testing.assert_allclose(hv, fd, rtol=1e-4, atol=1e-5)
