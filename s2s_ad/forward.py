@@ -391,16 +391,7 @@ class Forward(Reverse):
         if info.kind in ("rule", "method"):
             assert info.rule is not None
             rule = info.rule
-            args = list(call.args)
-            if info.kind == "method":
-                assert call.callee.receiver is not None
-                args = [call.callee.receiver, *args]
-            kwargs = {k: self.atom(v) for k, v in call.kwargs}
-            bound = rule.bind([self.atom(a) for a in args], kwargs)
-            if bound is None:
-                raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
-            pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
-            extra = args[len(rule.params) :]
+            bound, pairs, extra = self.bind_rule_call(rule, info.kind, call, s)
             parts = []
             main = self.rule_tangent(
                 rule,

@@ -962,6 +962,26 @@ class Reverse:
                 env = {**env, "g": f"{self.ad}.materialize({env['g']}, {s.target})"}
             add(atom, _fold(substitute(template, env)))
 
+    def bind_rule_call(
+        self, rule: Rule, kind: str, call: ir.Call, s: ir.Stmt
+    ) -> tuple[dict[str, str], list[tuple[str, ir.Atom]], list[ir.Atom]]:
+        """A call's arguments matched to a rule's parameters.
+
+        Returns:
+            Parameter -> source text (defaults filled in), (parameter, atom) pairs for
+            the arguments given, and the positional arguments beyond the parameters.
+        """
+        args = list(call.args)
+        if kind == "method":
+            assert call.callee.receiver is not None
+            args = [call.callee.receiver, *args]
+        kwargs = {k: self.atom(v) for k, v in call.kwargs}
+        bound = rule.bind([self.atom(a) for a in args], kwargs)
+        if bound is None:
+            raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
+        pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
+        return bound, pairs, args[len(rule.params) :]
+
     def _elementwise_contrib(
         self,
         rule: Rule,
@@ -1013,17 +1033,7 @@ class Reverse:
         if info.kind in ("rule", "method"):
             assert info.rule is not None
             rule = info.rule
-            args = list(call.args)
-            if info.kind == "method":
-                assert call.callee.receiver is not None
-                args = [call.callee.receiver, *args]
-            kwargs = {k: self.atom(v) for k, v in call.kwargs}
-            bound = rule.bind([self.atom(a) for a in args], kwargs)
-            if bound is None:
-                raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
-            pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args))
-            pairs += list(call.kwargs)
-            extra = args[len(rule.params) :]
+            bound, pairs, extra = self.bind_rule_call(rule, info.kind, call, s)
             if any(self.active(a) for a in extra):
                 if "args" not in rule.vjps:
                     raise self.error(f"variadic arguments of {rule.name}", s)
@@ -1328,6 +1338,25 @@ def _scalar_call(call: ir.Call, is_scalar: Callable[[ir.Atom], bool]) -> bool:
 _VECTOR_MAKERS = {"zeros_like", "ones_like", "empty_like", "copy", "array", "asarray"}
 
 
+def _greatest(
+    candidates: set[str],
+    defs: dict[str, list[Any]],
+    params: set[str],
+    holds: Callable[[Any], bool],
+) -> set[str]:
+    """The largest subset of ``candidates`` whose every definition ``holds`` (a parameter
+    holds on entry, so only its reassignments count; ``holds`` reads the current set)."""
+    changed = True
+    while changed:
+        changed = False
+        for var in list(candidates):
+            entry = [] if var in params else [None]
+            if not all(holds(d) for d in defs.get(var, entry)):
+                candidates.discard(var)
+                changed = True
+    return candidates
+
+
 def _vector_vars(body: list[ir.Stmt], params: set[str], vectors: frozenset[str]) -> set[str]:
     """Variables that hold a 1-d array whenever the ``vectors`` parameters do."""
     defs: dict[str, list[Any]] = {}
@@ -1357,16 +1386,7 @@ def _vector_vars(body: list[ir.Stmt], params: set[str], vectors: frozenset[str])
             return isinstance(recv, ir.Var) and recv.name in candidates
         return False
 
-    changed = True
-    while changed:
-        changed = False
-        for var in list(candidates):
-            # a parameter holds a vector on entry; its reassignments must keep it one
-            entry = [] if var in params else [None]
-            if not all(vector_def(d) for d in defs.get(var, entry)):
-                candidates.discard(var)
-                changed = True
-    return candidates
+    return _greatest(candidates, defs, params, vector_def)
 
 
 def _scalar_vars(
@@ -1420,15 +1440,7 @@ def _scalar_vars(
             return True
         return False
 
-    changed = True
-    while changed:
-        changed = False
-        for var in list(candidates):
-            entry = [] if var in params else [None]
-            if not all(scalar_def(d) for d in defs.get(var, entry)):
-                candidates.discard(var)
-                changed = True
-    return candidates
+    return _greatest(candidates, defs, params, scalar_def)
 
 
 def _assigned_plain(s: ir.Stmt) -> list[str]:
