@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 import sympy
 from sympy.codegen import cfunctions
+from trees import flat, is_float, unflat
 
 from s2s_ad import runtime
 from s2s_ad.rules import REGISTRY, vjps
@@ -60,36 +61,6 @@ def primal(rule: Rule) -> Callable[..., Any]:
     if REGISTRY.attrs.get(name) is rule:
         return lambda self: getattr(self, name)
     return lambda self, *args, **kwargs: getattr(self, name)(*args, **kwargs)
-
-
-def is_float(value: Any) -> bool:
-    """Whether a value is made only of floats (a differentiable sample)."""
-    if isinstance(value, (list, tuple)):
-        return len(value) > 0 and all(is_float(v) for v in value)
-    if isinstance(value, np.ndarray):
-        return value.dtype.kind == "f"
-    return isinstance(value, (float, np.floating))
-
-
-def flat(value: Any) -> np.ndarray:
-    """All float leaves of a (nested) value as one vector."""
-    if isinstance(value, (list, tuple)):
-        return np.concatenate([flat(v) for v in value]) if value else np.zeros(0)
-    return np.ravel(np.asarray(value, dtype=float))
-
-
-def unflat(vec: np.ndarray, like: Any) -> Any:
-    """Inverse of :func:`flat`: ``vec`` in the structure and types of ``like``."""
-    if isinstance(like, (list, tuple)):
-        parts, start = [], 0
-        for item in like:
-            n = flat(item).size
-            parts.append(unflat(vec[start : start + n], item))
-            start += n
-        return type(like)(parts)
-    if isinstance(like, np.ndarray):
-        return vec.reshape(like.shape).astype(like.dtype)
-    return type(like)(vec[0])
 
 
 def check_structure(adj: Any, like: Any, where: str) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pytest
 from fd import numerical_grad
+from trees import flat, random_like, unflat
 
 import s2s_ad
 from s2s_ad import runtime
@@ -57,35 +58,6 @@ def is_float(value: Any) -> bool:
     if isinstance(value, np.ndarray):
         return value.dtype.kind == "f"
     return isinstance(value, (float, np.floating))
-
-
-def flat(value: Any) -> np.ndarray:
-    if isinstance(value, dict):
-        value = [value[k] for k in sorted(value)]
-    if isinstance(value, (list, tuple)):
-        return np.concatenate([flat(v) for v in value]) if value else np.zeros(0)
-    return np.ravel(np.asarray(value, dtype=float))
-
-
-def unflat(vec: np.ndarray, like: Any) -> Any:
-    if isinstance(like, (list, tuple)):
-        parts, start = [], 0
-        for item in like:
-            n = flat(item).size
-            parts.append(unflat(vec[start : start + n], item))
-            start += n
-        return type(like)(parts)
-    if isinstance(like, np.ndarray):
-        return vec.reshape(like.shape).astype(like.dtype)
-    return type(like)(vec[0])
-
-
-def random_like(value: Any, rng: np.random.Generator) -> Any:
-    if isinstance(value, (list, tuple)):
-        return type(value)(random_like(v, rng) for v in value)
-    if np.ndim(value) == 0:
-        return float(rng.standard_normal())
-    return rng.standard_normal(np.shape(value))
 
 
 def check_structure(value: Any, like: Any, where: str) -> None:

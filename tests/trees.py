@@ -1,0 +1,48 @@
+"""Helpers shared by the rule tests: flattening nested float values and random ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def is_float(value: Any) -> bool:
+    """Whether a value is made only of floats (a differentiable sample)."""
+    if isinstance(value, (list, tuple)):
+        return len(value) > 0 and all(is_float(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind == "f"
+    return isinstance(value, (float, np.floating))
+
+
+def flat(value: Any) -> np.ndarray:
+    """All float leaves of a (nested) value as one vector (dict entries by sorted key)."""
+    if isinstance(value, dict):
+        value = [value[k] for k in sorted(value)]
+    if isinstance(value, (list, tuple)):
+        return np.concatenate([flat(v) for v in value]) if value else np.zeros(0)
+    return np.ravel(np.asarray(value, dtype=float))
+
+
+def unflat(vec: np.ndarray, like: Any) -> Any:
+    """Inverse of :func:`flat`: ``vec`` in the structure and types of ``like``."""
+    if isinstance(like, (list, tuple)):
+        parts, start = [], 0
+        for item in like:
+            n = flat(item).size
+            parts.append(unflat(vec[start : start + n], item))
+            start += n
+        return type(like)(parts)
+    if isinstance(like, np.ndarray):
+        return vec.reshape(like.shape).astype(like.dtype)
+    return type(like)(vec[0])
+
+
+def random_like(value: Any, rng: np.random.Generator) -> Any:
+    """A random tangent or cotangent with the structure of ``value``."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(random_like(v, rng) for v in value)
+    if np.ndim(value) == 0:
+        return float(rng.standard_normal())
+    return rng.standard_normal(np.shape(value))
