@@ -13,7 +13,7 @@ from typing import Any
 
 from . import ir
 from .analysis import classify, walk
-from .codegen import Comment, Item, Line, Suite
+from .codegen import Item, Line, Suite
 from .normalize import expr_atoms
 from .reverse import STRUCTURAL, Resolver, Reverse, ident
 from .rules import REGISTRY
@@ -72,20 +72,7 @@ class Forward(Reverse):
     # --- statements ------------------------------------------------------------------
 
     def block(self, stmts: list[ir.Stmt], has: set[str]) -> list[Item]:
-        out: list[Item] = []
-        counts: dict[tuple[int, str], int] = {}
-        for s in stmts:
-            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
-        last = outer = self._fwd_enclosing
-        for s in stmts:
-            key = (s.line, s.src)
-            if key != last and s.src and (counts[key] > 1 or isinstance(s, (ir.If, ir.For))):
-                out.append(Comment(f"# L{s.line}: {s.src}"))
-            last = key
-            self._fwd_enclosing = key
-            out.extend(self.stmt(s, has))
-        self._fwd_enclosing = outer
-        return out
+        return self.commented(stmts, lambda s: self.stmt(s, has))
 
     def stmt(self, s: ir.Stmt, has: set[str]) -> list[Item]:
         if isinstance(s, ir.Assign):

@@ -555,6 +555,11 @@ class Reverse:
         return ", ".join(parts)
 
     def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
+        return self.commented(stmts, self.fwd_stmt)
+
+    def commented(self, stmts: list[ir.Stmt], one: Callable[[ir.Stmt], list[Item]]) -> list[Item]:
+        """Code of a block running forward, a ``# L<n>:`` comment above each user line
+        that became several statements (and above each branch or loop)."""
         out: list[Item] = []
         counts: dict[tuple[int, str], int] = {}
         for s in stmts:
@@ -566,7 +571,7 @@ class Reverse:
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
             self._fwd_enclosing = key
-            out.extend(self.fwd_stmt(s))
+            out.extend(one(s))
         self._fwd_enclosing = outer
         return out
 
