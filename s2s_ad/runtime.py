@@ -20,8 +20,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     if tg is _float:
         return g
     if type(x) is _float:
-        return g.sum() if tg is _ndarray else g
-    if tg is _ndarray:
+        return g.sum() if isinstance(g, _ndarray) else g
+    if tg is _ndarray or isinstance(g, _ndarray):  # subclasses too: never skip a sum
         xshape = x.shape if type(x) is _ndarray else np.shape(x)
         if g.shape == xshape:
             return g
@@ -91,7 +91,7 @@ def getitem(g: Any, index: Any) -> Any:
     if isinstance(g, dict):
         return g.get(index, 0.0)
     part = g[index]
-    return part.copy() if type(part) is _ndarray else part
+    return part.copy() if isinstance(part, _ndarray) else part
 
 
 _MISSING = object()
@@ -137,7 +137,7 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
             out_a = out_a.astype(x.dtype, copy=False)
     else:
         out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
-    if type(g) is _ndarray and g.ndim:
+    if isinstance(g, _ndarray) and g.ndim:
         g = unbroadcast(g, out_a[index])
     if _basic(index):
         out_a[index] += g
@@ -156,7 +156,7 @@ def _basic(index: Any) -> bool:
 def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
     if type(x_bar) is _ndarray and not isinstance(x, (tuple, list, dict)):
-        if type(g) is _ndarray and g.ndim:
+        if isinstance(g, _ndarray) and g.ndim:
             g = unbroadcast(g, x_bar[index])
         if _basic(index):
             x_bar[index] += g

@@ -293,3 +293,19 @@ def test_custom_rule_is_differentiable_again():
 
         REGISTRY.custom.pop(id(cube_plus), None)
         api.clear_cache()
+
+
+class _Tagged(np.ndarray):
+    """An ndarray subclass, as libraries built on NumPy define them."""
+
+
+def broadcast_sum(x, y):
+    return np.sum(x * y)
+
+
+def test_ndarray_subclasses_are_unbroadcast_too():
+    x = np.ones((2, 3)).view(_Tagged)
+    y = np.arange(3.0).view(_Tagged)
+    gy = s2s_ad.grad(broadcast_sum, 1)(x, y)
+    assert np.shape(gy) == (3,)
+    np.testing.assert_allclose(np.asarray(gy), [2.0, 2.0, 2.0])
