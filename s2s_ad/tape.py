@@ -1,0 +1,317 @@
+"""``GradientTape``: TensorFlow's tape API, answered by code generated from the block.
+
+``__enter__`` finds the ``with`` statement in the caller's source and remembers what the
+block reads; the block then runs natively, once. ``gradient()`` builds a function from
+the statements of the block that lead to the target (the others, such as prints, are not
+run again), differentiates it like any user function, and runs it on the values the block
+started from (or, for an intermediate source, the value it was given in the block).
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import linecache
+import sys
+import textwrap
+import types
+import warnings
+from typing import Any
+
+import libcst as cst
+import numpy as np
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from .errors import TransformError
+from .variable import Tensor, Variable, tensor
+
+_serial = itertools.count(1)
+# values the block reads that are code, not data: looked up as globals, never parameters
+_CODE_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+
+    NONE = "none"
+    ZERO = "zero"
+
+
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.reads: list[str] = []
+        self.writes: list[str] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value not in self.reads:
+            self.reads.append(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        _targets(node.target, self.writes)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        _targets(node.target, self.writes)
+
+    def visit_For(self, node: cst.For) -> None:
+        _targets(node.target, self.writes)
+
+
+def _targets(node: cst.BaseExpression, out: list[str]) -> None:
+    if isinstance(node, cst.Name):
+        out.append(node.value)
+    elif isinstance(node, (cst.Tuple, cst.List)):
+        for el in node.elements:
+            _targets(el.value, out)
+
+
+def _names(node: cst.CSTNode) -> _Names:
+    visitor = _Names()
+    node.visit(visitor)
+    return visitor
+
+
+class _Block:
+    """The ``with`` block of a tape: its statements and their source."""
+
+    def __init__(self, frame: types.FrameType) -> None:
+        code = frame.f_code
+        filename = code.co_filename
+        lines = linecache.getlines(filename, frame.f_globals)
+        if not lines:
+            raise TransformError(
+                "a GradientTape block whose source cannot be read (interactive exec?)",
+                filename,
+                frame.f_lineno,
+                hint="run the code from a file; the tape differentiates the block's source",
+            )
+        module = cst.parse_module("".join(lines))
+        positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        found: list[cst.With] = []
+
+        class _Find(cst.CSTVisitor):
+            def visit_With(self, node: cst.With) -> None:
+                if positions[node].start.line == frame.f_lineno:
+                    found.append(node)
+
+        module.visit(_Find())
+        if not found:
+            raise TransformError(
+                "a GradientTape used outside a with statement", filename, frame.f_lineno
+            )
+        self.node = found[-1]
+        self.module = module
+        self.filename = filename
+        self.line = frame.f_lineno
+        self.statements = list(self.node.body.body)
+        names = _names(self.node.body)
+        self.reads = names.reads
+        self.writes = names.writes
+
+    def source(self, statement: cst.CSTNode) -> str:
+        return self.module.code_for_node(statement)
+
+
+class GradientTape:
+    """Records nothing: the gradient is computed by code generated from the block.
+
+    Args:
+        persistent: Allow several calls of ``gradient``/``jacobian``.
+        watch_accessed_variables: Watch every trainable ``Variable`` the block reads.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._watched: list[Any] = []
+        self._used = False
+        self._block: _Block | None = None
+        self._before: dict[str, Any] = {}
+        self._objects: dict[str, Any] = {}
+        self._after: dict[str, Any] = {}
+        self._globals: dict[str, Any] = {}
+
+    def __enter__(self) -> GradientTape:
+        frame = sys._getframe(1)
+        self._block = _Block(frame)
+        self._globals = frame.f_globals
+        scope = {**frame.f_globals, **frame.f_locals}
+        self._before = {}
+        self._objects = {}
+        for name in self._block.reads:
+            if name in scope and not isinstance(scope[name], _CODE_TYPES):
+                value = scope[name]
+                self._objects[name] = value  # for identity: which name a source is
+                self._before[name] = value.copy() if isinstance(value, np.ndarray) else value
+                if (
+                    isinstance(value, Variable)
+                    and value.trainable
+                    and self.watch_accessed_variables
+                ):
+                    self._watch_one(value)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        frame = sys._getframe(1)
+        assert self._block is not None
+        scope = {**frame.f_globals, **frame.f_locals}
+        self._after = {n: scope[n] for n in self._block.writes if n in scope}
+
+    def _watch_one(self, value: Any) -> None:
+        if not any(value is w for w in self._watched):
+            self._watched.append(value)
+
+    def watch(self, tensor_or_nested: Any) -> None:
+        """Differentiate with respect to these values too (tensors are not watched by default)."""
+        for leaf in _leaves(tensor_or_nested):
+            self._watch_one(leaf)
+
+    def watched_variables(self) -> tuple[Variable, ...]:
+        return tuple(w for w in self._watched if isinstance(w, Variable))
+
+    def reset(self) -> None:
+        self._watched = []
+        self._used = False
+
+    def gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any = None,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+    ) -> Any:
+        """d ``target`` / d ``sources``, in the structure of ``sources``.
+
+        A non-scalar target is summed (weighted by ``output_gradients``); sources the
+        target does not depend on give ``None`` (or zeros with ``'zero'``).
+        """
+        if self._used and not self.persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians)"
+            )
+        self._used = True
+        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+        leaves = _leaves(sources)
+        grads = [self._gradient_leaf(target, leaf, output_gradients, zero) for leaf in leaves]
+        return _rebuild(sources, iter(grads))
+
+    def _name_of(self, value: Any) -> tuple[str | None, str]:
+        for name, after in self._after.items():
+            if after is value:
+                return name, "block"
+        for name, before in self._objects.items():
+            if before is value:
+                return name, "input"
+        return None, ""
+
+    def _gradient_leaf(self, target: Any, source: Any, output_gradients: Any, zero: bool) -> Any:
+        from .api import pullback_wrt
+
+        assert self._block is not None
+        block = self._block
+        target_name, where = self._name_of(target)
+        if target_name is None or where != "block":
+            raise ValueError("the target was not computed in the tape's with block")
+        source_name, source_where = self._name_of(source)
+        if source_name is None and isinstance(source, Variable):
+            return self._unconnected(source, zero)
+        if source_name is None:
+            raise ValueError(f"the tape cannot relate the source {source!r} to its block")
+        watched = source_where == "block" or any(source is w for w in self._watched)
+        value = source.value if isinstance(source, Variable) else source
+        if not watched or np.asarray(value).dtype.kind not in "fc":
+            if np.asarray(value).dtype.kind in "iub":
+                warnings.warn(
+                    "The dtype of the source tensor must be floating; got an integer: "
+                    "its gradient is None",
+                    stacklevel=3,
+                )
+            return self._unconnected(source, zero)
+        statements = _slice(block, target_name, source_name if source_where == "block" else None)
+        if statements is None:
+            return self._unconnected(source, zero)
+        params = [n for n in block.reads if n in self._before and n != source_name]
+        params = [source_name, *params]
+        text = _function_text(block, statements, params, target_name)
+        fn = _compile(text, self._globals, block)
+        args = [value] + [_arg(self._before[n]) for n in params[1:]]
+        out, pullback = pullback_wrt(fn, args, [0])
+        cotangent = (
+            np.ones(np.shape(out), dtype=np.result_type(np.asarray(out).dtype, np.float32))
+            if output_gradients is None
+            else np.asarray(output_gradients)
+        )
+        if not np.shape(out):
+            cotangent = 1.0 if output_gradients is None else float(np.asarray(output_gradients))
+        (grad,) = pullback(cotangent)
+        return tensor(grad, dtype=np.asarray(value).dtype)
+
+    def _unconnected(self, source: Any, zero: bool) -> Any:
+        if not zero:
+            return None
+        value = source.value if isinstance(source, Variable) else source
+        return tensor(np.zeros(np.shape(value)), dtype=np.asarray(value).dtype)
+
+
+def _arg(value: Any) -> Any:
+    return value.value if isinstance(value, Variable) else value
+
+
+def _leaves(structure: Any) -> list[Any]:
+    if isinstance(structure, dict):
+        return [leaf for key in structure for leaf in _leaves(structure[key])]
+    if isinstance(structure, (list, tuple)):
+        return [leaf for item in structure for leaf in _leaves(item)]
+    return [structure]
+
+
+def _rebuild(structure: Any, grads: Any) -> Any:
+    if isinstance(structure, dict):
+        return {key: _rebuild(structure[key], grads) for key in structure}
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_rebuild(item, grads) for item in structure)
+    return next(grads)
+
+
+def _slice(block: _Block, target: str, cut: str | None) -> list[cst.CSTNode] | None:
+    """The statements leading to ``target`` (before it is last assigned); ``None`` when the
+    target does not depend on the source ``cut`` (an intermediate value)."""
+    needed = {target}
+    kept: list[cst.CSTNode] = []
+    reached = cut is None
+    for statement in reversed(block.statements):
+        names = _names(statement)
+        if not set(names.writes) & needed:
+            continue
+        if cut is not None and cut in names.writes:
+            reached = True
+            break  # the source is given: what computed it is not re-run
+        kept.append(statement)
+        needed |= set(names.reads)
+    return kept[::-1] if reached or cut is None else None
+
+
+def _function_text(
+    block: _Block, statements: list[cst.CSTNode], params: list[str], target: str
+) -> str:
+    body = "".join(textwrap.dedent(block.source(s)).strip("\n") + "\n" for s in statements)
+    return (
+        f"def _tape_block({', '.join(params)}):\n"
+        + textwrap.indent(body or "pass\n", "    ")
+        + f"    return {target}\n"
+    )
+
+
+def _compile(text: str, globals_: dict[str, Any], block: _Block) -> Any:
+    filename = f"<s2s_ad:tape {block.filename}:{block.line}:{next(_serial)}>"
+    linecache.cache[filename] = (len(text), None, text.splitlines(keepends=True), filename)
+    code = compile(text, filename, "exec")
+    fn_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return types.FunctionType(fn_code, globals_, "_tape_block")
+
+
+__all__ = ["GradientTape", "Tensor", "UnconnectedGradients", "Variable"]

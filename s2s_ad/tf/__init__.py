@@ -1,0 +1,121 @@
+"""A TensorFlow-compatible namespace backed by NumPy: ``import s2s_ad.tf as tf``.
+
+The functions are plain NumPy Python, so the transformer differentiates them from their
+source like user code; results are ``Tensor`` values (``.numpy()``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..custom import custom_gradient
+from ..custom import stop_gradient as _stop
+from ..tape import GradientTape, UnconnectedGradients
+from ..variable import Tensor, Variable, tensor
+
+float32 = np.float32
+float64 = np.float64
+int32 = np.int32
+
+
+def constant(value: Any, dtype: Any = None) -> Tensor:
+    """A tensor holding ``value`` (Python floats become float32)."""
+    return tensor(value, dtype)
+
+
+def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:
+    return tensor(value, dtype)
+
+
+def stop_gradient(x: Any) -> Any:
+    return _stop(x)
+
+
+def square(x: Any) -> Tensor:
+    return tensor(np.square(x))
+
+
+def exp(x: Any) -> Tensor:
+    return tensor(np.exp(x))
+
+
+def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return tensor(np.sum(x, axis=axis, keepdims=keepdims))
+
+
+def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return tensor(np.mean(x, axis=axis, keepdims=keepdims))
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    return tensor(np.matmul(a, b))
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Tensor:
+    return tensor(np.tensordot(a, b, axes=axes))
+
+
+def norm(x: Any) -> Tensor:
+    return tensor(np.linalg.norm(x))
+
+
+def range(start: Any, limit: Any = None, delta: Any = 1, dtype: Any = None) -> Tensor:  # noqa: A001
+    if limit is None:
+        start, limit = 0, start
+    return tensor(np.arange(start, limit, delta), dtype or np.int32)
+
+
+def zeros(shape: Any, dtype: Any = np.float32) -> Tensor:
+    return tensor(np.zeros(shape), dtype)
+
+
+def zeros_like(x: Any) -> Tensor:
+    return tensor(np.zeros_like(np.asarray(x)))
+
+
+def ones(shape: Any, dtype: Any = np.float32) -> Tensor:
+    return tensor(np.ones(shape), dtype)
+
+
+def round(x: Any) -> Tensor:  # noqa: A001
+    return tensor(np.round(x))
+
+
+def cast(x: Any, dtype: Any) -> Tensor:
+    return tensor(np.asarray(x).astype(dtype))
+
+
+def function(fun: Any = None, **options: Any) -> Any:
+    """``@tf.function``: runs the Python function as it is."""
+    return fun if fun is not None else (lambda f: f)
+
+
+__all__ = [
+    "GradientTape",
+    "Tensor",
+    "UnconnectedGradients",
+    "Variable",
+    "cast",
+    "constant",
+    "convert_to_tensor",
+    "custom_gradient",
+    "exp",
+    "float32",
+    "float64",
+    "function",
+    "int32",
+    "matmul",
+    "norm",
+    "ones",
+    "range",
+    "reduce_mean",
+    "reduce_sum",
+    "round",
+    "square",
+    "stop_gradient",
+    "tensordot",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,177 @@
+"""``Variable`` and ``Tensor``: TensorFlow-like values backed by NumPy arrays.
+
+A ``Tensor`` is an ``ndarray`` that also answers ``.numpy()`` and prints as TensorFlow
+does; a ``Variable`` holds a mutable value (``assign``, ``assign_add``, ``assign_sub``)
+and behaves as its value in arithmetic.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+_names = itertools.count()
+
+
+def _default_dtype(value: Any, dtype: Any) -> Any:
+    if dtype is not None:
+        return np.dtype(dtype)
+    arr = np.asarray(value)
+    if arr.dtype.kind == "f":
+        return np.float32 if not isinstance(value, np.ndarray) else arr.dtype
+    if arr.dtype.kind in "iub" and not isinstance(value, np.ndarray):
+        return np.float32 if isinstance(value, float) else np.int32
+    return arr.dtype
+
+
+class Tensor(np.ndarray):
+    """An array with TensorFlow's ``numpy()`` and printing."""
+
+    def numpy(self) -> Any:
+        """The value as NumPy: a scalar for 0-d tensors, else an array."""
+        arr = np.asarray(self)
+        return arr[()] if arr.ndim == 0 else arr.copy()
+
+    def __repr__(self) -> str:
+        arr = np.asarray(self)
+        return f"<tf.Tensor: shape={arr.shape}, dtype={arr.dtype}, numpy={_numpy_text(arr)}>"
+
+    def __str__(self) -> str:
+        arr = np.asarray(self)
+        return f"tf.Tensor({arr}, shape={arr.shape}, dtype={arr.dtype})"
+
+
+def _numpy_text(arr: np.ndarray) -> str:
+    return str(arr[()]) if arr.ndim == 0 else repr(arr)
+
+
+def tensor(value: Any, dtype: Any = None) -> Tensor:
+    """``value`` as a ``Tensor`` (its gradient passes through unchanged)."""
+    if isinstance(value, Variable):
+        value = value.value
+    return np.asarray(value, dtype=_default_dtype(value, dtype)).view(Tensor)
+
+
+class Variable:
+    """A mutable value that tapes watch when it is read (when ``trainable``).
+
+    Args:
+        initial_value: The value (Python floats become float32, as in TensorFlow).
+        trainable: Whether tapes watch it automatically.
+        name: A name for printing.
+        dtype: The dtype of the value.
+    """
+
+    def __init__(
+        self, initial_value: Any, trainable: bool = True, name: str | None = None, dtype: Any = None
+    ) -> None:
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value.value
+        self.value = np.array(initial_value, dtype=_default_dtype(initial_value, dtype))
+        self.trainable = trainable
+        self.name = name or f"Variable:{next(_names)}"
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.value.shape
+
+    @property
+    def dtype(self) -> Any:
+        return self.value.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.value.ndim
+
+    def numpy(self) -> Any:
+        return self.value[()] if self.value.ndim == 0 else self.value.copy()
+
+    def read_value(self) -> Tensor:
+        return tensor(self.value)
+
+    def assign(self, value: Any) -> Variable:
+        self.value = np.array(np.asarray(value, dtype=self.value.dtype).reshape(self.shape))
+        return self
+
+    def assign_add(self, delta: Any) -> Variable:
+        return self.assign(self.value + np.asarray(delta))
+
+    def assign_sub(self, delta: Any) -> Variable:
+        return self.assign(self.value - np.asarray(delta))
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.value if dtype is None else self.value.astype(dtype)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return tensor(self.value[index])
+
+    def __repr__(self) -> str:
+        return (
+            f"<tf.Variable '{self.name}' shape={self.shape} dtype={self.dtype}, "
+            f"numpy={_numpy_text(self.value)}>"
+        )
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _binary(name: str) -> Any:
+    op = getattr(np.ndarray, name)
+
+    def method(self: Variable, other: Any) -> Any:
+        if isinstance(other, Variable):
+            other = other.value
+        return op(self.value.view(Tensor), other)
+
+    method.__name__ = name
+    return method
+
+
+for _op in (
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__pow__",
+    "__rpow__",
+    "__matmul__",
+    "__rmatmul__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__eq__",
+    "__ne__",
+    "__neg__",
+    "__pos__",
+    "__abs__",
+):
+    if _op in ("__neg__", "__pos__", "__abs__"):
+        _unary = getattr(np.ndarray, _op)
+        setattr(Variable, _op, lambda self, _f=_unary: _f(self.value.view(Tensor)))
+    else:
+        setattr(Variable, _op, _binary(_op))
+
+
+def _register() -> None:
+    from .rules.registry import set_jvps, vjp_rule
+
+    rule = vjp_rule(
+        "tensor", [tensor], ("value", "dtype"), {"value": "g"}, [], defaults={"dtype": "None"}
+    )
+    set_jvps(rule, value="t")
+
+
+_register()

@@ -1,0 +1,175 @@
+"""The GradientTape shim on the seed documents' examples (numbers as the documents print)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import s2s_ad.tf as tf
+
+
+def test_square_of_a_variable():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = x**2
+    dy_dx = tape.gradient(y, x)
+    assert dy_dx.numpy() == 6.0
+    assert str(dy_dx) == "tf.Tensor(6.0, shape=(), dtype=float32)"
+
+
+def test_watched_constant():
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    assert tape.gradient(y, x).numpy() == 6.0
+
+
+def test_unwatched_constant_has_no_gradient():
+    x = tf.constant(3.0)
+    with tf.GradientTape() as tape:
+        y = x * x
+    assert tape.gradient(y, x) is None
+
+
+def test_two_variables_as_a_list():
+    x = tf.Variable(2.0)
+    y = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        f = x * x * y + y * y
+    gradients = tape.gradient(f, [x, y])
+    assert isinstance(gradients, list)
+    assert (gradients[0].numpy(), gradients[1].numpy()) == (12.0, 10.0)
+
+
+def test_non_persistent_second_use_raises_tensorflow_text():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = x * x
+        z = x * x * x
+    assert tape.gradient(y, x).numpy() == 6.0
+    with pytest.raises(RuntimeError, match="A non-persistent GradientTape can only be used"):
+        tape.gradient(z, x)
+
+
+def test_persistent_tape():
+    x = tf.Variable(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+        z = x * x * x
+    assert tape.gradient(y, x).numpy() == 6.0
+    assert tape.gradient(z, x).numpy() == 27.0
+
+
+def test_tensordot_gradient_is_four_x():
+    x = tf.range(4, dtype=tf.float32)
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = 2 * tf.tensordot(x, x, axes=1)
+    assert y.numpy() == 28.0
+    np.testing.assert_array_equal(t.gradient(y, x).numpy(), [0.0, 4.0, 8.0, 12.0])
+
+
+def test_non_scalar_target_is_summed_and_weighted():
+    x = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * tf.constant([3.0, 4.0])
+    assert tape.gradient(y, x).numpy() == 7.0
+    weighted = tape.gradient(y, x, output_gradients=tf.constant([1.0, 2.0]))
+    assert weighted.numpy() == 11.0
+
+
+def test_intermediate_value_as_source():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = x * x
+        z = y * y
+    assert tape.gradient(z, y).numpy() == 18.0
+
+
+def test_stop_gradient():
+    x = tf.Variable(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+        u = tf.stop_gradient(y)
+        z = u * x
+    assert tape.gradient(z, x).numpy() == 9.0
+    assert tape.gradient(y, x).numpy() == 6.0
+
+
+def test_unconnected_source():
+    x = tf.Variable(2.0)
+    y = tf.Variable(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        z = y * y
+    assert tape.gradient(z, x) is None
+    zero = tape.gradient(z, x, unconnected_gradients=tf.UnconnectedGradients.ZERO)
+    assert zero.numpy() == 0.0
+    assert tape.gradient(z, x, unconnected_gradients="zero").numpy() == 0.0
+
+
+def test_non_trainable_variable_is_not_watched():
+    x = tf.Variable(3.0, trainable=False)
+    with tf.GradientTape() as tape:
+        y = x * x
+    assert tape.gradient(y, x) is None
+
+
+def test_dict_of_sources_keeps_its_structure():
+    w = tf.Variable(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+    b = tf.Variable(tf.constant([0.5, -0.5]))
+    x = tf.constant([[1.0, 1.0]])
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(tf.matmul(x, w) + b)
+    grads = tape.gradient(y, {"w": w, "b": b})
+    assert set(grads) == {"w", "b"}
+    assert grads["w"].shape == (2, 2)
+    np.testing.assert_array_equal(grads["b"].numpy(), [1.0, 1.0])
+
+
+def test_integer_source_gives_none_and_warns():
+    x = tf.constant(3)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = x * x
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert tape.gradient(y, x) is None
+    assert caught
+
+
+def grow(a):
+    b = a * 2
+    while tf.norm(b) < 1000:
+        b = b * 2
+    if tf.reduce_sum(b) > 0:
+        c = b
+    else:
+        c = 100 * b
+    return c
+
+
+def test_control_flow_in_a_called_function():
+    a = tf.Variable(0.37)
+    with tf.GradientTape() as t:
+        d = grow(a)
+    d_grad = t.gradient(d, a)
+    assert d_grad.numpy() == pytest.approx(d.numpy() / a.numpy(), rel=1e-6)
+
+
+def test_block_statements_not_leading_to_the_target_run_once(capsys):
+    x = tf.Variable(2.0)
+    with tf.GradientTape() as tape:
+        print("in the block")
+        y = x * x
+    tape.gradient(y, x)
+    assert capsys.readouterr().out.count("in the block") == 1
+
+
+def test_target_not_from_the_block():
+    x = tf.Variable(2.0)
+    outside = x * 3.0
+    with tf.GradientTape() as tape:
+        y = x * x
+    with pytest.raises(ValueError, match="target"):
+        tape.gradient(outside, [x, y])
