@@ -59,6 +59,10 @@ class _Names(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         _targets(node.target, self.writes)
 
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            _targets(node.asname.name, self.writes)
+
 
 def _targets(node: cst.BaseExpression, out: list[str]) -> None:
     if isinstance(node, cst.Name):
@@ -131,6 +135,9 @@ class GradientTape:
         self._block: _Block | None = None
         self._before: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
+        # (target name, source name) -> the function differentiated and its parameters,
+        # for an outer tape that differentiates this tape's gradient call
+        self._calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
         self._after: dict[str, Any] = {}
         self._globals: dict[str, Any] = {}
 
@@ -236,8 +243,11 @@ class GradientTape:
             return self._unconnected(source, zero)
         params = [n for n in block.reads if n in self._before and n != source_name]
         params = [source_name, *params]
+        namespace = dict(self._globals)
+        statements = _inline_inner_tapes(statements, self._after, namespace)
         text = _function_text(block, statements, params, target_name)
-        fn = _compile(text, self._globals, block)
+        fn = _compile(text, namespace, block)
+        self._calls[(target_name, source_name)] = (fn, params)
         args = [value] + [_arg(self._before[n]) for n in params[1:]]
         out, pullback = pullback_wrt(fn, args, [0])
         cotangent = (
@@ -293,6 +303,64 @@ def _slice(block: _Block, target: str, cut: str | None) -> list[cst.CSTNode] | N
         kept.append(statement)
         needed |= set(names.reads)
     return kept[::-1] if reached or cut is None else None
+
+
+def _inline_inner_tapes(
+    statements: list[cst.CSTNode], after: dict[str, Any], namespace: dict[str, Any]
+) -> list[cst.CSTNode]:
+    """Nested tapes: an inner ``with`` block runs inline, and its ``tape.gradient(t, s)``
+    becomes a call of the gradient of the function the inner tape differentiated, so
+    that the outer tape differentiates it again (a higher derivative)."""
+    from .api import grad
+
+    tapes = {name: obj for name, obj in after.items() if isinstance(obj, GradientTape)}
+    if not tapes:
+        return statements
+
+    class _Rewrite(cst.CSTTransformer):
+        def leave_With(
+            self, original: cst.With, updated: cst.With
+        ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+            names = [
+                i.asname.name.value
+                for i in updated.items
+                if i.asname is not None and isinstance(i.asname.name, cst.Name)
+            ]
+            if names and all(n in tapes for n in names):
+                return cst.FlattenSentinel(list(updated.body.body))
+            return updated
+
+        def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+            func = updated.func
+            if not (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.value.value in tapes
+                and func.attr.value == "gradient"
+                and len(updated.args) >= 2
+                and all(isinstance(a.value, cst.Name) for a in updated.args[:2])
+            ):
+                return updated
+            tape = tapes[func.value.value]
+            key = (updated.args[0].value.value, updated.args[1].value.value)
+            if key not in tape._calls:
+                raise TransformError(
+                    f"the inner tape's gradient of {key[0]} with respect to {key[1]} "
+                    "(only one source, named in the block, is supported)"
+                )
+            fn, params = tape._calls[key]
+            alias = f"_inner_gradient_{next(_serial)}"
+            namespace[alias] = grad(fn, 0)
+            return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in params])
+
+    out: list[cst.CSTNode] = []
+    for statement in statements:
+        new = statement.visit(_Rewrite())
+        if isinstance(new, cst.FlattenSentinel):
+            out.extend(new.nodes)
+        else:
+            out.append(new)
+    return out
 
 
 def _function_text(

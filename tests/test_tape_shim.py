@@ -173,3 +173,14 @@ def test_target_not_from_the_block():
         y = x * x
     with pytest.raises(ValueError, match="target"):
         tape.gradient(outside, [x, y])
+
+
+def test_nested_tapes_give_the_second_derivative():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            y = x**3
+        dy_dx = inner.gradient(y, x)
+    d2y_dx2 = outer.gradient(dy_dx, x)
+    assert dy_dx.numpy() == 27.0
+    assert d2y_dx2.numpy() == 18.0
