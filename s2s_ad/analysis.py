@@ -174,3 +174,63 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
                     useful.add(name)
                     changed = True
     return Activity(varied, useful)
+
+
+_DEPENDS: dict[tuple[Any, str], bool] = {}
+
+
+def depends(func: Any, param: str) -> bool:
+    """Whether ``func``'s output depends differentiably on its parameter ``param``.
+
+    Calls to other Python functions are followed (so a wrapper of a function without
+    gradient, such as ``round``, does not connect); recursion is assumed to connect.
+    """
+    import inspect
+
+    from .api import _normalized
+
+    key = (func.__code__, param)
+    if key in _DEPENDS:
+        return _DEPENDS[key]
+    _DEPENDS[key] = True  # while in progress (recursion)
+    _, fn = _normalized(func)
+    ret = fn.body[-1]
+    result = False
+    if isinstance(ret, ir.Return) and isinstance(ret.value, ir.Var):
+
+        def reads(expr: ir.Expr) -> list[str]:
+            if isinstance(expr, ir.Call):
+                info = classify(expr)
+                if info.kind == "user":
+                    try:
+                        bound = inspect.signature(info.func).bind(*expr.args, **dict(expr.kwargs))
+                    except TypeError:
+                        return diff_reads(expr)
+                    return [
+                        a.name
+                        for p, a in bound.arguments.items()
+                        if isinstance(a, ir.Var) and depends(info.func, p)
+                    ]
+            return diff_reads(expr)
+
+        varied = {param}
+        changed = True
+        while changed:
+            changed = False
+            for s in walk(fn.body):
+                new: list[str] = []
+                if isinstance(s, ir.Assign) and any(r in varied for r in reads(s.value)):
+                    new = [s.target]
+                elif isinstance(s, ir.Unpack) and isinstance(s.value, ir.Var):
+                    new = list(s.targets) if s.value.name in varied else []
+                elif isinstance(s, (ir.SetItem, ir.Append)) and isinstance(s.value, ir.Var):
+                    new = [s.obj] if s.value.name in varied else []
+                elif isinstance(s, ir.ListPop) and s.obj in varied:
+                    new = [s.target]
+                for name in new:
+                    if name not in varied:
+                        varied.add(name)
+                        changed = True
+        result = ret.value.name in varied
+    _DEPENDS[key] = result
+    return result

@@ -22,6 +22,7 @@ import libcst as cst
 import numpy as np
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from .analysis import depends
 from .errors import TransformError
 from .variable import Tensor, Variable, tensor
 
@@ -248,6 +249,8 @@ class GradientTape:
         text = _function_text(block, statements, params, target_name)
         fn = _compile(text, namespace, block)
         self._calls[(target_name, source_name)] = (fn, params)
+        if not depends(fn, source_name):
+            return self._unconnected(source, zero)  # only through stop_gradient, round...
         args = [value] + [_arg(self._before[n]) for n in params[1:]]
         out, pullback = pullback_wrt(fn, args, [0])
         cotangent = (

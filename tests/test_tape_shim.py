@@ -184,3 +184,38 @@ def test_nested_tapes_give_the_second_derivative():
     d2y_dx2 = outer.gradient(dy_dx, x)
     assert dy_dx.numpy() == 27.0
     assert d2y_dx2.numpy() == 18.0
+
+
+def test_source_reached_only_through_stop_gradient_is_unconnected():
+    x = tf.Variable(2.0)
+    y = tf.Variable(3.0)
+    with tf.GradientTape(persistent=True) as tape:
+        f = tf.stop_gradient(x * y)
+        g = x * f
+    assert tape.gradient(g, x).numpy() == 6.0
+    assert tape.gradient(g, y) is None
+
+
+def test_round_has_no_gradient():
+    x = tf.Variable(2.3)
+    with tf.GradientTape() as tape:
+        y = tf.round(x) * 2.0
+    assert tape.gradient(y, x) is None
+
+
+def test_custom_gradient_in_a_tape_block():
+    @tf.custom_gradient
+    def log1pexp(x):
+        e = tf.exp(x)
+
+        def grad(upstream):
+            return upstream * (1 - 1 / (1 + e))
+
+        return tf.math.log(1 + e), grad
+
+    x = tf.constant(100.0)
+    with np.errstate(over="ignore"), tf.GradientTape() as tape:
+        tape.watch(x)
+        y = log1pexp(x)
+    with np.errstate(over="ignore"):
+        assert tape.gradient(y, x).numpy() == 1.0

@@ -14,6 +14,7 @@ from ..custom import custom_gradient
 from ..custom import stop_gradient as _stop
 from ..tape import GradientTape, UnconnectedGradients
 from ..variable import Tensor, Variable, tensor
+from . import math
 
 float32 = np.float32
 float64 = np.float64
@@ -29,8 +30,7 @@ def convert_to_tensor(value: Any, dtype: Any = None) -> Tensor:
     return tensor(value, dtype)
 
 
-def stop_gradient(x: Any) -> Any:
-    return _stop(x)
+stop_gradient = _stop
 
 
 def square(x: Any) -> Tensor:
