@@ -106,6 +106,7 @@ __all__ = [
     "float64",
     "function",
     "int32",
+    "math",
     "matmul",
     "norm",
     "ones",
