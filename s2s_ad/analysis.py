@@ -105,6 +105,15 @@ def diff_reads(expr: ir.Expr) -> list[str]:
     return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
 
 
+def _may_read_variables(expr: ir.Expr) -> bool:
+    if isinstance(expr, ir.Attr):
+        rule = REGISTRY.attrs.get(expr.name)
+        return rule is None or not rule.nondiff
+    if isinstance(expr, ir.Call):
+        return classify(expr).kind in ("user", "dynamic")
+    return False
+
+
 @dataclass
 class Activity:
     """Result of activity analysis."""
@@ -116,13 +125,15 @@ class Activity:
         return name in self.varied and name in self.useful
 
 
-def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
+def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = False) -> Activity:
     """Compute varied and useful variables.
 
     Args:
         fn: The normalized function.
         wrt: Parameters we differentiate with respect to.
         output: The variable holding the differentiated output.
+        variables: Variables mode (tapes): an attribute read may be a watched
+            ``Variable`` and a called function may read some, so both vary.
     """
     stmts = list(walk(fn.body))
     varied = set(wrt)
@@ -132,7 +143,9 @@ def analyze(fn: ir.Function, wrt: list[str], output: str) -> Activity:
         for s in stmts:
             new: list[str] = []
             if isinstance(s, ir.Assign):
-                if any(r in varied for r in diff_reads(s.value)):
+                if any(r in varied for r in diff_reads(s.value)) or (
+                    variables and _may_read_variables(s.value)
+                ):
                     new = [s.target]
             elif isinstance(s, ir.Unpack):
                 if isinstance(s.value, ir.Var) and s.value.name in varied:

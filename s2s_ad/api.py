@@ -36,8 +36,9 @@ def _key(
     scalars: frozenset[str] = frozenset(),
     vectors: frozenset[str] = frozenset(),
     pure: str = "",
+    variables: bool = False,
 ) -> tuple[Any, ...]:
-    return (func.__code__, wrt, has_aux, scalars, vectors, pure)
+    return (func.__code__, wrt, has_aux, scalars, vectors, pure, variables)
 
 
 class _GradSpec:
@@ -76,6 +77,7 @@ def compile_adjoint(
     scalars: frozenset[str] = frozenset(),
     vectors: frozenset[str] = frozenset(),
     pure: str = "",
+    variables: bool = False,
 ) -> Compiled:
     """Generated code for ``func`` differentiated with respect to the parameters ``wrt``.
 
@@ -95,7 +97,7 @@ def compile_adjoint(
             f"{func.__qualname__}: value_and_grad has no scalar output to differentiate",
             hint="differentiate grad(f) instead",
         )
-    key = _key(func, wrt, has_aux, scalars, vectors, pure)
+    key = _key(func, wrt, has_aux, scalars, vectors, pure, variables)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
@@ -105,9 +107,17 @@ def compile_adjoint(
         unknown = [w for w in wrt if w not in fn.params]
         if unknown:
             raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-        resolver = functools.partial(_resolve_callee, pure=bool(pure))
+        resolver = functools.partial(_resolve_callee, pure=bool(pure), variables=variables)
         rev = Reverse(
-            fn, list(wrt), resolver, has_aux, scalars, parsed.globals, vectors, bool(pure)
+            fn,
+            list(wrt),
+            resolver,
+            has_aux,
+            scalars,
+            parsed.globals,
+            vectors,
+            bool(pure),
+            variables,
         )
         sweeps = rev.run()
         returned = str(rev.returned)
@@ -170,29 +180,32 @@ class _Pair:
 _BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], _Pair]] = weakref.WeakKeyDictionary()
 
 
-def _resolve_callee(func: Any, wrt: tuple[str, ...], pure: bool = False) -> _Pair:
+def _resolve_callee(
+    func: Any, wrt: tuple[str, ...], pure: bool = False, variables: bool = False
+) -> _Pair:
     """Adjoint of a user function called from generated code (recursion made lazy)."""
     func = primal(func)
     per_func = _BOUND.setdefault(func, {})
-    pair = per_func.get((wrt, pure))
+    pair = per_func.get((wrt, pure, variables))
     flag = "many" if pure else ""
-    if pair is None or _key(func, wrt, False, pure=flag) not in _CACHE:
-        pair = per_func[(wrt, pure)] = _make_pair(func, wrt, flag)
+    if pair is None or _key(func, wrt, False, pure=flag, variables=variables) not in _CACHE:
+        pair = per_func[(wrt, pure, variables)] = _make_pair(func, wrt, flag, variables)
     return pair
 
 
-def _make_pair(func: Any, wrt: tuple[str, ...], pure: str = "") -> _Pair:
-    key = _key(func, wrt, False, pure=pure)
+def _make_pair(func: Any, wrt: tuple[str, ...], pure: str = "", variables: bool = False) -> _Pair:
+    key = _key(func, wrt, False, pure=pure, variables=variables)
+    options = {"pure": pure, "variables": variables}
     if key in _IN_PROGRESS:
         cell: dict[str, Any] = {}
 
         def bound() -> dict[str, Any]:
             if not cell:
-                cell.update(compile_adjoint(func, wrt, pure=pure).bind(func))
+                cell.update(compile_adjoint(func, wrt, **options).bind(func))
             return cell
 
         return _Pair(lambda *a, **k: bound()["fwd"](*a, **k), lambda s, g: bound()["bwd"](s, g))
-    fns = compile_adjoint(func, wrt, pure=pure).bind(func)
+    fns = compile_adjoint(func, wrt, **options).bind(func)
     return _Pair(fns["fwd"], fns["bwd"])
 
 

@@ -93,6 +93,7 @@ def _register_runtime_rules() -> None:
 
     set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
     nondiff("len", [len])
+    nondiff("variable_grad", [runtime.variable_grad])
     checked = vjp_rule(
         "rule_grads",
         [runtime.rule_grads],

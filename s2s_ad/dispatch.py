@@ -122,7 +122,10 @@ def call_with_pullback(
             raise TransformError(f"call to {target.__qualname__} with variadic arguments")
         params.append(param_of[id(mark)])
     order = sorted(set(params), key=list(sig.parameters).index)
-    fns = compile_adjoint(target, tuple(order)).bind(target)
+    from . import runtime
+
+    variables = runtime.VARIABLE_GRADS is not None  # inside a tape's gradient
+    fns = compile_adjoint(target, tuple(order), variables=variables).bind(target)
     ans, saved = fns["fwd"](*full, **kwargs)
 
     def pullback(g: Any) -> tuple[Any, ...]:

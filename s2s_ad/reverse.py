@@ -83,8 +83,11 @@ class Reverse:
         user_globals: dict[str, Any] | None = None,
         vectors: frozenset[str] = frozenset(),
         pure: bool = False,
+        variables: bool = False,
     ) -> None:
         self.fn = fn
+        # variables mode (tapes): Variables read through attributes get their adjoints
+        self.variables = variables
         # pure: no in-place updates of adjoints (code that will be differentiated again)
         self.pure = pure
         self.user_globals = user_globals or {}
@@ -135,6 +138,7 @@ class Reverse:
             ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
             wrt,
             self.output,
+            variables,
         )
         self.numeric = self._numeric_vars()
         self.scalar = _scalar_vars(self.body, set(fn.params), scalars, vectors)
@@ -445,7 +449,10 @@ class Reverse:
             call = s.value
             info = classify(call)
             active_args = [a for a in expr_atoms(call) if self.active(a)]
-            if not active_args or not self.activity.active(s.target) or info.kind == "nondiff":
+            reads_variables = self.variables and info.kind in ("user", "dynamic")
+            if not (active_args or reads_variables) or info.kind == "nondiff":
+                continue
+            if not self.activity.active(s.target):
                 continue
             plan = CallPlan(info)
             if info.kind == "user":
@@ -457,7 +464,7 @@ class Reverse:
                 plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
                 plan.aux = self.mint(f"_{base}_saved")
             elif info.kind == "dynamic":
-                if self.active(call.callee.var):
+                if self.active(call.callee.var) and not self.variables:
                     raise self.error(
                         f"call of {call.callee.code}, a function value computed from "
                         "differentiated values",
@@ -905,7 +912,10 @@ class Reverse:
             self._call_contribs(s, value, plan, add, pre)
         elif isinstance(value, ir.Attr):
             rule = REGISTRY.attrs.get(value.name)
-            if rule is None:
+            if self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
+                # the value may be a watched Variable: its adjoint goes to the tape's table
+                pre.append(self.line(f"{self.ad}.variable_grad({s.target}, {g})"))
+            elif rule is None:
                 if self.active(value.obj):
                     raise self.error(f"attribute .{value.name} of a differentiated value", s)
             elif rule.vjps:
@@ -1066,6 +1076,9 @@ class Reverse:
             targets = list(call.args)
         fresh = [a for a in targets if self.active(a)]
         names = [a.name for a in fresh if isinstance(a, ir.Var)]
+        if not targets:
+            pre.append(self.line(head))  # run for what it adds to Variables' gradients
+            return
         if (
             len(fresh) == len(targets)
             and len(set(names)) == len(names)

@@ -440,3 +440,17 @@ def jvp_call(
     from .dispatch import call_with_tangent
 
     return call_with_tangent(func, labels, tangents, args, kwargs)
+
+
+# --- variables mode (tapes) -----------------------------------------------------------------
+
+VARIABLE_GRADS: dict[int, Any] | None = None
+
+
+def variable_grad(value: Any, g: Any) -> None:
+    """Adjoint of an attribute read in variables mode: when the value is a Variable the
+    running tape differentiates, add ``g`` to its gradient."""
+    table = VARIABLE_GRADS
+    if table is None or id(value) not in table or is_zero(g):
+        return
+    table[id(value)] = add(table[id(value)], unbroadcast(g, np.asarray(value)))

@@ -204,8 +204,63 @@ class GradientTape:
         self._used = True
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
         leaves = _leaves(sources)
-        grads = [self._gradient_leaf(target, leaf, output_gradients, zero) for leaf in leaves]
+        hidden = [
+            leaf for leaf in leaves if isinstance(leaf, Variable) and self._name_of(leaf)[0] is None
+        ]
+        through = self._variables_gradient(target, hidden, output_gradients) if hidden else {}
+        grads = []
+        for leaf in leaves:
+            if id(leaf) in through:
+                grad = through[id(leaf)]
+                connected = (
+                    grad is not None and leaf.trainable or any(leaf is w for w in self._watched)
+                )
+                grads.append(
+                    tensor(grad, dtype=leaf.dtype)
+                    if connected and grad is not None
+                    else self._unconnected(leaf, zero)
+                )
+            else:
+                grads.append(self._gradient_leaf(target, leaf, output_gradients, zero))
         return _rebuild(sources, iter(grads))
+
+    def _variables_gradient(
+        self, target: Any, variables: list[Variable], output_gradients: Any
+    ) -> dict[int, Any]:
+        """Gradients of Variables the block reads through objects (``model(x)`` reading
+        ``self.kernel``): the block runs in variables mode, where each attribute read
+        that is one of them adds its adjoint to a table."""
+        from . import runtime
+        from .api import compile_adjoint
+
+        assert self._block is not None
+        block = self._block
+        target_name, where = self._name_of(target)
+        if target_name is None or where != "block":
+            raise ValueError("the target was not computed in the tape's with block")
+        statements = _slice(block, target_name, None) or []
+        params = [n for n in block.reads if n in self._objects]
+        namespace = dict(self._globals)
+        statements = _inline_inner_tapes(statements, self._after, namespace)
+        fn = _compile(_function_text(block, statements, params, target_name), namespace, block)
+        fns = compile_adjoint(fn, (), variables=True).bind(fn)
+        table: dict[int, Any] = {id(v): 0.0 for v in variables}
+        saved_table, runtime.VARIABLE_GRADS = runtime.VARIABLE_GRADS, table
+        try:
+            out, saved = fns["fwd"](*[self._objects[n] for n in params])
+            if output_gradients is not None:
+                cotangent: Any = np.asarray(output_gradients)
+            elif np.shape(out):
+                cotangent = np.ones(np.shape(out))
+            else:
+                cotangent = 1.0
+            fns["bwd"](saved, cotangent)
+        finally:
+            runtime.VARIABLE_GRADS = saved_table
+        return {
+            key: None if isinstance(value, float) and value == 0.0 else value
+            for key, value in table.items()
+        }
 
     def _name_of(self, value: Any) -> tuple[str | None, str]:
         for name, after in self._after.items():

@@ -219,3 +219,52 @@ def test_custom_gradient_in_a_tape_block():
         y = log1pexp(x)
     with np.errstate(over="ignore"):
         assert tape.gradient(y, x).numpy() == 1.0
+
+
+class _Dense:
+    def __init__(self, n_in, n_out, seed):
+        rng = np.random.default_rng(seed)
+        self.kernel = tf.Variable(rng.standard_normal((n_in, n_out)) * 0.5, dtype=np.float64)
+        self.bias = tf.Variable(np.zeros(n_out), dtype=np.float64)
+
+    def __call__(self, x):
+        return np.tanh(x @ self.kernel + self.bias)
+
+
+class _Model:
+    def __init__(self):
+        self.first = _Dense(3, 4, 0)
+        self.second = _Dense(4, 2, 1)
+
+    def __call__(self, x):
+        return self.second(self.first(x))
+
+    @property
+    def trainable_variables(self):
+        return [self.first.kernel, self.first.bias, self.second.kernel, self.second.bias]
+
+
+def _mse(y, p):
+    return np.mean((y - p) ** 2)
+
+
+def test_variables_read_through_objects():
+    model = _Model()
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((5, 3)), rng.standard_normal((5, 2))
+    with tf.GradientTape() as tape:
+        loss = _mse(y, model(x))
+    grads = tape.gradient(loss, model.trainable_variables)
+    assert [g.shape for g in grads] == [(3, 4), (4,), (4, 2), (2,)]
+    for var, grad in zip(model.trainable_variables, grads):
+        flat = var.value.reshape(-1)
+        eps = 1e-6
+        for k in range(0, flat.size, 3):
+            flat[k] += eps
+            plus = _mse(y, model(x))
+            flat[k] -= 2 * eps
+            minus = _mse(y, model(x))
+            flat[k] += eps
+            assert np.asarray(grad).reshape(-1)[k] == pytest.approx(
+                (plus - minus) / (2 * eps), abs=1e-7
+            )
