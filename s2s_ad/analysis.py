@@ -105,13 +105,20 @@ def diff_reads(expr: ir.Expr) -> list[str]:
     return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
 
 
-def _may_read_variables(expr: ir.Expr) -> bool:
+def _may_read_variables(expr: ir.Expr, varied: set[str]) -> bool:
     if isinstance(expr, ir.Attr):
         rule = REGISTRY.attrs.get(expr.name)
         return rule is None or not rule.nondiff
     if isinstance(expr, ir.Call):
-        return classify(expr).kind in ("user", "dynamic")
+        return classify(expr).kind in ("user", "dynamic") or _object_method(expr, varied)
     return False
+
+
+def _object_method(call: ir.Call, varied: set[str]) -> bool:
+    """A method called on a value that is not differentiated: an object's method (a
+    layer's ``flatten``), not an array's, whatever its name."""
+    recv = call.callee.receiver
+    return call.callee.method is not None and not (isinstance(recv, ir.Var) and recv.name in varied)
 
 
 @dataclass
@@ -144,7 +151,7 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
             new: list[str] = []
             if isinstance(s, ir.Assign):
                 if any(r in varied for r in diff_reads(s.value)) or (
-                    variables and _may_read_variables(s.value)
+                    variables and _may_read_variables(s.value, varied)
                 ):
                     new = [s.target]
             elif isinstance(s, ir.Unpack):

@@ -103,6 +103,8 @@ def call_with_pullback(
     target, pre = _target(func)
     if target is not None:
         target = primal(target)
+    if target is None and not labels:
+        return func(*args, **kwargs), lambda g: ()  # nothing to differentiate
     if target is None:
         name = getattr(func, "__qualname__", None) or type(func).__name__
         raise TransformError(

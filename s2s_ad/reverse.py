@@ -448,6 +448,9 @@ class Reverse:
                 continue
             call = s.value
             info = classify(call)
+            if self.variables and info.kind in ("method", "nondiff") and call.callee.method:
+                if not self.active(call.callee.receiver):
+                    info = CallInfo("dynamic")  # an object's method, not an array's
             active_args = [a for a in expr_atoms(call) if self.active(a)]
             reads_variables = self.variables and info.kind in ("user", "dynamic")
             if not (active_args or reads_variables) or info.kind == "nondiff":

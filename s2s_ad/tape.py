@@ -120,6 +120,40 @@ class _Block:
         return self.module.code_for_node(statement)
 
 
+_BLOCKS: dict[tuple[str, int, int], _Block] = {}
+_FUNCTIONS: dict[tuple[Any, ...], Any] = {}
+
+
+def _block_at(frame: types.FrameType) -> _Block:
+    """The ``with`` block at the frame's line (parsed once per file version)."""
+    filename = frame.f_code.co_filename
+    lines = linecache.getlines(filename, frame.f_globals)
+    key = (filename, frame.f_lineno, hash(tuple(lines)))
+    block = _BLOCKS.get(key)
+    if block is None:
+        block = _BLOCKS[key] = _Block(frame)
+    return block
+
+
+def _block_function(
+    block: _Block,
+    statements: list[cst.CSTNode],
+    params: list[str],
+    target: str,
+    namespace: dict[str, Any],
+    reusable: bool,
+) -> Any:
+    """The function of a block slice; the same object each time the same slice is asked
+    for (so its generated gradient is reused), unless it calls inner tapes."""
+    key = (id(block), target, tuple(params), tuple(id(s) for s in statements))
+    if reusable and key in _FUNCTIONS:
+        return _FUNCTIONS[key]
+    fn = _compile(_function_text(block, statements, params, target), namespace, block)
+    if reusable:
+        _FUNCTIONS[key] = fn
+    return fn
+
+
 class GradientTape:
     """Records nothing: the gradient is computed by code generated from the block.
 
@@ -144,7 +178,7 @@ class GradientTape:
 
     def __enter__(self) -> GradientTape:
         frame = sys._getframe(1)
-        self._block = _Block(frame)
+        self._block = _block_at(frame)
         self._globals = frame.f_globals
         scope = {**frame.f_globals, **frame.f_locals}
         self._before = {}
@@ -241,8 +275,11 @@ class GradientTape:
         statements = _slice(block, target_name, None) or []
         params = [n for n in block.reads if n in self._objects]
         namespace = dict(self._globals)
-        statements = _inline_inner_tapes(statements, self._after, namespace)
-        fn = _compile(_function_text(block, statements, params, target_name), namespace, block)
+        inlined = _inline_inner_tapes(statements, self._after, namespace)
+        reusable = inlined is statements
+        fn = _block_function(
+            block, inlined, params, target_name, self._globals if reusable else namespace, reusable
+        )
         fns = compile_adjoint(fn, (), variables=True).bind(fn)
         table: dict[int, Any] = {id(v): 0.0 for v in variables}
         saved_table, runtime.VARIABLE_GRADS = runtime.VARIABLE_GRADS, table
@@ -300,9 +337,11 @@ class GradientTape:
         params = [n for n in block.reads if n in self._before and n != source_name]
         params = [source_name, *params]
         namespace = dict(self._globals)
-        statements = _inline_inner_tapes(statements, self._after, namespace)
-        text = _function_text(block, statements, params, target_name)
-        fn = _compile(text, namespace, block)
+        inlined = _inline_inner_tapes(statements, self._after, namespace)
+        reusable = inlined is statements
+        fn = _block_function(
+            block, inlined, params, target_name, self._globals if reusable else namespace, reusable
+        )
         self._calls[(target_name, source_name)] = (fn, params)
         if not depends(fn, source_name):
             return self._unconnected(source, zero)  # only through stop_gradient, round...

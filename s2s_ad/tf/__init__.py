@@ -14,7 +14,8 @@ from ..custom import custom_gradient
 from ..custom import stop_gradient as _stop
 from ..tape import GradientTape, UnconnectedGradients
 from ..variable import Tensor, Variable, tensor
-from . import math
+from . import data, keras, math, random
+from .module import Module
 
 float32 = np.float32
 float64 = np.float64
@@ -87,6 +88,26 @@ def cast(x: Any, dtype: Any) -> Tensor:
     return tensor(np.asarray(x).astype(dtype))
 
 
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
+    return tensor(np.max(x, axis=axis, keepdims=keepdims))
+
+
+def argmax(x: Any, axis: Any = 0) -> Tensor:
+    return tensor(np.argmax(x, axis=axis), np.int64)
+
+
+def one_hot(indices: Any, depth: int) -> Tensor:
+    return tensor(np.eye(depth)[np.asarray(indices).astype(np.int64)], np.float32)
+
+
+def clip_by_global_norm(t_list: Any, clip_norm: float) -> tuple[list[Any], Tensor]:
+    """Scale the tensors so that their joint norm is at most ``clip_norm``."""
+    norm = np.sqrt(sum(np.sum(np.square(np.asarray(t))) for t in t_list if t is not None))
+    scale = clip_norm / max(norm, clip_norm)
+    clipped = [None if t is None else tensor(np.asarray(t) * scale) for t in t_list]
+    return clipped, tensor(norm)
+
+
 def function(fun: Any = None, **options: Any) -> Any:
     """``@tf.function``: runs the Python function as it is."""
     return fun if fun is not None else (lambda f: f)
@@ -106,7 +127,15 @@ __all__ = [
     "float64",
     "function",
     "int32",
+    "Module",
+    "argmax",
+    "clip_by_global_norm",
+    "data",
+    "keras",
     "math",
+    "one_hot",
+    "random",
+    "reduce_max",
     "matmul",
     "norm",
     "ones",

@@ -1,0 +1,28 @@
+"""``tf.random``: NumPy draws with TensorFlow's signatures."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..variable import Tensor, tensor
+
+_rng = np.random.default_rng()
+
+
+def set_seed(seed: int) -> None:
+    global _rng
+    _rng = np.random.default_rng(seed)
+
+
+def normal(
+    shape: Any, mean: float = 0.0, stddev: float = 1.0, dtype: Any = np.float32, seed: Any = None
+) -> Tensor:
+    return tensor(_rng.normal(mean, stddev, size=shape), dtype)
+
+
+def uniform(
+    shape: Any, minval: float = 0.0, maxval: float = 1.0, dtype: Any = np.float32, seed: Any = None
+) -> Tensor:
+    return tensor(_rng.uniform(minval, maxval, size=shape), dtype)
