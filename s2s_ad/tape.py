@@ -201,6 +201,11 @@ class GradientTape:
         assert self._block is not None
         scope = {**frame.f_globals, **frame.f_locals}
         self._after = {n: scope[n] for n in self._block.writes if n in scope}
+        # a Variable assigned in the block is read afterwards with its new value (its
+        # assign itself is not differentiated: TensorFlow cuts the gradient there too)
+        for name, obj in self._objects.items():
+            if isinstance(obj, Variable):
+                self._before[name] = obj.value.copy()
 
     def _watch_one(self, value: Any) -> None:
         if not any(value is w for w in self._watched):
@@ -323,6 +328,8 @@ class GradientTape:
             raise ValueError(f"the tape cannot relate the source {source!r} to its block")
         watched = source_where == "block" or any(source is w for w in self._watched)
         value = source.value if isinstance(source, Variable) else source
+        if isinstance(source, Variable) and source_name in self._before:
+            value = self._before[source_name]  # as the block left it
         if not watched or np.asarray(value).dtype.kind not in "fc":
             if np.asarray(value).dtype.kind in "iub":
                 warnings.warn(

@@ -268,3 +268,59 @@ def test_variables_read_through_objects():
             assert np.asarray(grad).reshape(-1)[k] == pytest.approx(
                 (plus - minus) / (2 * eps), abs=1e-7
             )
+
+
+def test_dict_sources_through_a_branch():
+    x = tf.Variable(2.0)
+    y = tf.Variable(5.0)
+    with tf.GradientTape() as tape:
+        if x > 1.0:
+            result = x * y
+        else:
+            result = x + y
+    grads = tape.gradient(result, {"x": x, "y": y})
+    assert (grads["x"].numpy(), grads["y"].numpy()) == (5.0, 2.0)
+
+
+def test_assign_add_in_the_block_cuts_the_gradient():
+    x0 = tf.Variable(1.0)
+    x1 = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        x1.assign_add(x0)
+        y = x1**2
+    assert tape.gradient(y, x0) is None
+    assert tape.gradient(y, x1).numpy() == 6.0
+
+
+def test_variable_plus_one_is_a_plain_tensor():
+    x = tf.Variable(2.0)
+    y = x + 1.0
+    with tf.GradientTape() as tape:
+        z = y * y
+    assert tape.gradient(z, y) is None
+
+
+def test_dense_layer_gradient_has_the_kernel_shape():
+    layer = tf.keras.layers.Dense(2, activation="relu")
+    x = tf.constant([[1.0, 2.0, 3.0]])
+    with tf.GradientTape() as tape:
+        y = layer(x)
+        loss = tf.reduce_mean(y**2)
+    grad = tape.gradient(loss, layer.kernel)
+    assert grad.shape == (3, 2)
+
+
+def test_linear_model_seed_example():
+    x_input = tf.constant([[1.0, 2.0, 3.0]], dtype=tf.float32)
+    y_true = tf.constant([[10.0]], dtype=tf.float32)
+    W = tf.Variable(tf.constant([[0.1], [0.2], [0.3]]), name="weight")
+    b = tf.Variable(tf.zeros(1), name="bias")
+    with tf.GradientTape() as tape:
+        y_pred = tf.matmul(x_input, W) + b
+        loss = tf.reduce_mean(tf.square(y_pred - y_true))
+    gradients = tape.gradient(loss, [W, b])
+    residual = 1.4 - 10.0
+    np.testing.assert_allclose(
+        gradients[0].numpy(), 2 * residual * np.array([[1.0], [2.0], [3.0]]), rtol=1e-5
+    )
+    np.testing.assert_allclose(gradients[1].numpy(), [2 * residual], rtol=1e-5)
