@@ -23,6 +23,7 @@ import numpy as np
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .analysis import depends
+from .custom import stop_gradient
 from .errors import TransformError
 from .variable import Tensor, Variable, tensor
 
@@ -304,6 +305,56 @@ class GradientTape:
             for key, value in table.items()
         }
 
+    def jacobian(
+        self,
+        target: Any,
+        sources: Any,
+        unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+    ) -> Any:
+        """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
+        source.shape`` per source, in the structure of ``sources``."""
+        if self._used and not self.persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians)"
+            )
+        self._used = True
+        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+        shape = np.shape(target)
+        out = []
+        for leaf in _leaves(sources):
+            rows = []
+            for k in np.ndindex(*shape) if shape else [()]:
+                basis = np.zeros(shape)
+                basis[k] = 1.0
+                rows.append(self._gradient_leaf(target, leaf, basis, False))
+            if all(r is None for r in rows):
+                out.append(self._unconnected_jacobian(shape, leaf, zero))
+                continue
+            value = np.asarray(leaf.value if isinstance(leaf, Variable) else leaf)
+            stacked = np.stack([np.asarray(r) for r in rows]).reshape(shape + value.shape)
+            out.append(tensor(stacked, dtype=value.dtype))
+        return _rebuild(sources, iter(out))
+
+    def batch_jacobian(self, target: Any, source: Any, **options: Any) -> Any:
+        """The Jacobian of each example: ``target[b]`` against ``source[b]``."""
+        full = np.asarray(self.jacobian(target, source, **options))
+        batch = np.shape(target)[0]
+        t_rank, s_rank = len(np.shape(target)) - 1, len(np.shape(source)) - 1
+        rows = [full[(b,) + (slice(None),) * t_rank + (b,)] for b in range(batch)]
+        del s_rank
+        return tensor(np.stack(rows), dtype=full.dtype)
+
+    def stop_recording(self) -> _StopRecording:
+        """A block inside the tape whose values carry no gradient."""
+        return _StopRecording()
+
+    def _unconnected_jacobian(self, shape: tuple[int, ...], leaf: Any, zero: bool) -> Any:
+        if not zero:
+            return None
+        value = np.asarray(leaf.value if isinstance(leaf, Variable) else leaf)
+        return tensor(np.zeros(shape + value.shape), dtype=value.dtype)
+
     def _name_of(self, value: Any) -> tuple[str | None, str]:
         for name, after in self._after.items():
             if after is value:
@@ -371,6 +422,17 @@ class GradientTape:
         return tensor(np.zeros(np.shape(value)), dtype=np.asarray(value).dtype)
 
 
+class _StopRecording:
+    """``with tape.stop_recording():`` (the tape reads the block's source: the values
+    assigned inside are treated as constants when the tape differentiates)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
 def _arg(value: Any) -> Any:
     return value.value if isinstance(value, Variable) else value
 
@@ -418,7 +480,7 @@ def _inline_inner_tapes(
     from .api import grad
 
     tapes = {name: obj for name, obj in after.items() if isinstance(obj, GradientTape)}
-    if not tapes:
+    if not tapes and not any("stop_recording" in _text(st) for st in statements):
         return statements
 
     class _Rewrite(cst.CSTTransformer):
@@ -432,6 +494,9 @@ def _inline_inner_tapes(
             ]
             if names and all(n in tapes for n in names):
                 return cst.FlattenSentinel(list(updated.body.body))
+            if all(_is_stop_recording(i.item) for i in updated.items):
+                namespace["_stop_recording"] = stop_gradient
+                return cst.FlattenSentinel([st.visit(_Constant()) for st in updated.body.body])
             return updated
 
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
@@ -457,14 +522,33 @@ def _inline_inner_tapes(
             namespace[alias] = grad(fn, 0)
             return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in params])
 
+    class _Constant(cst.CSTTransformer):
+        def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+            call = cst.Call(cst.Name("_stop_recording"), [cst.Arg(updated.value)])
+            return updated.with_changes(value=call)
+
     out: list[cst.CSTNode] = []
+    changed = False
     for statement in statements:
         new = statement.visit(_Rewrite())
+        changed = changed or new is not statement
         if isinstance(new, cst.FlattenSentinel):
             out.extend(new.nodes)
         else:
             out.append(new)
-    return out
+    return out if changed else statements
+
+
+def _text(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def _is_stop_recording(item: cst.BaseExpression) -> bool:
+    return (
+        isinstance(item, cst.Call)
+        and isinstance(item.func, cst.Attribute)
+        and item.func.attr.value == "stop_recording"
+    )
 
 
 def _function_text(

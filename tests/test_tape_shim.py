@@ -324,3 +324,36 @@ def test_linear_model_seed_example():
         gradients[0].numpy(), 2 * residual * np.array([[1.0], [2.0], [3.0]]), rtol=1e-5
     )
     np.testing.assert_allclose(gradients[1].numpy(), [2 * residual], rtol=1e-5)
+
+
+def test_jacobian_and_batch_jacobian():
+    x = tf.Variable(tf.constant([1.0, 2.0, 3.0]))
+    with tf.GradientTape(persistent=True) as tape:
+        y = x * x
+    jac = tape.jacobian(y, x)
+    np.testing.assert_allclose(jac.numpy(), np.diag([2.0, 4.0, 6.0]))
+    xb = tf.Variable(tf.constant([[1.0, 2.0], [3.0, 4.0]]))
+    with tf.GradientTape() as tape2:
+        yb = xb * 3.0
+    per_example = tape2.batch_jacobian(yb, xb)
+    assert per_example.shape == (2, 2, 2)
+    np.testing.assert_allclose(per_example.numpy()[1], 3.0 * np.eye(2))
+
+
+def test_stop_recording():
+    x = tf.Variable(3.0)
+    with tf.GradientTape() as tape:
+        y = x * x
+        with tape.stop_recording():
+            c = x * 10.0
+        z = y + c
+    assert tape.gradient(z, x).numpy() == 6.0
+
+
+def test_gradient_of_a_jacobian_row_matches_the_weighted_gradient():
+    x = tf.Variable(tf.constant([0.5, -1.0]))
+    with tf.GradientTape(persistent=True) as tape:
+        y = tf.exp(x) * x
+    jac = tape.jacobian(y, x).numpy()
+    grad = tape.gradient(y, x, output_gradients=tf.constant([1.0, 0.0])).numpy()
+    np.testing.assert_allclose(jac[0], grad, rtol=1e-6)
