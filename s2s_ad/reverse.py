@@ -1220,17 +1220,29 @@ class Reverse:
 
     def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
         left, right = set(live), set(live)
-        owned = set(self.owned)
+        owned, dense = set(self.owned), set(self.dense)
         body = self.bwd_block(s.body, left)
-        owned_left, self.owned = self.owned, owned
+        owned_left, dense_left = self.owned, self.dense
+        self.owned, self.dense = set(owned), set(dense)
         orelse = self.bwd_block(s.orelse, right)
-        self.owned &= owned_left
+        owned_right, dense_right = self.owned, self.dense
         union = left | right
-        body += [self.zero(v) for v in sorted(union - left)]
-        orelse += [self.zero(v) for v in sorted(union - right)]
+        filled_left, filled_right = sorted(union - left), sorted(union - right)
+        body += [self._zero_line(v) for v in filled_left]
+        orelse += [self._zero_line(v) for v in filled_right]
+        # after the branch an adjoint is owned (dense) only if both branches leave it so;
+        # a zero fill owns its 0.0 and is not dense
+        bars_left = {self.bar(v) for v in filled_left}
+        bars_right = {self.bar(v) for v in filled_right}
+        self.owned = (owned_left | bars_left) & (owned_right | bars_right)
+        self.dense = (dense_left - bars_left) & (dense_right - bars_right)
         live.clear()
         live.update(union)
         return [Suite(self.read(f"if {self.atom(s.test)}:"), body, orelse)]
+
+    def _zero_line(self, var: str) -> Line:
+        self.zero_filled.add(var)
+        return Line(f"{self.bar(var)} = 0.0")
 
     def _own_before_loop(self, body: list[ir.Stmt], live: set[str]) -> list[Item]:
         """Copy the live adjoints a loop updates element by element, so it can do so in place."""

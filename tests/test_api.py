@@ -309,3 +309,21 @@ def test_ndarray_subclasses_are_unbroadcast_too():
     gy = s2s_ad.grad(broadcast_sum, 1)(x, y)
     assert np.shape(gy) == (3,)
     np.testing.assert_allclose(np.asarray(gy), [2.0, 2.0, 2.0])
+
+
+def _branch_kills_an_aliased_adjoint(a, b):
+    c = a * b
+    for _ in range(1):
+        for _ in range(2):
+            a = b
+            b = c
+        if np.sum(0.5) > 0.5:
+            c = 0.5
+    return np.sum(0.5 + a + b + c)
+
+
+def test_adjoint_zero_filled_in_one_branch_is_not_updated_in_place():
+    # found by the array property test: c_bar was taken as owned after the branch and
+    # added to in place, changing the adjoints it aliased
+    x, y = np.array([0.3, -0.2, 0.7]), np.array([0.1, 0.4, -0.5])
+    s2s_ad.check_grads(_branch_kills_an_aliased_adjoint, [x, y])
