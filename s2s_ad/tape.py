@@ -43,12 +43,14 @@ class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         self.reads: list[str] = []
         self.writes: list[str] = []
+        self.attrs: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value not in self.reads:
             self.reads.append(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self.attrs.add(node.attr.value)
         node.value.visit(self)
         return False
 
@@ -74,9 +76,17 @@ def _targets(node: cst.BaseExpression, out: list[str]) -> None:
             _targets(el.value, out)
 
 
+_NAMES: dict[int, tuple[cst.CSTNode, _Names]] = {}
+
+
 def _names(node: cst.CSTNode) -> _Names:
+    """Names a statement reads and writes (memoized: blocks are parsed once)."""
+    hit = _NAMES.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
     visitor = _Names()
     node.visit(visitor)
+    _NAMES[id(node)] = (node, visitor)
     return visitor
 
 
@@ -129,7 +139,7 @@ def _block_at(frame: types.FrameType) -> _Block:
     """The ``with`` block at the frame's line (parsed once per file version)."""
     filename = frame.f_code.co_filename
     lines = linecache.getlines(filename, frame.f_globals)
-    key = (filename, frame.f_lineno, hash(tuple(lines)))
+    key = (filename, frame.f_lineno, id(lines), len(lines))  # linecache keeps the list
     block = _BLOCKS.get(key)
     if block is None:
         block = _BLOCKS[key] = _Block(frame)
@@ -181,12 +191,12 @@ class GradientTape:
         frame = sys._getframe(1)
         self._block = _block_at(frame)
         self._globals = frame.f_globals
-        scope = {**frame.f_globals, **frame.f_locals}
+        local, glob = frame.f_locals, frame.f_globals
         self._before = {}
         self._objects = {}
         for name in self._block.reads:
-            if name in scope and not isinstance(scope[name], _CODE_TYPES):
-                value = scope[name]
+            value = local[name] if name in local else glob.get(name, _CODE_TYPES)
+            if value is not _CODE_TYPES and not isinstance(value, _CODE_TYPES):
                 self._objects[name] = value  # for identity: which name a source is
                 self._before[name] = value.copy() if isinstance(value, np.ndarray) else value
                 if (
@@ -200,8 +210,12 @@ class GradientTape:
     def __exit__(self, *exc: Any) -> None:
         frame = sys._getframe(1)
         assert self._block is not None
-        scope = {**frame.f_globals, **frame.f_locals}
-        self._after = {n: scope[n] for n in self._block.writes if n in scope}
+        local, glob = frame.f_locals, frame.f_globals
+        self._after = {
+            n: local[n] if n in local else glob[n]
+            for n in self._block.writes
+            if n in local or n in glob
+        }
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
         for name, obj in self._objects.items():
@@ -480,7 +494,7 @@ def _inline_inner_tapes(
     from .api import grad
 
     tapes = {name: obj for name, obj in after.items() if isinstance(obj, GradientTape)}
-    if not tapes and not any("stop_recording" in _text(st) for st in statements):
+    if not tapes and not any("stop_recording" in _names(st).attrs for st in statements):
         return statements
 
     class _Rewrite(cst.CSTTransformer):
@@ -537,10 +551,6 @@ def _inline_inner_tapes(
         else:
             out.append(new)
     return out if changed else statements
-
-
-def _text(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 def _is_stop_recording(item: cst.BaseExpression) -> bool:
