@@ -250,12 +250,7 @@ class GradientTape:
         A non-scalar target is summed (weighted by ``output_gradients``); sources the
         target does not depend on give ``None`` (or zeros with ``'zero'``).
         """
-        if self._used and not self.persistent:
-            raise RuntimeError(
-                "A non-persistent GradientTape can only be used to compute one set of "
-                "gradients (or jacobians)"
-            )
-        self._used = True
+        self._use()
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
         leaves = _leaves(sources)
         hidden = [
@@ -327,12 +322,7 @@ class GradientTape:
     ) -> Any:
         """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
         source.shape`` per source, in the structure of ``sources``."""
-        if self._used and not self.persistent:
-            raise RuntimeError(
-                "A non-persistent GradientTape can only be used to compute one set of "
-                "gradients (or jacobians)"
-            )
-        self._used = True
+        self._use()
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
         shape = np.shape(target)
         out = []
@@ -368,6 +358,14 @@ class GradientTape:
             return None
         value = np.asarray(leaf.value if isinstance(leaf, Variable) else leaf)
         return tensor(np.zeros(shape + value.shape), dtype=value.dtype)
+
+    def _use(self) -> None:
+        if self._used and not self.persistent:
+            raise RuntimeError(
+                "A non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians)"
+            )
+        self._used = True
 
     def _name_of(self, value: Any) -> tuple[str | None, str]:
         for name, after in self._after.items():

@@ -12,6 +12,12 @@ def _log_softmax(logits: Any) -> Any:
     return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
 
 
+def _log_probabilities(y_pred: Any, from_logits: bool) -> Any:
+    if from_logits:
+        return _log_softmax(y_pred)
+    return np.log(np.clip(y_pred, 1e-7, 1.0))
+
+
 class MeanSquaredError:
     def __call__(self, y_true: Any, y_pred: Any) -> Any:
         return np.mean((y_true - y_pred) ** 2)
@@ -22,10 +28,7 @@ class CategoricalCrossentropy:
         self.from_logits = from_logits
 
     def __call__(self, y_true: Any, y_pred: Any) -> Any:
-        if self.from_logits:
-            logp = _log_softmax(y_pred)
-        else:
-            logp = np.log(np.clip(y_pred, 1e-7, 1.0))
+        logp = _log_probabilities(y_pred, self.from_logits)
         return -np.mean(np.sum(y_true * logp, axis=-1))
 
 
@@ -34,10 +37,7 @@ class SparseCategoricalCrossentropy:
         self.from_logits = from_logits
 
     def __call__(self, y_true: Any, y_pred: Any) -> Any:
-        if self.from_logits:
-            logp = _log_softmax(y_pred)
-        else:
-            logp = np.log(np.clip(y_pred, 1e-7, 1.0))
+        logp = _log_probabilities(y_pred, self.from_logits)
         labels = np.asarray(y_true).astype(np.int64).reshape(-1)
         rows = np.arange(labels.shape[0])
         picked = logp[rows, labels]
