@@ -108,6 +108,10 @@ def clip_by_global_norm(t_list: Any, clip_norm: float) -> tuple[list[Any], Tenso
     return clipped, tensor(norm)
 
 
+def equal(x: Any, y: Any) -> Tensor:
+    return tensor(np.equal(np.asarray(x), np.asarray(y)), bool)
+
+
 def function(fun: Any = None, **options: Any) -> Any:
     """``@tf.function``: runs the Python function as it is."""
     return fun if fun is not None else (lambda f: f)
@@ -131,6 +135,7 @@ __all__ = [
     "argmax",
     "clip_by_global_norm",
     "data",
+    "equal",
     "keras",
     "math",
     "one_hot",
