@@ -357,3 +357,33 @@ def test_gradient_of_a_jacobian_row_matches_the_weighted_gradient():
     jac = tape.jacobian(y, x).numpy()
     grad = tape.gradient(y, x, output_gradients=tf.constant([1.0, 0.0])).numpy()
     np.testing.assert_allclose(jac[0], grad, rtol=1e-6)
+
+
+def test_jacobian_of_an_inner_gradient_is_the_hessian():
+    x = tf.Variable(tf.constant([1.0, 2.0]))
+    with tf.GradientTape(persistent=True) as outer:
+        with tf.GradientTape() as inner:
+            y = tf.reduce_sum(x * x * x)
+        g = inner.gradient(y, x)
+    hessian = outer.jacobian(g, x)
+    np.testing.assert_allclose(hessian.numpy(), np.diag([6.0, 12.0]))
+
+
+def test_tape_in_exec_code_is_refused_clearly():
+    import s2s_ad
+
+    code = "import s2s_ad.tf as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as t:\n    y = x * x\n"
+    with pytest.raises(s2s_ad.TransformError, match="source cannot be read"):
+        exec(compile(code, "<interactive>", "exec"), {})
+
+
+def test_tape_inside_a_function_and_a_loop():
+    def step(w, x):
+        grads = []
+        for k in range(3):
+            with tf.GradientTape() as tape:
+                loss = w * x * k
+            grads.append(tape.gradient(loss, w).numpy())
+        return grads
+
+    assert step(tf.Variable(1.5), 2.0) == [0.0, 2.0, 4.0]
