@@ -105,6 +105,25 @@ def diff_reads(expr: ir.Expr) -> list[str]:
     return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
 
 
+def outside_names(fn: ir.Function) -> set[str]:
+    """Data names a function reads but neither takes nor assigns (globals, closures)."""
+    from .normalize import expr_atoms
+
+    assigned = set(fn.params)
+    read: set[str] = set()
+    for s in walk(fn.body):
+        if isinstance(s, ir.Assign):
+            assigned.add(s.target)
+            read.update(a.name for a in expr_atoms(s.value) if isinstance(a, ir.Var))
+        elif isinstance(s, ir.Unpack):
+            assigned.update(s.targets)
+        elif isinstance(s, ir.For):
+            assigned.add(s.target)
+        elif isinstance(s, ir.ListPop):
+            assigned.add(s.target)
+    return read - assigned
+
+
 def _may_read_variables(expr: ir.Expr, varied: set[str]) -> bool:
     if isinstance(expr, ir.Attr):
         rule = REGISTRY.attrs.get(expr.name)
@@ -144,6 +163,8 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
     """
     stmts = list(walk(fn.body))
     varied = set(wrt)
+    if variables:
+        varied |= outside_names(fn)  # a global may hold a watched Variable
     changed = True
     while changed:
         changed = False

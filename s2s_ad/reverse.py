@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import ir
-from .analysis import Activity, CallInfo, analyze, classify, walk
+from .analysis import Activity, CallInfo, analyze, classify, outside_names, walk
 from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
 from .errors import TransformError
 from .normalize import expr_atoms
@@ -379,6 +379,10 @@ class Reverse:
         if self.activity.active(self.output):
             live.add(self.output)
         bwd += self.bwd_block(self.body, live)
+        if self.variables:
+            # globals read here may be watched Variables: hand their adjoints to the tape
+            for name in sorted(outside_names(self.fn) & live):
+                bwd.append(self.line(f"{self.ad}.variable_grad({name}, {self.bar(name)})"))
         grads = []
         for p in self.wrt:
             if p in live:

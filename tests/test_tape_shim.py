@@ -387,3 +387,16 @@ def test_tape_inside_a_function_and_a_loop():
         return grads
 
     assert step(tf.Variable(1.5), 2.0) == [0.0, 2.0, 4.0]
+
+
+_GLOBAL_W = tf.Variable(2.0)
+
+
+def _uses_global(x):
+    return _GLOBAL_W * x * x
+
+
+def test_variable_read_as_a_global_by_a_called_function():
+    with tf.GradientTape() as tape:
+        y = _uses_global(3.0)
+    assert tape.gradient(y, _GLOBAL_W).numpy() == 9.0
