@@ -372,7 +372,10 @@ def test_jacobian_of_an_inner_gradient_is_the_hessian():
 def test_tape_in_exec_code_is_refused_clearly():
     import s2s_ad
 
-    code = "import s2s_ad.tf as tf\nx = tf.Variable(2.0)\nwith tf.GradientTape() as t:\n    y = x * x\n"
+    code = (
+        "import s2s_ad.tf as tf\nx = tf.Variable(2.0)\n"
+        "with tf.GradientTape() as t:\n    y = x * x\n"
+    )
     with pytest.raises(s2s_ad.TransformError, match="source cannot be read"):
         exec(compile(code, "<interactive>", "exec"), {})
 
