@@ -483,6 +483,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_case(result, opts.show_source)
         results.append(result)
     print_summary(results)
+    if not opts.case:
+        import tape  # the GradientTape shim's linear-regression and MLP steps
+
+        print()
+        tape.main(["--quick"] if opts.quick else [])
     print(f"\ntotal wall time {fmt_time(time.perf_counter() - start)}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(to_json(results), indent=2) + "\n")
