@@ -9,6 +9,7 @@ started from (or, for an intermediate source, the value it was given in the bloc
 
 from __future__ import annotations
 
+import builtins
 import enum
 import itertools
 import linecache
@@ -19,6 +20,7 @@ import warnings
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 import numpy as np
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -75,6 +77,8 @@ def _targets(node: cst.BaseExpression, out: list[str]) -> None:
         for el in node.elements:
             _targets(el.value, out)
 
+
+_LIBRARIES = {"numpy", "math", "random", "builtins", "s2s_ad"}
 
 _NAMES: dict[int, tuple[cst.CSTNode, _Names]] = {}
 
@@ -287,8 +291,8 @@ class GradientTape:
         target_name, where = self._name_of(target)
         if target_name is None or where != "block":
             raise ValueError("the target was not computed in the tape's with block")
-        statements = _slice(block, target_name, None) or []
-        params = [n for n in block.reads if n in self._objects]
+        statements, drawn = self._without_draws(_slice(block, target_name, None) or [])
+        params = [n for n in block.reads if n in self._objects] + list(drawn)
         namespace = dict(self._globals)
         inlined = _inline_inner_tapes(statements, self._after, namespace)
         reusable = inlined is statements
@@ -299,7 +303,7 @@ class GradientTape:
         table: dict[int, Any] = {id(v): 0.0 for v in variables}
         saved_table, runtime.VARIABLE_GRADS = runtime.VARIABLE_GRADS, table
         try:
-            out, saved = fns["fwd"](*[self._objects[n] for n in params])
+            out, saved = fns["fwd"](*[{**self._objects, **drawn}[n] for n in params])
             if output_gradients is not None:
                 cotangent: Any = np.asarray(output_gradients)
             elif np.shape(out):
@@ -404,8 +408,9 @@ class GradientTape:
         statements = _slice(block, target_name, source_name if source_where == "block" else None)
         if statements is None:
             return self._unconnected(source, zero)
+        statements, drawn = self._without_draws(statements)
         params = [n for n in block.reads if n in self._before and n != source_name]
-        params = [source_name, *params]
+        params = [source_name, *params, *drawn]
         namespace = dict(self._globals)
         inlined = _inline_inner_tapes(statements, self._after, namespace)
         reusable = inlined is statements
@@ -415,7 +420,8 @@ class GradientTape:
         self._calls[(target_name, source_name)] = (fn, params)
         if not depends(fn, source_name):
             return self._unconnected(source, zero)  # only through stop_gradient, round...
-        args = [value] + [_arg(self._before[n]) for n in params[1:]]
+        known = {**self._before, **drawn}
+        args = [value] + [_arg(known[n]) for n in params[1:]]
         out, pullback = pullback_wrt(fn, args, [0])
         cotangent = (
             np.ones(np.shape(out), dtype=np.result_type(np.asarray(out).dtype, np.float32))
@@ -426,6 +432,59 @@ class GradientTape:
             cotangent = 1.0 if output_gradients is None else float(np.asarray(output_gradients))
         (grad,) = pullback(cotangent)
         return tensor(grad, dtype=np.asarray(value).dtype)
+
+    def _without_draws(
+        self, statements: list[cst.CSTNode]
+    ) -> tuple[list[cst.CSTNode], dict[str, Any]]:
+        """Take the values of the slice's draws (``r = np.random.normal()``: assignments
+        that read no data and call only library functions) from the block's own run:
+        running them again would draw other numbers."""
+        assert self._block is not None
+        counts: dict[str, int] = {}
+        for statement in self._block.statements:
+            for name in _names(statement).writes:
+                counts[name] = counts.get(name, 0) + 1
+        kept: list[cst.CSTNode] = []
+        drawn: dict[str, Any] = {}
+        for statement in statements:
+            writes = _names(statement).writes
+            if (
+                writes
+                and all(counts.get(n) == 1 and n in self._after for n in writes)
+                and self._is_draw(statement)
+            ):
+                drawn.update({n: self._after[n] for n in writes})
+            else:
+                kept.append(statement)
+        return kept, drawn
+
+    def _is_draw(self, statement: cst.CSTNode) -> bool:
+        if not (
+            isinstance(statement, cst.SimpleStatementLine)
+            and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign)
+        ):
+            return False
+        names = _names(statement)
+        keywords = {
+            arg.keyword.value
+            for arg in m.findall(statement, m.Arg(keyword=m.Name()))
+            if isinstance(arg, cst.Arg) and arg.keyword is not None
+        }
+        for name in set(names.reads) - set(names.writes) - keywords:
+            assert self._block is not None
+            if name in self._objects or name in self._block.writes:
+                return False  # reads data
+            value = self._globals.get(name, getattr(builtins, name, None))
+            if isinstance(value, types.ModuleType):
+                root = value.__name__.split(".")[0]
+            elif callable(value):
+                root = str(getattr(value, "__module__", "") or "").split(".")[0]
+            else:
+                return False
+            if root not in _LIBRARIES:
+                return False  # a user function may read Variables
+        return True
 
     def _unconnected(self, source: Any, zero: bool) -> Any:
         if not zero:

@@ -403,3 +403,14 @@ def test_variable_read_as_a_global_by_a_called_function():
     with tf.GradientTape() as tape:
         y = _uses_global(3.0)
     assert tape.gradient(y, _GLOBAL_W).numpy() == 9.0
+
+
+def test_random_draws_in_the_block_are_not_drawn_again():
+    x = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as tape:
+        r = np.random.normal()
+        z = tf.random.normal([3])
+        y = x * r + tf.reduce_sum(x * z)
+    grad = tape.gradient(y, x)
+    assert np.isclose(grad.numpy(), r + np.sum(z.numpy()), rtol=1e-5)
+    assert np.isclose(tape.gradient(y, x).numpy(), grad.numpy())
