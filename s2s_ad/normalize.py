@@ -479,8 +479,14 @@ class Normalizer:
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
             name = target.value
-            partners = {b for a, b in self.copies if a == name}
-            partners |= {a for a, b in self.copies if b == name}
+            # every name a chain of plain copies may share the array with (b = c; a = b)
+            partners = {name}
+            grown = True
+            while grown:
+                linked = {b for a, b in self.copies if a in partners}
+                linked |= {a for a, b in self.copies if b in partners}
+                grown = not linked <= partners
+                partners |= linked
             partners = {p for p in partners if p in self.locals and p != name}
             if name in self.views or partners:
                 # ``v = y[1:3]; v *= 3`` writes into y in Python: refused when it runs

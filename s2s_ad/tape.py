@@ -190,6 +190,7 @@ class GradientTape:
         self._calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
         self._after: dict[str, Any] = {}
         self._globals: dict[str, Any] = {}
+        self._code: dict[str, Any] = {}
 
     def __enter__(self) -> GradientTape:
         frame = sys._getframe(1)
@@ -198,8 +199,11 @@ class GradientTape:
         local, glob = frame.f_locals, frame.f_globals
         self._before = {}
         self._objects = {}
+        self._code = {}
         for name in self._block.reads:
             value = local[name] if name in local else glob.get(name, _CODE_TYPES)
+            if isinstance(value, types.FunctionType) and name in local and local is not glob:
+                self._code[name] = value  # a local function: passed to the slice
             if value is not _CODE_TYPES and not isinstance(value, _CODE_TYPES):
                 self._objects[name] = value  # for identity: which name a source is
                 self._before[name] = value.copy() if isinstance(value, np.ndarray) else value
@@ -257,13 +261,27 @@ class GradientTape:
         self._use()
         zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
         leaves = _leaves(sources)
+        # Variables the block reaches through objects and called functions (``model(x)``,
+        # a function reading a global Variable); a Variable the block also names directly
+        # gets both contributions
+        reached = self._calls_user_code()
         hidden = [
-            leaf for leaf in leaves if isinstance(leaf, Variable) and self._name_of(leaf)[0] is None
+            leaf
+            for leaf in leaves
+            if isinstance(leaf, Variable) and (reached or self._name_of(leaf)[0] is None)
         ]
         through = self._variables_gradient(target, hidden, output_gradients) if hidden else {}
         grads = []
         for leaf in leaves:
-            if id(leaf) in through:
+            if id(leaf) in through and self._name_of(leaf)[0] is not None:
+                direct = self._gradient_leaf(target, leaf, output_gradients, zero=False)
+                extra = through[id(leaf)]
+                if extra is not None and (leaf.trainable or any(leaf is w for w in self._watched)):
+                    direct = tensor(
+                        extra if direct is None else direct.numpy() + extra, dtype=leaf.dtype
+                    )
+                grads.append(direct if direct is not None else self._unconnected(leaf, zero))
+            elif id(leaf) in through:
                 grad = through[id(leaf)]
                 connected = (
                     grad is not None and leaf.trainable or any(leaf is w for w in self._watched)
@@ -292,7 +310,7 @@ class GradientTape:
         if target_name is None or where != "block":
             raise ValueError("the target was not computed in the tape's with block")
         statements, drawn = self._without_draws(_slice(block, target_name, None) or [])
-        params = [n for n in block.reads if n in self._objects] + list(drawn)
+        params = [n for n in block.reads if n in self._objects or n in self._code] + list(drawn)
         namespace = dict(self._globals)
         inlined = _inline_inner_tapes(statements, self._after, namespace)
         reusable = inlined is statements
@@ -303,7 +321,8 @@ class GradientTape:
         table: dict[int, Any] = {id(v): 0.0 for v in variables}
         saved_table, runtime.VARIABLE_GRADS = runtime.VARIABLE_GRADS, table
         try:
-            out, saved = fns["fwd"](*[{**self._objects, **drawn}[n] for n in params])
+            known = {**self._objects, **self._code, **drawn}
+            out, saved = fns["fwd"](*[known[n] for n in params])
             if output_gradients is not None:
                 cotangent: Any = np.asarray(output_gradients)
             elif np.shape(out):
@@ -409,7 +428,9 @@ class GradientTape:
         if statements is None:
             return self._unconnected(source, zero)
         statements, drawn = self._without_draws(statements)
-        params = [n for n in block.reads if n in self._before and n != source_name]
+        params = [
+            n for n in block.reads if (n in self._before or n in self._code) and n != source_name
+        ]
         params = [source_name, *params, *drawn]
         namespace = dict(self._globals)
         inlined = _inline_inner_tapes(statements, self._after, namespace)
@@ -420,7 +441,7 @@ class GradientTape:
         self._calls[(target_name, source_name)] = (fn, params)
         if not depends(fn, source_name):
             return self._unconnected(source, zero)  # only through stop_gradient, round...
-        known = {**self._before, **drawn}
+        known = {**self._before, **self._code, **drawn}
         args = [value] + [_arg(known[n]) for n in params[1:]]
         out, pullback = pullback_wrt(fn, args, [0])
         cotangent = (
@@ -432,6 +453,22 @@ class GradientTape:
             cotangent = 1.0 if output_gradients is None else float(np.asarray(output_gradients))
         (grad,) = pullback(cotangent)
         return tensor(grad, dtype=np.asarray(value).dtype)
+
+    def _calls_user_code(self) -> bool:
+        """Whether the block calls code outside the libraries (user functions, methods of
+        objects such as layers), which may read Variables the block does not name."""
+        assert self._block is not None
+        for name in self._block.reads:
+            if name in self._objects:
+                if not _is_plain(self._objects[name]):
+                    return True
+            elif name not in self._block.writes:
+                value = self._code.get(name, self._globals.get(name, getattr(builtins, name, None)))
+                if callable(value) and not isinstance(value, type):
+                    root = str(getattr(value, "__module__", "") or "").split(".")[0]
+                    if root not in _LIBRARIES:
+                        return True
+        return False
 
     def _without_draws(
         self, statements: list[cst.CSTNode]
@@ -502,6 +539,17 @@ class _StopRecording:
 
     def __exit__(self, *exc: Any) -> None:
         return None
+
+
+def _is_plain(value: Any, depth: int = 0) -> bool:
+    """Data that cannot read Variables when used: numbers, arrays, containers of them."""
+    if isinstance(value, (np.ndarray, np.generic, Variable, int, float, complex, str, type(None))):
+        return True
+    if isinstance(value, (list, tuple)) and depth < 2:
+        return all(_is_plain(item, depth + 1) for item in value)
+    if isinstance(value, dict) and depth < 2:
+        return all(_is_plain(item, depth + 1) for item in value.values())
+    return False
 
 
 def _arg(value: Any) -> Any:

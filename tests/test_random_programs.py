@@ -10,6 +10,7 @@ import importlib.util
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -169,3 +170,20 @@ def test_random_array_program_derivatives(tmp_path, source, a, b):
             return  # a branch boundary within eps
         assert abs(np.dot(gx, v) - want) <= 1e-4 * (1 + abs(want)), (source, "rev")
         assert abs(tangent - want) <= 1e-4 * (1 + abs(want)), (source, "fwd")
+
+
+def test_in_place_update_through_a_chain_of_copies_is_refused(tmp_path):
+    # found by the array property test: ``a += a`` writes into c, which ``a`` names
+    # through ``b = c; a = b``; the generated code would rebind instead
+    source = (
+        "def f(a, b):\n"
+        "    c = a * b\n"
+        "    b = c\n"
+        "    a = b\n"
+        "    b = np.sin(1.0)\n"
+        "    a += a\n"
+        "    return np.sum(a + b + c)\n"
+    )
+    f = _load(source, tmp_path)
+    with pytest.raises(s2s_ad.TransformError, match="also names"):
+        s2s_ad.grad(f, (0, 1))(np.array([0.3, -0.2]), np.array([0.1, 0.4]))

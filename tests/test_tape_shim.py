@@ -414,3 +414,31 @@ def test_random_draws_in_the_block_are_not_drawn_again():
     grad = tape.gradient(y, x)
     assert np.isclose(grad.numpy(), r + np.sum(z.numpy()), rtol=1e-5)
     assert np.isclose(tape.gradient(y, x).numpy(), grad.numpy())
+
+
+GLOBAL_X = tf.Variable(3.0)
+
+
+def _square_of_global():
+    return GLOBAL_X * GLOBAL_X
+
+
+def test_a_variable_read_directly_and_through_a_called_function_gets_both_parts():
+    with tf.GradientTape() as tape:
+        a = GLOBAL_X + 0.0
+        y = _square_of_global() + a
+    assert tape.gradient(y, GLOBAL_X).numpy() == pytest.approx(7.0)
+
+
+def test_local_functions_called_in_a_block_inside_a_function():
+    x = tf.Variable(3.0)
+
+    def f():
+        return x * x
+
+    def g(v):
+        return 2.0 * v
+
+    with tf.GradientTape() as tape:
+        y = f() + g(x)
+    assert tape.gradient(y, x).numpy() == pytest.approx(8.0)
