@@ -20,7 +20,6 @@ import warnings
 from typing import Any
 
 import libcst as cst
-import libcst.matchers as m
 import numpy as np
 from libcst.metadata import MetadataWrapper, PositionProvider
 
@@ -46,6 +45,7 @@ class _Names(cst.CSTVisitor):
         self.reads: list[str] = []
         self.writes: list[str] = []
         self.attrs: set[str] = set()
+        self.keywords: set[str] = set()
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value not in self.reads:
@@ -55,6 +55,10 @@ class _Names(cst.CSTVisitor):
         self.attrs.add(node.attr.value)
         node.value.visit(self)
         return False
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.keywords.add(node.keyword.value)
 
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
         _targets(node.target, self.writes)
@@ -265,15 +269,17 @@ class GradientTape:
         # a function reading a global Variable); a Variable the block also names directly
         # gets both contributions
         reached = self._calls_user_code()
+        held = self._held_variables()
         hidden = [
             leaf
             for leaf in leaves
-            if isinstance(leaf, Variable) and (reached or self._name_of(leaf)[0] is None)
+            if isinstance(leaf, Variable)
+            and (reached or id(leaf) in held or self._name_of(leaf)[0] is None)
         ]
         through = self._variables_gradient(target, hidden, output_gradients) if hidden else {}
         grads = []
         for leaf in leaves:
-            if id(leaf) in through and self._name_of(leaf)[0] is not None:
+            if id(leaf) in through and id(leaf) not in held and self._name_of(leaf)[0] is not None:
                 direct = self._gradient_leaf(target, leaf, output_gradients, zero=False)
                 extra = through[id(leaf)]
                 if extra is not None and (leaf.trainable or any(leaf is w for w in self._watched)):
@@ -317,11 +323,20 @@ class GradientTape:
         fn = _block_function(
             block, inlined, params, target_name, self._globals if reusable else namespace, reusable
         )
-        fns = compile_adjoint(fn, (), variables=True).bind(fn)
+        known = {**self._objects, **self._code, **drawn}
+        # lists, tuples and dicts holding the Variables (``for w in weights``) are
+        # differentiated as parameters; their adjoints are matched back element by element
+        ids = {id(v) for v in variables}
+        containers = tuple(
+            n
+            for n in params
+            if isinstance(known[n], (list, tuple, dict))
+            and any(id(leaf) in ids for leaf in _leaves(known[n]))
+        )
+        fns = compile_adjoint(fn, containers, variables=True).bind(fn)
         table: dict[int, Any] = {id(v): 0.0 for v in variables}
         saved_table, runtime.VARIABLE_GRADS = runtime.VARIABLE_GRADS, table
         try:
-            known = {**self._objects, **self._code, **drawn}
             out, saved = fns["fwd"](*[known[n] for n in params])
             if output_gradients is not None:
                 cotangent: Any = np.asarray(output_gradients)
@@ -329,9 +344,14 @@ class GradientTape:
                 cotangent = np.ones(np.shape(out))
             else:
                 cotangent = 1.0
-            fns["bwd"](saved, cotangent)
+            grads = fns["bwd"](saved, cotangent)
         finally:
             runtime.VARIABLE_GRADS = saved_table
+        if containers:
+            for name, grad in zip(containers, grads):
+                for leaf, part in zip(_leaves(known[name]), _leaves(grad)):
+                    if id(leaf) in table and part is not None:
+                        table[id(leaf)] = table[id(leaf)] + part
         return {
             key: None if isinstance(value, float) and value == 0.0 else value
             for key, value in table.items()
@@ -454,6 +474,17 @@ class GradientTape:
         (grad,) = pullback(cotangent)
         return tensor(grad, dtype=np.asarray(value).dtype)
 
+    def _held_variables(self) -> set[int]:
+        """Variables held in lists, tuples or dicts the block reads (``for w in weights``):
+        their gradients come from differentiating the containers."""
+        return {
+            id(leaf)
+            for value in self._objects.values()
+            if isinstance(value, (list, tuple, dict))
+            for leaf in _leaves(value)
+            if isinstance(leaf, Variable)
+        }
+
     def _calls_user_code(self) -> bool:
         """Whether the block calls code outside the libraries (user functions, methods of
         objects such as layers), which may read Variables the block does not name."""
@@ -503,11 +534,7 @@ class GradientTape:
         ):
             return False
         names = _names(statement)
-        keywords = {
-            arg.keyword.value
-            for arg in m.findall(statement, m.Arg(keyword=m.Name()))
-            if isinstance(arg, cst.Arg) and arg.keyword is not None
-        }
+        keywords = names.keywords
         for name in set(names.reads) - set(names.writes) - keywords:
             assert self._block is not None
             if name in self._objects or name in self._block.writes:

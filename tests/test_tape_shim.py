@@ -442,3 +442,19 @@ def test_local_functions_called_in_a_block_inside_a_function():
     with tf.GradientTape() as tape:
         y = f() + g(x)
     assert tape.gradient(y, x).numpy() == pytest.approx(8.0)
+
+
+def test_variables_held_in_a_list_and_read_in_a_loop():
+    ws = [tf.Variable(1.5), tf.Variable(-0.5)]
+    with tf.GradientTape() as tape:
+        y = 0.0
+        for w in ws:
+            y = y + w * w
+    grads = tape.gradient(y, ws)
+    assert [g.numpy() for g in grads] == pytest.approx([3.0, -1.0])
+    with tf.GradientTape() as tape:
+        for w in ws:  # noqa: B007
+            pass
+        y = w * w
+    first, last = tape.gradient(y, ws)
+    assert first is None and last.numpy() == pytest.approx(-1.0)
