@@ -17,6 +17,7 @@ import sys
 import textwrap
 import types
 import warnings
+from collections import Counter
 from typing import Any
 
 import libcst as cst
@@ -134,6 +135,8 @@ class _Block:
         names = _names(self.node.body)
         self.reads = names.reads
         self.writes = names.writes
+        # names assigned by exactly one statement: their value after the block is that one
+        self.assigned_once = {n for n, k in Counter(self.writes).items() if k == 1}
 
     def source(self, statement: cst.CSTNode) -> str:
         return self.module.code_for_node(statement)
@@ -235,8 +238,11 @@ class GradientTape:
                 self._before[name] = obj.value.copy()
 
     def _watch_one(self, value: Any) -> None:
-        if not any(value is w for w in self._watched):
+        if not self._is_watched(value):
             self._watched.append(value)
+
+    def _is_watched(self, value: Any) -> bool:
+        return any(value is w for w in self._watched)
 
     def watch(self, tensor_or_nested: Any) -> None:
         """Differentiate with respect to these values too (tensors are not watched by default)."""
@@ -282,16 +288,14 @@ class GradientTape:
             if id(leaf) in through and id(leaf) not in held and self._name_of(leaf)[0] is not None:
                 direct = self._gradient_leaf(target, leaf, output_gradients, zero=False)
                 extra = through[id(leaf)]
-                if extra is not None and (leaf.trainable or any(leaf is w for w in self._watched)):
+                if extra is not None and (leaf.trainable or self._is_watched(leaf)):
                     direct = tensor(
                         extra if direct is None else direct.numpy() + extra, dtype=leaf.dtype
                     )
                 grads.append(direct if direct is not None else self._unconnected(leaf, zero))
             elif id(leaf) in through:
                 grad = through[id(leaf)]
-                connected = (
-                    grad is not None and leaf.trainable or any(leaf is w for w in self._watched)
-                )
+                connected = grad is not None and leaf.trainable or self._is_watched(leaf)
                 grads.append(
                     tensor(grad, dtype=leaf.dtype)
                     if connected and grad is not None
@@ -432,7 +436,7 @@ class GradientTape:
             return self._unconnected(source, zero)
         if source_name is None:
             raise ValueError(f"the tape cannot relate the source {source!r} to its block")
-        watched = source_where == "block" or any(source is w for w in self._watched)
+        watched = source_where == "block" or self._is_watched(source)
         value = source.value if isinstance(source, Variable) else source
         if isinstance(source, Variable) and source_name in self._before:
             value = self._before[source_name]  # as the block left it
@@ -494,12 +498,14 @@ class GradientTape:
                 if not _is_plain(self._objects[name]):
                     return True
             elif name not in self._block.writes:
-                value = self._code.get(name, self._globals.get(name, getattr(builtins, name, None)))
-                if callable(value) and not isinstance(value, type):
-                    root = str(getattr(value, "__module__", "") or "").split(".")[0]
-                    if root not in _LIBRARIES:
-                        return True
+                value = self._resolve(name)
+                if callable(value) and not isinstance(value, type) and not _from_library(value):
+                    return True
         return False
+
+    def _resolve(self, name: str) -> Any:
+        """The function or module a name the block reads (and does not assign) stands for."""
+        return self._code.get(name, self._globals.get(name, getattr(builtins, name, None)))
 
     def _without_draws(
         self, statements: list[cst.CSTNode]
@@ -508,17 +514,14 @@ class GradientTape:
         that read no data and call only library functions) from the block's own run:
         running them again would draw other numbers."""
         assert self._block is not None
-        counts: dict[str, int] = {}
-        for statement in self._block.statements:
-            for name in _names(statement).writes:
-                counts[name] = counts.get(name, 0) + 1
+        once = self._block.assigned_once
         kept: list[cst.CSTNode] = []
         drawn: dict[str, Any] = {}
         for statement in statements:
             writes = _names(statement).writes
             if (
                 writes
-                and all(counts.get(n) == 1 and n in self._after for n in writes)
+                and all(n in once and n in self._after for n in writes)
                 and self._is_draw(statement)
             ):
                 drawn.update({n: self._after[n] for n in writes})
@@ -533,20 +536,12 @@ class GradientTape:
             and isinstance(statement.body[0], cst.Assign)
         ):
             return False
+        assert self._block is not None
         names = _names(statement)
-        keywords = names.keywords
-        for name in set(names.reads) - set(names.writes) - keywords:
-            assert self._block is not None
+        for name in set(names.reads) - set(names.writes) - names.keywords:
             if name in self._objects or name in self._block.writes:
                 return False  # reads data
-            value = self._globals.get(name, getattr(builtins, name, None))
-            if isinstance(value, types.ModuleType):
-                root = value.__name__.split(".")[0]
-            elif callable(value):
-                root = str(getattr(value, "__module__", "") or "").split(".")[0]
-            else:
-                return False
-            if root not in _LIBRARIES:
+            if not _from_library(self._resolve(name)):
                 return False  # a user function may read Variables
         return True
 
@@ -566,6 +561,18 @@ class _StopRecording:
 
     def __exit__(self, *exc: Any) -> None:
         return None
+
+
+def _from_library(value: Any) -> bool:
+    """Whether a module or function belongs to NumPy, the standard library's math and
+    random, builtins or s2s_ad (code that reads no Variables of the user's)."""
+    if isinstance(value, types.ModuleType):
+        module = value.__name__
+    elif callable(value):
+        module = str(getattr(value, "__module__", "") or "")
+    else:
+        return False
+    return module.split(".")[0] in _LIBRARIES
 
 
 def _is_plain(value: Any, depth: int = 0) -> bool:
