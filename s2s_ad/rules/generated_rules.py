@@ -148,18 +148,20 @@ _rule(
     ],
     linear=True,
 )
+# points for add_at and its transpose add_at_t (same argument layout)
+_ADD_AT_POINTS = [
+    (_A * 0.5, _A, 1, _W),
+    (_V * 2.0, _V, np.array([0, 2, 2]), np.array([0.5, 0.25, 1.0])),
+    (_A + 1.0, _A, 0, np.array([[0.1, 0.2, 0.3], [0.5, -0.4, 0.2]])),
+    ([0.5, 1.0], [1.5, -2.0], 1, 0.7),
+    ([_W, 0.5 * _W, -_W], [_W, _W, _W], slice(0, 2), [_W * 2.0, _W * 3.0]),
+]
 _rule(
     rt.add_at,
     "acc x index ct",
     {"acc": "_ad.unless_zero(g, acc)", "x": "0.0", "ct": "_ad.add_at_t(g, x, index, ct)"},
     {"acc": "t", "x": "0.0", "ct": "_ad.add_at(0.0, x, index, t)"},
-    [
-        (_A * 0.5, _A, 1, _W),
-        (_V * 2.0, _V, np.array([0, 2, 2]), np.array([0.5, 0.25, 1.0])),
-        (_A + 1.0, _A, 0, np.array([[0.1, 0.2, 0.3], [0.5, -0.4, 0.2]])),
-        ([0.5, 1.0], [1.5, -2.0], 1, 0.7),
-        ([_W, 0.5 * _W, -_W], [_W, _W, _W], slice(0, 2), [_W * 2.0, _W * 3.0]),
-    ],
+    _ADD_AT_POINTS,
     linear=True,
 )
 _rule(
@@ -261,13 +263,7 @@ _rule(
     "ct x index ref",
     {"ct": "_ad.add_at(0.0, x, index, _ad.unless_zero(g, ref))", "x": "0.0", "ref": "0.0"},
     {"ct": "_ad.add_at_t(t, x, index, ref)", "x": "0.0", "ref": "0.0"},
-    [
-        (_A * 0.5, _A, 1, _W),
-        (_V * 2.0, _V, np.array([0, 2, 2]), np.array([0.5, 0.25, 1.0])),
-        (_A + 1.0, _A, 0, np.array([[0.1, 0.2, 0.3], [0.5, -0.4, 0.2]])),
-        ([0.5, 1.0], [1.5, -2.0], 1, 0.7),
-        ([_W, 0.5 * _W, -_W], [_W, _W, _W], slice(0, 2), [_W * 2.0, _W * 3.0]),
-    ],
+    _ADD_AT_POINTS,
     linear=True,
 )
 _rule(
