@@ -85,7 +85,11 @@ REFUSED = [
         "outer state written from inside is not undone",
         writes_global,
     ),
-    ("generators (`yield`)", "a suspended frame has no adjoint", generator),
+    (
+        "a generator differentiated itself",
+        "its value is a generator, not a number (a generator called by a `for` is differentiated)",
+        generator,
+    ),
     ("`del`", "a deleted name cannot be restored in the backward sweep", deletes),
     ("assignment expressions (`:=`)", "not desugared yet", walrus),
     ("`match` statements", "not desugared yet", match_statement),

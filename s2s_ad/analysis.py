@@ -50,6 +50,8 @@ def classify(call: ir.Call) -> CallInfo:
     if not callee.resolved:
         return CallInfo("dynamic")
     obj = callee.obj
+    if getattr(obj, "_s2s_dispatched", False):
+        return CallInfo("dynamic")  # _ad.vjp_apply: differentiated by the dispatcher
     if id(obj) in REGISTRY.custom:
         return CallInfo("custom", func=REGISTRY.custom[id(obj)])
     if isinstance(obj, CustomGradient):
@@ -301,7 +303,7 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
         written = written_params(info.func)
         return out + [a for p, a in bound.arguments.items() if p in written]
     obj = call.callee.obj
-    if not call.callee.resolved:
+    if not call.callee.resolved or getattr(obj, "_s2s_dispatched", False):
         return out  # known when it runs: the dispatcher transforms it (see dispatch.py)
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         try:

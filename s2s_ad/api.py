@@ -80,6 +80,7 @@ class _GradSpec:
     def __init__(self, fun: Any, wrt: tuple[str, ...], single: bool) -> None:
         self.fun, self.wrt, self.single = fun, wrt, single
         self._pure: Any = None
+        self.owner: Any = None  # the gradient function it describes (targets.spec_of)
 
     def pure_function(self) -> Any:
         if self._pure is None:
@@ -466,6 +467,13 @@ def check_returns_value(fun: Any) -> None:
     code = parsed.func.__code__
     if code in _RETURNS_VALUE or not isinstance(parsed.node, cst.FunctionDef):
         return  # checked already, or a lambda: it returns its expression
+    if code.co_flags & inspect.CO_GENERATOR:
+        raise parsed.error(
+            f"{parsed.name}: a generator function (its value is a generator, not a number)",
+            parsed.node,
+            "differentiate a function that consumes it (for item in "
+            f"{parsed.name}(...): ...): generators called that way are differentiated",
+        )
     visitor = _ReturnsValue()
     parsed.node.visit(visitor)
     if visitor.found:
@@ -573,6 +581,9 @@ def value_and_grad(
     """
     wrt = pick_wrt(wrt, argnums)
     fun = as_method(fun)  # a callable object: its bound __call__
+    star = _star_entries(fun, wrt)
+    if star is not None:
+        return _value_and_grad_of_entries(fun, wrt, has_aux, *star)
     names, single, params, generated = _prepare(fun, wrt, has_aux)
     where = [params.index(n) for n in names]
     variants = _Variants(fun, tuple(names), has_aux, generated)
@@ -601,6 +612,59 @@ def value_and_grad(
     )
     value_and_grad_fun.__wrapped__ = getattr(generated, "func", generated)  # type: ignore[attr-defined]
     return GradientFunction(value_and_grad_fun, value_and_grad, fun, wrt, has_aux)
+
+
+def _star_entries(fun: Any, wrt: Any) -> tuple[str, int] | None:
+    """``(name, k)`` when ``wrt`` has positions that land in ``fun``'s ``*name``
+    parameter (the ``k``-th parameter): as in JAX and autograd, positions count the
+    arguments of the call, so position ``k + i`` is the entry ``i`` of ``*name``."""
+    if isinstance(wrt, (str, bool, np.bool_)):
+        return None
+    try:
+        params = list(signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    star = [i for i, p in enumerate(params) if p.kind is inspect.Parameter.VAR_POSITIONAL]
+    if not star:
+        return None
+    items = [wrt] if _single_wrt(wrt) else list(wrt) if isinstance(wrt, (tuple, list)) else []
+    if any(isinstance(i, (int, np.integer)) and int(i) >= star[0] for i in items):
+        return params[star[0]].name, star[0]
+    return None
+
+
+def _value_and_grad_of_entries(
+    fun: Any, wrt: Any, has_aux: bool, star: str, k: int
+) -> Callable[..., Any]:
+    """``value_and_grad`` for positions inside ``*star``: the gradient of the whole tuple,
+    from which each requested position takes its entry."""
+    single = _single_wrt(wrt)
+    items = [wrt] if single else list(wrt)
+    whole = tuple(dict.fromkeys(star if int_pos >= k else int_pos for int_pos in _ints(items)))
+    inner = value_and_grad(fun, whole, has_aux=has_aux)._s2s_call
+
+    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
+        value, grads = inner(*args, **kwargs)
+        by = dict(zip(whole, grads))
+        out = []
+        for pos in _ints(items):
+            if pos < k:
+                out.append(by[pos])
+                continue
+            if pos >= len(args):
+                raise ValueError(f"wrt={pos} is out of range: the call has {len(args)} arguments")
+            g = by[star]
+            out.append(fix_grad(0.0 if g is None else g[pos - k], args[pos]))
+        return value, (out[0] if single else tuple(out))
+
+    mark(value_and_grad_fun, fun, "differentiate grad of the function instead")
+    value_and_grad_fun.__wrapped__ = inner.__wrapped__  # type: ignore[attr-defined]
+    return GradientFunction(value_and_grad_fun, value_and_grad, fun, wrt, has_aux)
+
+
+def _ints(items: list[Any]) -> list[Any]:
+    """Positions as ints (names kept as they are)."""
+    return [int(i) if isinstance(i, (int, np.integer)) else i for i in items]
 
 
 def grad(
@@ -640,10 +704,18 @@ def grad(
             "grad of a function without aux instead"
         )
         mark(grad_fun, fun, refusal)
+    elif _star_entries(fun, wrt) is not None:
+        refusal = (
+            f"grad({_label(fun)}) with respect to an entry of *args, differentiated again: "
+            "give the function a named parameter for it"
+        )
+        mark(grad_fun, fun, refusal)
     else:
         mark(grad_fun, fun)
         names, single = _wrt_names(fun, wrt)
-        setattr(grad_fun, SPEC, _GradSpec(fun, tuple(names), single))  # carries what it computes
+        spec = _GradSpec(fun, tuple(names), single)  # carries what it computes
+        spec.owner = grad_fun
+        setattr(grad_fun, SPEC, spec)
     grad_fun.__wrapped__ = inner.__wrapped__  # type: ignore[attr-defined]
     return GradientFunction(grad_fun, grad, fun, wrt, has_aux)
 

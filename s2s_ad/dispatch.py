@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from . import packing
 from .errors import TransformError
 from .rules import REGISTRY
 from .rules.registry import Rule, substitute
@@ -23,7 +24,8 @@ _TEMPLATES: dict[tuple[int, str], types.CodeType] = {}
 
 def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
     """The Python function to transform and the arguments bound before the call's own."""
-    func = getattr(func, "_s2s_call", func)  # a GradientFunction: the function it calls
+    if not isinstance(func, types.FunctionType):  # a GradientFunction: the function it calls
+        func = getattr(func, "_s2s_call", func)
     if REGISTRY.opaque(func):  # a library function without a rule: never its source
         return None, ()
     if isinstance(func, types.MethodType):
@@ -96,20 +98,18 @@ _MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionar
 
 def _parameters(
     target: Any, pre: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any], labels: Any
-) -> tuple[list[str], tuple[str, ...]]:
-    """The parameters the differentiated arguments bind to, and their order."""
+) -> tuple[list[packing.Packed], tuple[str, ...]]:
+    """The parameters (and entries of ``*args``/``**kwargs``) the differentiated arguments
+    bind to, and the parameters in order."""
     sig = inspect.signature(target, follow_wrapped=False)
     marks = [object() for _ in (*pre, *args)]
     kmarks = {k: object() for k in kwargs}
-    bound = sig.bind(*marks, **kmarks)
-    param_of = {id(v): k for k, v in bound.arguments.items()}
+    where = packing.bind(target, sig, marks, kmarks)
     params = []
     for label in labels:
         mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
-        if id(mark) not in param_of:
-            raise TransformError(f"call to {target.__qualname__} with variadic arguments")
-        params.append(param_of[id(mark)])
-    order = tuple(sorted(set(params), key=list(sig.parameters).index))
+        params.append(where[id(mark)])
+    order = tuple(sorted({p for p, _ in params}, key=list(sig.parameters).index))
     from .analysis import written_params
 
     for param in set(order) & written_params(target):
@@ -125,6 +125,14 @@ def call_with_pullback(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
     """Run ``func(*args, **kwargs)``; return its value and a pullback for ``labels``."""
+    if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
+        flat, regroup, _ = packing.expand(labels, len(args), tuple(kwargs))
+        ans, inner = call_with_pullback(func, flat, args, kwargs)
+        return ans, lambda g: regroup(inner(g))
+    if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
+        from .second_order import vjp_apply_pullback
+
+        return vjp_apply_pullback(labels, args, kwargs)
     from .api import compile_adjoint, primal
     from .custom import CustomGradient
 
@@ -201,7 +209,7 @@ def call_with_pullback(
 
     def pullback(g: Any) -> tuple[Any, ...]:
         grads = dict(zip(order, fns["bwd"](saved, g)))
-        return tuple(grads[p] for p in params)
+        return tuple(packing.entry(grads[p], sub) for p, sub in params)
 
     return ans, pullback
 
@@ -214,6 +222,12 @@ def call_with_tangent(
     kwargs: dict[str, Any],
 ) -> tuple[Any, Any]:
     """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
+    if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
+        labels, tangents = packing.expand_tangents(labels, tangents, len(args), tuple(kwargs))
+    if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
+        from .second_order import vjp_apply_tangent
+
+        return vjp_apply_tangent(labels, tangents, args, kwargs)
     from .api import compile_forward, primal
     from .custom import CustomGradient
     from .runtime import jvp_from_vjp
@@ -240,14 +254,20 @@ def call_with_tangent(
     sig = inspect.signature(target, follow_wrapped=False)
     marks = [object() for _ in full]
     kmarks = {k: object() for k in kwargs}
-    bound = sig.bind(*marks, **kmarks)
-    param_of = {id(v): k for k, v in bound.arguments.items()}
+    where = packing.bind(target, sig, marks, kmarks)
     given: dict[str, Any] = {}
+    entries: dict[str, dict[Any, Any]] = {}
     for label, tangent in zip(labels, tangents):
         mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
-        if id(mark) not in param_of:
-            raise TransformError(f"call to {target.__qualname__} with variadic arguments")
-        given[param_of[id(mark)]] = tangent
+        param, sub = where[id(mark)]
+        if sub is None:
+            given[param] = tangent
+        else:
+            entries.setdefault(param, {})[sub] = tangent
+    if entries:
+        values = sig.bind(*full, **kwargs).arguments
+        for param, subs in entries.items():
+            given[param] = packing.packed_tangent(sig, param, subs, values[param])
     order = tuple(sorted(given, key=list(sig.parameters).index))
     compiled = compile_forward(target, order)
     fns = compiled.bind(target)

@@ -9,6 +9,7 @@ the generated functions read the user's live globals and closure cells directly.
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import linecache
 import textwrap
@@ -126,12 +127,21 @@ def _compile(
 
 
 def _signature(func: Any) -> str:
+    """The parameter list of ``func`` without defaults or annotations (``*args`` and
+    ``**kwargs`` kept)."""
     code = func.__code__
-    n = code.co_argcount
-    names = list(code.co_varnames[: n + code.co_kwonlyargcount])
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    names = list(code.co_varnames[: n + k + 2])
     parts = names[:n]
-    if code.co_kwonlyargcount:
-        parts += ["*", *names[n:]]
+    rest = n + k
+    if code.co_flags & inspect.CO_VARARGS:
+        parts.append(f"*{names[rest]}")
+        rest += 1
+    elif k:
+        parts.append("*")
+    parts += names[n : n + k]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        parts.append(f"**{names[rest]}")
     return ", ".join(parts)
 
 
@@ -173,7 +183,10 @@ def emit(
     saved_tuple = ", ".join(saved) + ("," if len(saved) == 1 else "")
 
     # the pure gradient is differentiated again like a user function: same signature
+    # (a pullback, ``pure="vjp"``, takes the output's cotangent first)
     grad_params = _signature(func) if pure else ", ".join(params)
+    if pure == "vjp":
+        grad_params = ", ".join(p for p in (sw.seed_name, grad_params) if p)
     grad_fn = [f"def {grad_name}({grad_params}):", *head]
     if fwd:
         grad_fn += ["    # forward sweep", *fwd]
@@ -182,9 +195,10 @@ def emit(
         # the backward sweep restores earlier values of this variable: keep the result
         value = "_value"
         grad_fn.append(f"    {value} = {returned}")
+    seeding = [] if pure == "vjp" else [f"    {sw.seed_name} = {ad}.seed({sw.output})"]
     grad_fn += [
         "    # backward sweep",
-        f"    {sw.seed_name} = {ad}.seed({sw.output})",
+        *seeding,
         *bwd,
         f"    return {value}, ({grads})"
         if not pure
@@ -215,10 +229,12 @@ def emit_forward(
     """Build and compile the tangent program ``<name>_jvp(<params>, *, <p>_dot=0.0)``."""
     base = name if name.isidentifier() else "lambda"
     jvp_name = f"{base}_jvp"
-    signature = _signature(func)
-    dots = ", ".join(f"{d}=0.0" for d in tan.tangent_params.values())
-    if dots:
-        signature += (", " if "*" in signature else ", *, ") + dots if signature else f"*, {dots}"
+    parts = _signature(func).split(", ") if _signature(func) else []
+    starstar = [parts.pop()] if parts and parts[-1].startswith("**") else []
+    dots = [f"{d}=0.0" for d in tan.tangent_params.values()]
+    if dots and not any(p.startswith("*") for p in parts):
+        parts.append("*")
+    signature = ", ".join([*parts, *dots, *starstar])
     body = render(tan.body, set(), 1, "_tape")
     lines = [f"def {jvp_name}({signature}):", *body, f"    return {tan.output}, {tan.output_dot}"]
     text = "\n".join(lines) + "\n"

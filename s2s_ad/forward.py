@@ -242,7 +242,15 @@ class Forward(Reverse):
                 return items
         if isinstance(value, ir.Call) and active and tangents:
             info = classify(value)
-            if info.kind in ("user", "dynamic"):
+            packed = value.star is not None or value.starstar is not None
+            if packed and info.kind == "method":
+                raise self.error(
+                    f"method call .{value.callee.method}() with * or ** arguments on "
+                    "differentiated values",
+                    s,
+                    "pass the arguments one by one",
+                )
+            if info.kind in ("user", "dynamic") or (packed and info.kind == "rule"):
                 return self.call_through(s, value, has)
             if info.kind == "custom_gradient":
                 grad_fn = self.mint("_grad_fn")
@@ -446,6 +454,12 @@ class Forward(Reverse):
             t = self.tangent(a, has)
             if t is not None:
                 labels.append((key, t))
+        star = self.tangent(call.star, has)
+        if star is not None:  # the entries of ``*parts`` from position len(args) on
+            labels.append((("*", len(call.args)), star))
+        starstar = self.tangent(call.starstar, has)
+        if starstar is not None:
+            labels.append((("**", tuple(k for k, _ in call.kwargs)), starstar))
         keys = ", ".join(repr(k) for k, _ in labels) + ("," if len(labels) == 1 else "")
         dots = ", ".join(t for _, t in labels) + ("," if len(labels) == 1 else "")
         args = self.call_args(call)

@@ -106,6 +106,8 @@ class Call:
     callee: Callee
     args: list[Atom]
     kwargs: list[tuple[str, Atom]]
+    star: Atom | None = None  # ``*star`` after the positional arguments
+    starstar: Atom | None = None  # ``**starstar`` after the keyword arguments
 
 
 @dataclass

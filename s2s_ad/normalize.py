@@ -204,6 +204,11 @@ class Normalizer:
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
+        # a generator function: the list its yields fill (see run)
+        generator = isinstance(parsed.node, cst.FunctionDef) and _yields_own(parsed.node)
+        self.items: str | None = self.fresh("_items") if generator else None
+        if self.items is not None:
+            self.locals.add(self.items)
 
     # --- helpers --------------------------------------------------------------------
 
@@ -234,13 +239,13 @@ class Normalizer:
         self.emit(ir.Assign(self.line, self.src, target, value))
 
     def _params(self) -> list[str]:
+        """Parameter names in the order of the signature (``*args`` and ``**kwargs`` keep
+        their place: a tuple and a dict inside the function)."""
         params = self.p.node.params
-        if isinstance(params.star_arg, cst.Param) or params.star_kwarg is not None:
-            raise self.error("*args/**kwargs parameters", params)
-        names = []
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            names.append(param.name.value)
-        return names
+        star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
+        starstar = [params.star_kwarg] if params.star_kwarg is not None else []
+        ordered = (*params.posonly_params, *params.params, *star, *params.kwonly_params, *starstar)
+        return [param.name.value for param in ordered]
 
     def resolve(self, name: str) -> Any:
         """The live object a non-local name refers to, or ``_MISSING``."""
@@ -300,7 +305,12 @@ class Normalizer:
         else:
             if node.asynchronous is not None:
                 raise self.error("async function", node)
+            if self.items is not None:
+                # a generator runs to its end at once: the items it yields, as a list
+                self.emit(ir.Assign(self.line, self.src, self.items, ir.Build("list", [])))
             self.block(node.body.body)
+            if self.items is not None:
+                self.emit(ir.Return(self.line, self.src, ir.Var(self.items)))
             body = _single_exit(self.out, self)
             body = _loop_exits(body, self)
             body = _bound_alias_checks(body, set(self.params))
@@ -394,6 +404,12 @@ class Normalizer:
             value = node.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
                 return  # docstring or ...
+            if isinstance(value, cst.Yield) and self.items is not None and not self.inlining:
+                if isinstance(value.value, cst.From):
+                    raise self.error("'yield from'", value, "write a for loop that yields")
+                item = self.atom(value.value) if value.value is not None else ir.Const("None")
+                self.emit(ir.Append(self.line, self.src, self.items, item))
+                return
             if isinstance(value, (cst.Yield, cst.Await)):
                 raise self.error("'yield'" if isinstance(value, cst.Yield) else "'await'", value)
             if (
@@ -416,6 +432,10 @@ class Normalizer:
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
             else:
                 self.atom(value)
+        elif isinstance(node, cst.Return) and self.items is not None and not self.inlining:
+            if node.value is not None:
+                raise self.error("'return' with a value in a generator", node)
+            self.emit(ir.Return(self.line, self.src, ir.Var(self.items)))
         elif isinstance(node, cst.Return):
             self.emit(ir.Return(self.line, self.src, self.result(node.value)))
         elif isinstance(node, cst.Pass):
@@ -1055,7 +1075,7 @@ class Normalizer:
         if isinstance(func, cst.Name) and func.value in self.nested and not self.env:
             return self.inline_def(self.nested[func.value], node)
         if any(a.star for a in node.args):
-            return self.opaque(node, "call with *args/**kwargs")
+            return self.star_call(node)
         parts = self.dotted(func)
         if parts is not None and self.resolve_dotted(parts) is dict:
             literal = self.dict_call(node)
@@ -1082,6 +1102,71 @@ class Normalizer:
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def star_call(self, node: cst.Call) -> ir.Expr:
+        """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
+        packed into one sequence (``_ad.pack_args``) and the ``**`` mappings into one dict
+        (``_ad.pack_kwargs``), so the call reads ``f(a, *star, k=v, **starstar)``."""
+        from .rules.containers import pack_args, pack_kwargs
+
+        func = node.func
+        if (
+            isinstance(func, cst.Name)
+            and self.resolve(func.value) is zip
+            and len(node.args) == 1
+            and node.args[0].star == "*"
+        ):
+            # ``zip(*pairs)``: the transpose of a sequence of sequences
+            from .rules.containers import unzip
+
+            callee = ir.Callee("_ad.unzip", unzip, resolved=True)
+            return ir.Call(callee, [self.atom(node.args[0].value)], [])
+        if isinstance(func, cst.Name) and (func.value in self.nested or func.value in self.lambdas):
+            raise self.error("star-call of a local function", node, "define it at module level")
+        regular = node.with_changes(args=[])
+        lead: list[cst.Arg] = []
+        pieces: list[list[cst.Arg] | cst.BaseExpression] = []
+        keywords: list[cst.Arg] = []
+        mappings: list[cst.BaseExpression] = []
+        for arg in node.args:
+            if arg.star == "**":
+                mappings.append(arg.value)
+            elif arg.keyword is not None:
+                keywords.append(arg)
+            elif arg.star == "*":
+                pieces.append(arg.value)
+            elif pieces:
+                if not isinstance(pieces[-1], list):
+                    pieces.append([])
+                pieces[-1].append(arg)  # type: ignore[union-attr]
+            else:
+                lead.append(arg)
+        call = self.call(regular.with_changes(args=[*lead, *keywords]))
+        if not isinstance(call, ir.Call):
+            raise self.error("this call with * or ** arguments", node)
+        atoms: list[ir.Atom] = []
+        for piece in pieces:
+            if isinstance(piece, list):
+                elements = [cst.Element(a.value) for a in piece]
+                atoms.append(self.atom(cst.Tuple(elements)))
+            else:
+                atoms.append(self.atom(piece))
+        if len(atoms) == 1 and not isinstance(pieces[0], list):
+            call.star = atoms[0]
+        elif atoms:
+            call.star = self._packed("_args", "_ad.pack_args", pack_args, atoms)
+        if len(mappings) == 1:
+            call.starstar = self.atom(mappings[0])
+        elif mappings:
+            parts = [self.atom(m) for m in mappings]
+            call.starstar = self._packed("_kwargs", "_ad.pack_kwargs", pack_kwargs, parts)
+        return call
+
+    def _packed(self, base: str, code: str, func: Any, atoms: list[ir.Atom]) -> ir.Var:
+        tmp = self.fresh(base)
+        self.temps.add(tmp)
+        self.assign(tmp, ir.Call(ir.Callee(code, func, resolved=True), atoms, []))
+        return ir.Var(tmp)
 
     def dict_call(self, node: cst.Call) -> ir.Build | None:
         """``dict(a=x)`` or ``dict([("a", x), ...])`` as a dict literal (else ``None``)."""
@@ -1377,6 +1462,27 @@ def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
     return f"for {parsed.code(node.target)} in {parsed.code(node.iter)}:"
 
 
+def _yields_own(fdef: cst.FunctionDef) -> bool:
+    """Whether a function is a generator: a ``yield`` of its own, not of a nested scope."""
+    found: list[cst.CSTNode] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Yield(self, n: cst.Yield) -> None:
+            found.append(n)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is fdef
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, n: cst.ClassDef) -> bool:
+            return False
+
+    fdef.visit(_V())
+    return bool(found)
+
+
 def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     found: list[cst.CSTNode] = []
 
@@ -1401,7 +1507,8 @@ def _expr_atoms(expr: ir.Expr) -> list[ir.Atom]:
         extra = [expr.callee.receiver] if expr.callee.receiver is not None else []
         if expr.callee.var is not None:
             extra.append(expr.callee.var)
-        return [*extra, *expr.args, *(v for _, v in expr.kwargs)]
+        packed = [a for a in (expr.star, expr.starstar) if a is not None]
+        return [*extra, *expr.args, *(v for _, v in expr.kwargs), *packed]
     if isinstance(expr, ir.Attr):
         return [expr.obj]
     if isinstance(expr, ir.Subscript):

@@ -10,6 +10,7 @@ loops using recorded trip counts and branch conditions.
 from __future__ import annotations
 
 import functools
+import inspect
 import math as _math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -487,6 +488,21 @@ class Reverse:
             call = s.value
             self._refuse_out(call, s)
             info = classify(call)
+            if info.kind == "user" and (
+                call.star is not None or call.starstar is not None or _packs(info.func, call)
+            ):
+                # what binds to which parameter is known when it runs: the dispatcher
+                info = CallInfo("dynamic")
+            elif info.kind in ("rule", "method") and (call.star or call.starstar):
+                if any(self.active(a) for a in expr_atoms(call)):
+                    if info.kind == "method":
+                        raise self.error(
+                            f"method call .{call.callee.method}() with * or ** arguments on "
+                            "differentiated values",
+                            s,
+                            "pass the arguments one by one",
+                        )
+                    info = CallInfo("dynamic")
             if self.variables and info.kind in ("method", "nondiff") and call.callee.method:
                 if not self.active(call.callee.receiver):
                     info = CallInfo("dynamic")  # an object's method, not an array's
@@ -538,6 +554,10 @@ class Reverse:
                 for key, a in call.kwargs:
                     if self.active(a):
                         labels.append((key, a))
+                if self.active(call.star):
+                    labels.append((("*", len(call.args)), call.star))
+                if self.active(call.starstar):
+                    labels.append((("**", tuple(k for k, _ in call.kwargs)), call.starstar))
                 plan.labels = labels
                 plan.aux = self.mint("_pullback")
             elif info.kind == "custom_gradient":
@@ -628,7 +648,11 @@ class Reverse:
 
     def call_args(self, call: ir.Call) -> str:
         parts = [self.atom(x) for x in call.args]
+        if call.star is not None:
+            parts.append(f"*{self.atom(call.star)}")
         parts += [f"{k}={self.atom(v)}" for k, v in call.kwargs]
+        if call.starstar is not None:
+            parts.append(f"**{self.atom(call.starstar)}")
         return ", ".join(parts)
 
     def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
@@ -722,6 +746,10 @@ class Reverse:
         kind = plan.info.kind
         if kind == "user":
             return f"{s.target}, {plan.aux} = {plan.fwd}({self.call_args(value)})"
+        if kind == "dynamic" and self.pure:
+            # differentiated again: the pullback is recomputed in the backward sweep by
+            # _ad.vjp_apply, which has a derivative (a closure would not)
+            return f"{s.target} = {self.render_expr(value)}"
         if kind == "dynamic":
             labels = ", ".join(repr(label) for label, _ in plan.labels)
             labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
@@ -1178,6 +1206,14 @@ class Reverse:
         if info.kind == "user":
             head = f"{plan.bwd}({plan.aux}, {g})"
             targets = [a for _, a in plan.labels]
+        elif info.kind == "dynamic" and self.pure:
+            labels = ", ".join(repr(label) for label, _ in plan.labels)
+            labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
+            rest = self.call_args(call)
+            head = f"{self.ad}.vjp_apply({call.callee.code}, {labels}, {g}" + (
+                f", {rest})" if rest else ")"
+            )
+            targets = [a for _, a in plan.labels]
         elif info.kind == "dynamic":
             head = f"{plan.aux}({g})"
             targets = [a for _, a in plan.labels]
@@ -1194,6 +1230,7 @@ class Reverse:
             return
         if (
             len(fresh) == len(targets)
+            and not any(isinstance(label, tuple) for label, _ in plan.labels)
             and len(set(names)) == len(names)
             and not any(n in self._live_now for n in names)
             and info.kind in ("user", "dynamic")
@@ -1204,8 +1241,13 @@ class Reverse:
             return
         tmp = self.mint("_bars")
         pre.append(self.line(f"{tmp} = {head}"))
+        packed = {pos for pos, (label, _) in enumerate(plan.labels) if isinstance(label, tuple)}
         for pos, a in enumerate(targets):
-            add(a, f"{tmp}[{pos}]")
+            if info.kind == "dynamic" and pos in packed:
+                # the entries of a ``*``/``**`` argument, back in its container type
+                add(a, f"{self.ad}.in_container({tmp}[{pos}], {self.atom(a)})")
+            else:
+                add(a, f"{tmp}[{pos}]")
 
     def zero(self, var: str, dense: bool = False) -> Line:
         b = self.bar(var)
@@ -1664,6 +1706,22 @@ def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
 class _Halves:
     fwd: Callable[..., Any]
     bwd: Callable[..., Any]
+
+
+def _packs(func: Any, call: ir.Call) -> bool:
+    """Whether a call binds arguments to ``func``'s ``*args``/``**kwargs`` parameters."""
+    try:
+        sig = signature(func)
+    except (TypeError, ValueError):
+        return False
+    packed = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    if not any(p.kind in packed for p in sig.parameters.values()):
+        return False
+    try:
+        bound = sig.bind(*call.args, **dict(call.kwargs))
+    except TypeError:
+        return False  # refused with the binding error by _user_labels
+    return any(sig.parameters[name].kind in packed for name in bound.arguments)
 
 
 def _resolve_again(resolver: Resolver, params: tuple[str, ...], func: Any) -> Any:

@@ -412,6 +412,21 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     return call_with_pullback(func, labels, args, kwargs)
 
 
+def vjp_apply(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwargs: Any) -> Any:
+    """The gradients of ``func``'s labelled arguments for the cotangent ``g``.
+
+    What a gradient that is differentiated again calls instead of a pullback: it runs
+    ``func``'s forward sweep again, and has a derivative of its own (the dispatcher
+    differentiates ``func``'s generated pullback).
+    """
+    from .dispatch import call_with_pullback
+
+    return call_with_pullback(func, labels, args, kwargs)[1](g)
+
+
+vjp_apply._s2s_dispatched = True  # type: ignore[attr-defined]
+
+
 # --- forward mode -------------------------------------------------------------------------
 
 

@@ -70,6 +70,21 @@ def _name(fun: Any) -> str:
     return str(getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or fun)
 
 
+def spec_of(fun: Any) -> Any:
+    """What a ``grad`` function computes, if ``fun`` is one: the marker must be its own,
+    since ``functools.wraps`` copies the marked function's ``__dict__`` into a wrapper
+    (``twice(grad(f))`` is a new function, not ``grad(f)``)."""
+    spec = getattr(fun, SPEC, None)
+    if spec is None:
+        return None
+    owner = getattr(spec, "owner", None)
+    if owner is fun:
+        return spec
+    if not isinstance(fun, types.FunctionType) and owner is getattr(fun, "_s2s_call", None):
+        return spec  # api.GradientFunction around the marked function
+    return None
+
+
 def primal(fun: Any) -> Any:
     """The Python function whose source is differentiated for ``fun``.
 
@@ -79,7 +94,7 @@ def primal(fun: Any) -> Any:
         TransformError: For callables that cannot be differentiated (see the module table).
     """
     while True:
-        spec = getattr(fun, SPEC, None)
+        spec = spec_of(fun)
         if spec is not None:
             return spec.pure_function()
         refusal = getattr(fun, REFUSE, None)

@@ -25,23 +25,10 @@ CASES = collect()
 XFAIL: dict[str, str] = {
     # --- refused with TransformError ---
     "scalars.math_gamma_lgamma": "no rule for math.gamma / math.lgamma (TransformError)",
-    "calls.callee_varargs": "a user function with *args parameters is refused (TransformError)",
-    "calls.call_with_star_args": "a call site with *args unpacking is refused (TransformError)",
-    "calls.call_with_double_star_kwargs": (
-        "a user function with **kwargs parameters is refused (TransformError)"
-    ),
 }
 
 # test_value_and_grad fails where the transform is refused or the primal value itself is wrong.
-XFAIL_VALUE: dict[str, str] = {
-    key: XFAIL[key]
-    for key in (
-        "scalars.math_gamma_lgamma",
-        "calls.callee_varargs",
-        "calls.call_with_star_args",
-        "calls.call_with_double_star_kwargs",
-    )
-}
+XFAIL_VALUE: dict[str, str] = {key: XFAIL[key] for key in ("scalars.math_gamma_lgamma",)}
 
 
 def _params(table: dict[str, str]) -> list[Any]:

@@ -54,7 +54,7 @@ def writes_nonlocal(x):
 @pytest.mark.parametrize(
     ("fun", "construct"),
     [
-        (gen, "yield"),
+        (gen, "generator function"),
         (with_global, "global"),
         (uses_fft, "np.fft.fft"),
         (nested_def, "returns before its last statement"),

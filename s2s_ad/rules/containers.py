@@ -1,5 +1,6 @@
-"""Dict methods (``d.items()``, ``d.values()``, ``d.keys()``, ``d.get(k, default)``) and
-the concatenation of tuples and lists (``args + (x,)``).
+"""Dict methods (``d.items()``, ``d.values()``, ``d.keys()``, ``d.get(k, default)``), the
+concatenation of tuples and lists (``args + (x,)``), and the packing of star-call
+arguments (``f(a, *parts, **opts)``, ``zip(*pairs)``).
 
 A dict's adjoint is a dict with the same keys. ``items()`` and ``values()`` hand out the
 values in the dict's order, so their adjoints (lists, entry by entry) go back to the keys
@@ -62,7 +63,24 @@ def get_jvp(t: Any, d: dict[Any, Any], key: Any) -> Any:
 
 # Rules whose samples are dicts, which the registry walk does not build: their derivatives
 # are checked on programs against finite differences in tests/test_containers.py.
-CHECKED_ON_PROGRAMS = frozenset({"ndarray.values", "ndarray.items", "ndarray.get"})
+CHECKED_ON_PROGRAMS = frozenset(
+    {
+        "ndarray.values",
+        "ndarray.items",
+        "ndarray.get",
+        "packed keyword arguments",
+        "unzip",
+        "in_container",
+        "container_entries",
+        "values_vjp",
+        "values_jvp",
+        "items_vjp",
+        "items_jvp",
+        "get_vjp",
+        "get_jvp",
+        "get_default_vjp",
+    }
+)
 
 _rule = method("values", ("self",), {"self": "_ad.values_vjp(g, self)"}, [])
 set_jvps(_rule, self="_ad.values_jvp(t, self)")
@@ -113,3 +131,199 @@ _rule = vjp_rule(
     varargs=True,
 )
 set_jvps(_rule, args="_ad.concat_jvp(t, args)")
+
+
+# --- star-calls: f(a, *parts, **opts) and zip(*pairs) --------------------------------------
+
+
+def pack_args(*pieces: Any) -> tuple[Any, ...]:
+    """The positional arguments of a star-call after its first ``*``, as one tuple."""
+    out: list[Any] = []
+    for piece in pieces:
+        out.extend(piece)
+    return tuple(out)
+
+
+def in_container(g: Any, like: Any) -> Any:
+    """An adjoint given entry by entry (a tuple, ``None`` or a symbolic zero for an entry
+    without gradient) in the container type of ``like``: a tuple, a list, an array whose
+    rows are the entries, or a dict; zero for what cannot carry a gradient (a range)."""
+    if is_zero(g):
+        return 0.0
+    if isinstance(like, dict):
+        return {k: (0.0 if g.get(k) is None else g[k]) for k in like}
+    entries = [0.0 if gi is None else gi for gi in g]
+    if isinstance(like, (tuple, list)):
+        return type(like)(entries)
+    if isinstance(like, np.ndarray):
+        out = np.zeros(like.shape, dtype=np.result_type(like.dtype, float))
+        for i, gi in enumerate(entries):
+            if not is_zero(gi):
+                out[i] = gi
+        return out
+    return 0.0
+
+
+def _lengths(pieces: tuple[Any, ...], total: int) -> list[int]:
+    """How many entries each piece gave (one piece that has no length: the rest)."""
+    sized = [len(p) if hasattr(p, "__len__") else None for p in pieces]
+    unknown = [i for i, n in enumerate(sized) if n is None]
+    if len(unknown) > 1:
+        raise TypeError("star-call: more than one iterator among differentiated arguments")
+    if unknown:
+        sized[unknown[0]] = total - sum(n for n in sized if n is not None)
+    return [int(n) for n in sized]  # type: ignore[arg-type]
+
+
+def pack_args_vjp(g: Any, pieces: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Adjoints of the pieces of :func:`pack_args`, each in its own container type."""
+    if is_zero(g):
+        return tuple(0.0 for _ in pieces)
+    out, start = [], 0
+    for piece, n in zip(pieces, _lengths(pieces, len(g))):
+        out.append(in_container(g[start : start + n], piece))
+        start += n
+    return tuple(out)
+
+
+def pack_args_jvp(t: tuple[Any, ...], pieces: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Tangent of :func:`pack_args`: the pieces' tangents entry by entry."""
+    out: list[Any] = []
+    for tangent, piece in zip(t, pieces):
+        out.extend([0.0] * len(piece) if is_zero(tangent) else list(tangent))
+    return tuple(out)
+
+
+def pack_kwargs(*mappings: Any) -> dict[str, Any]:
+    """The ``**`` mappings of a star-call merged into one dict (a key twice is an error,
+    as in the call itself)."""
+    out: dict[str, Any] = {}
+    for mapping in mappings:
+        for key in mapping:
+            if key in out:
+                raise TypeError(f"got multiple values for keyword argument {key!r}")
+            out[key] = mapping[key]
+    return out
+
+
+def pack_kwargs_vjp(g: Any, mappings: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Adjoints of the mappings of :func:`pack_kwargs` (dicts with their own keys)."""
+    if is_zero(g):
+        return tuple(0.0 for _ in mappings)
+    return tuple({k: (0.0 if g.get(k) is None else g[k]) for k in m} for m in mappings)
+
+
+def pack_kwargs_jvp(t: tuple[Any, ...], mappings: tuple[Any, ...]) -> dict[str, Any]:
+    """Tangent of :func:`pack_kwargs`."""
+    out: dict[str, Any] = {}
+    for tangent, mapping in zip(t, mappings):
+        for key in mapping:
+            out[key] = 0.0 if is_zero(tangent) else tangent.get(key, 0.0)
+    return out
+
+
+def unzip(seqs: Any) -> tuple[tuple[Any, ...], ...]:
+    """``zip(*seqs)`` read as a whole: the transpose of a sequence of sequences."""
+    return tuple(zip(*seqs))
+
+
+def _entry(g: Any, i: int) -> Any:
+    return 0.0 if is_zero(g) or g[i] is None else g[i]
+
+
+def unzip_vjp(g: Any, seqs: Any) -> Any:
+    """Adjoint of ``seqs`` from the adjoint of its transpose."""
+    if is_zero(g):
+        return 0.0
+    rows = [list(row) for row in seqs]
+    width = min((len(row) for row in rows), default=0)
+    back = [tuple(_entry(g[j], i) for j in range(width)) for i in range(len(rows))]
+    return in_container([in_container(b, row) for b, row in zip(back, seqs)], seqs)
+
+
+def unzip_jvp(t: Any, seqs: Any) -> Any:
+    """Tangent of the transpose from the tangent of ``seqs``."""
+    rows = [list(row) for row in seqs]
+    width = min((len(row) for row in rows), default=0)
+    return tuple(tuple(_entry(_entry(t, i), j) for i in range(len(rows))) for j in range(width))
+
+
+_rule = vjp_rule(
+    "packed positional arguments",
+    [pack_args],
+    (),
+    {"args": "_ad.pack_args_vjp(g, args)"},
+    [((1.5, np.array([0.3, -0.2])), [0.7]), (np.array([1.0, 2.0]), (0.5,))],
+    linear=True,
+    varargs=True,
+)
+set_jvps(_rule, args="_ad.pack_args_jvp(t, args)")
+_rule = vjp_rule(
+    "packed keyword arguments",
+    [pack_kwargs],
+    (),
+    {"args": "_ad.pack_kwargs_vjp(g, args)"},
+    [],
+    linear=True,
+    varargs=True,
+)
+set_jvps(_rule, args="_ad.pack_kwargs_jvp(t, args)")
+_rule = vjp_rule("unzip", [unzip], ("seqs",), {"seqs": "_ad.unzip_vjp(g, seqs)"}, [], linear=True)
+set_jvps(_rule, seqs="_ad.unzip_jvp(t, seqs)")
+
+
+def container_entries(c: Any, like: Any) -> Any:
+    """The adjoint of :func:`in_container`: a container's adjoint given entry by entry."""
+    if is_zero(c):
+        return 0.0
+    if isinstance(like, dict):
+        return {k: c.get(k, 0.0) for k in like}
+    if isinstance(like, (tuple, list, np.ndarray)):
+        return tuple(c[i] for i in range(len(like)))
+    return 0.0
+
+
+# ``like`` gives only a container type and a length: no gradient flows into it
+_rule = vjp_rule(
+    "in_container",
+    [in_container],
+    ("g", "like"),
+    {"g": "_ad.container_entries(g, like)", "like": "0.0"},
+    [],
+)
+set_jvps(_rule, g="_ad.in_container(t, like)", like="0.0")
+_rule = vjp_rule(
+    "container_entries",
+    [container_entries],
+    ("c", "like"),
+    {"c": "_ad.in_container(g, like)", "like": "0.0"},
+    [],
+)
+set_jvps(_rule, c="_ad.container_entries(t, like)", like="0.0")
+
+
+# The helpers above are linear in their first argument and transposes of each other: rules
+# for them let a gradient that uses them be differentiated again (second order and more).
+for _vjp, _jvp, _params in (
+    (values_vjp, values_jvp, ("g", "d")),
+    (items_vjp, items_jvp, ("g", "d")),
+    (get_vjp, get_jvp, ("g", "d", "key")),
+):
+    _rest = {p: "0.0" for p in _params[1:]}
+    _args = ", ".join(_params[1:])
+    _rule = vjp_rule(
+        _vjp.__name__, [_vjp], _params, {"g": f"_ad.{_jvp.__name__}(g, {_args})", **_rest}, []
+    )
+    set_jvps(_rule, g=f"_ad.{_vjp.__name__}(t, {_args})", **_rest)
+    _rule = vjp_rule(
+        _jvp.__name__, [_jvp], _params, {"g": f"_ad.{_vjp.__name__}(g, {_args})", **_rest}, []
+    )
+    set_jvps(_rule, g=f"_ad.{_jvp.__name__}(t, {_args})", **_rest)
+_rule = vjp_rule(
+    "get_default_vjp",
+    [get_default_vjp],
+    ("g", "d", "key"),
+    {"g": "_ad.get_default_vjp(g, d, key)", "d": "0.0", "key": "0.0"},
+    [],
+)
+set_jvps(_rule, g="_ad.get_default_vjp(t, d, key)", d="0.0", key="0.0")
