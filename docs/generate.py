@@ -1,5 +1,8 @@
-"""Write docs/constructs.md: each construct's primal and the adjoint s2s_ad generates for it."""
+"""Write the generated pages: docs/constructs.md (each construct's primal and the adjoint
+s2s_ad generates for it), docs/refused.md (what is refused) and docs/functions.md (every
+library function with a rule, from the rule registry)."""
 
+import builtins
 import inspect
 import re
 import sys
@@ -14,6 +17,7 @@ import refusals  # noqa: E402
 import examples  # noqa: E402
 import s2s_ad  # noqa: E402
 from s2s_ad.api import compile_forward  # noqa: E402
+from s2s_ad.rules.registry import Rule  # noqa: E402
 
 INTRO = """# The generated code, construct by construct
 
@@ -115,7 +119,7 @@ def _message(fun: object, args: tuple[object, ...]) -> str:
     except s2s_ad.TransformError as exc:
         first = str(exc).splitlines()[0]
         return re.sub(r"[^\s(]*refusals\.py", "refusals.py", first)
-    raise AssertionError(f"{fun.__name__} was not refused")  # type: ignore[attr-defined]
+    raise AssertionError(f"{fun.__name__} was not refused")
 
 
 def render_refused() -> str:
@@ -126,6 +130,258 @@ def render_refused() -> str:
     return REFUSED_INTRO + "".join(rows) + REFUSED_OUTRO
 
 
+FUNCTIONS_INTRO = """# Supported library functions
+
+Every library function s2s_ad differentiates, with the arguments it differentiates in. This
+page is written by `python docs/generate.py` from the rule registry
+(`s2s_ad/rules/`), so it lists exactly what the rules cover (a test checks it is current).
+Each rule is checked against finite differences in both modes by the tests, and the
+elementwise ones against SymPy.
+
+How to read the tables:
+
+- **differentiable**: the arguments the gradient flows into. Other arguments (axes, shapes,
+  flags, integer counts) are constants; a differentiated value passed to one of them is
+  refused with `TransformError`, never given a zero gradient.
+- **forward mode**: *partials* (elementwise: one partial derivative serves both modes),
+  *JVP rule* (a tangent rule of its own), or *from the VJP* (exact, built from the reverse
+  rule: one reverse product per tangent).
+- **SymPy**: the partial derivatives are compared with SymPy's by the tests.
+- **notes**: what the gradient means where the function is not smooth or its result not
+  unique (`s2s_ad/rules/notes.py`).
+
+Functions without a rule are not differentiated through: a Python function is transformed
+from its source, anything else is refused (`s2s_ad.defgrad` and `s2s_ad.defjvp` register a
+rule of your own). `grad` also takes any function below directly: `grad(np.tanh)`,
+`grad(scipy.stats.norm.logpdf, wrt="scale")`, `grad(scipy.special.gammaln)`.
+"""
+
+FUNCTIONS_OUTRO = """
+## Not supported
+
+- `np.linalg.eig`, `np.linalg.eigvals` (general, non-symmetric matrices: complex results)
+  and `scipy.linalg.expm`, `scipy.linalg.eig`...: refused when differentiated. For
+  symmetric matrices use `eigh`/`eigvalsh`.
+- The shape parameters of the distribution functions (`cdf`, `sf`, `logcdf`, `logsf`) of
+  `t`, `gamma` and `beta`, and the `a`, `b` parameters of `gammainc`, `gammaincc`,
+  `betainc`: refused (their derivatives are not modelled exactly).
+- Complex inputs: refused with a `TypeError` naming the argument.
+"""
+
+_SECTIONS = (
+    ("NumPy", "Functions of `numpy` (as `np`), also reached through `math` where noted."),
+    ("np.linalg", "Functions of `numpy.linalg`."),
+    ("Array methods and attributes", "`x.sum()`, `x.T`... on NumPy arrays."),
+    ("Dict methods", "The adjoint of a dict is a dict with the same keys."),
+    ("Operators", "Python's operators on floats and arrays (`x @ y` is `np.matmul`)."),
+    ("Python builtins and math", "Builtins and functions of the `math` module."),
+    (
+        "scipy.special",
+        "Loaded when the program has imported `scipy.special` (SciPy is optional).",
+    ),
+    (
+        "scipy.stats",
+        "Loaded when the program has imported `scipy.stats`. Methods of the distribution "
+        "objects, also called on frozen distributions (`norm(mu, s).logpdf(x)`, or "
+        "`d = norm(mu, s)` and then `d.logpdf(x)`); other uses of a frozen distribution "
+        "whose parameters are differentiated (`d.rvs()`, `d.mean()`) are refused.",
+    ),
+    ("scipy.linalg", "Loaded when the program has imported `scipy.linalg`."),
+)
+_DICT_METHODS = ("values", "items", "keys", "get")
+
+
+def _internal(rule: Rule) -> bool:
+    """The runtime's own helpers (``_ad.*``, tapes, ``Variable``), not the user's."""
+    name = rule.name
+    funcs = rule.funcs
+    if any(str(getattr(f, "__module__", "") or "").startswith("s2s_ad") for f in funcs):
+        return True
+    return name.startswith("_ad") or " checks" in name or name.startswith("Variable")
+
+
+def _section(rule: Rule) -> str | None:
+    """The page section of a rule with a gradient, or ``None``."""
+    name = rule.name
+    funcs = rule.funcs
+    for prefix in ("scipy.special", "scipy.stats", "scipy.linalg", "np.linalg"):
+        if name.startswith(prefix + "."):
+            return prefix
+    if name.startswith("ndarray."):
+        return "Dict methods" if name[8:] in _DICT_METHODS else "Array methods and attributes"
+    if name.startswith("np."):
+        return "NumPy"
+    if name.startswith("math.") or name in ("abs", "pow", "float", "sum", "max", "min", "list"):
+        return "Python builtins and math"
+    if funcs and getattr(funcs[0], "__module__", "") in ("_operator", "operator"):
+        return "Operators"
+    return None
+
+
+def _qualified(func: object) -> str | None:
+    """``np.sin``, ``np.add.reduce``, ``math.sin``, ``abs`` for a callable (``None`` when it
+    has no such public name)."""
+    import math
+
+    import numpy as np
+
+    name = getattr(func, "__name__", None)
+    if name is None:
+        return None
+    owner = getattr(func, "__self__", None)
+    if isinstance(owner, np.ufunc):
+        return f"np.{owner.__name__}.{name}"
+    if vars(np).get(name) is func:
+        return f"np.{name}"
+    if vars(np.linalg).get(name) is func:
+        return f"np.linalg.{name}"
+    if vars(math).get(name) is func:
+        return f"math.{name}"
+    if vars(builtins).get(name) is func:
+        return name
+    return None
+
+
+def _receiver(rule: Rule) -> str:
+    return "d" if rule.name[8:] in _DICT_METHODS else "x"
+
+
+def _signature(rule: Rule) -> str:
+    name = rule.name
+    params = []
+    for p in rule.params:
+        default = rule.defaults.get(p)
+        params.append(p if default is None else f"{p}={default}")
+    if rule.varargs:
+        params.append("*args")
+    params += [f"{k}={v}" for k, v in rule.kwonly.items()]
+    if name in ("np.r_", "np.c_"):
+        return f"{name}[a, b, ...]"
+    if name.startswith("unary "):
+        return f"{name[6:]}x"
+    if not name[0].isalpha():  # a binary operator
+        return f"x {name} y"
+    if name.startswith("ndarray."):
+        receiver = _receiver(rule)
+        if rule in _ATTRS:
+            return f"{receiver}.{name[8:]}"
+        return f"{receiver}.{name[8:]}({', '.join(params[1:])})"
+    return f"{name}({', '.join(params)})"
+
+
+def _forward(rule: Rule) -> str:
+    if rule.partials:
+        return "partials"
+    diff = list(rule.vjps)
+    if diff and all(p in rule.jvps for p in diff):
+        return "JVP rule"
+    return "from the VJP" if diff else ""
+
+
+def _differentiable(rule: Rule) -> str:
+    names = []
+    for p in rule.vjps:
+        if p == "args":
+            label = "the other arguments"
+        elif p == "self":
+            label = f"`{_receiver(rule)}`"
+        else:
+            label = f"`{p}`"
+        if p in rule.symmetric:
+            label += " (symmetric)"
+        names.append(label)
+    return ", ".join(names) or "none"
+
+
+def _notes(rule: Rule) -> str:
+    from s2s_ad.rules.notes import NOTES
+
+    name = rule.name
+    also = []
+    for func in rule.funcs:
+        q = _qualified(func)
+        if q and q != name and q not in also:
+            also.append(q)
+    parts = [NOTES.get(name, "")]
+    if also:
+        parts.append("also " + ", ".join(f"`{q}`" for q in also))
+    return "; ".join(p for p in parts if p).replace("|", "\\|")
+
+
+_ATTRS: list[Rule] = []
+_RANDOM: set[str] = set()
+
+
+def render_functions() -> str:
+    from s2s_ad.rules import REGISTRY
+
+    REGISTRY.load_optional()  # SciPy's rules, which load when SciPy is imported
+    _ATTRS[:] = list(REGISTRY.attrs.values())
+    for rule in REGISTRY.rules:
+        if rule.name == "np.random":
+            _RANDOM.update(f"np.random.{f.__name__}" for f in rule.funcs)
+    by_section: dict[str, list[Rule]] = {title: [] for title, _ in _SECTIONS}
+    without: list[str] = []
+    for rule in REGISTRY.rules:
+        if _internal(rule):
+            continue
+        if rule.nondiff or not rule.vjps:
+            without.append(_nondiff_entry(rule))
+            continue
+        section = _section(rule)
+        if section is not None:
+            by_section[section].append(rule)
+    parts = [FUNCTIONS_INTRO]
+    for title, blurb in _SECTIONS:
+        rules = sorted(by_section[title], key=lambda r: r.name)
+        parts.append(f"\n## {title}\n\n{blurb}\n\n")
+        parts.append("| function | differentiable | forward mode | SymPy | notes |\n")
+        parts.append("| --- | --- | --- | --- | --- |\n")
+        for rule in rules:
+            sig = _signature(rule).replace("|", "\\|")
+            sympy = "yes" if rule.sympy else ""
+            diff, fwd = _differentiable(rule), _forward(rule)
+            parts.append(f"| `{sig}` | {diff} | {fwd} | {sympy} | {_notes(rule)} |\n")
+    parts.append(WITHOUT_INTRO)
+    parts += [f"- {entry}\n" for entry in sorted(set(without), key=str.lower)]
+    parts.append(FUNCTIONS_OUTRO)
+    return "".join(parts)
+
+
+WITHOUT_INTRO = """
+## Without gradient
+
+Their results carry no gradient (integers, booleans, shapes, random draws): differentiated
+values may be passed to them, and what they return is a constant.
+
+"""
+
+
+def _nondiff_entry(rule: Rule) -> str:
+    name = rule.name
+    if name.startswith("ndarray."):
+        return f"`{_signature(rule)}`"
+    if name.startswith("np.random"):
+        listed = ", ".join(f"`{n}`" for n in sorted(_RANDOM))
+        return (
+            f"np.random: {listed} (draws whose distribution has a float parameter, such as "
+            "`np.random.normal(loc, scale)`, are refused when the parameter is differentiated)"
+        )
+    if not name[0].isalpha():  # an operator
+        name = f"`x {name} y`"
+    names = []
+    for func in rule.funcs:
+        q = _qualified(func)
+        if q and q not in names:
+            names.append(q)
+    if not names:
+        return name
+    if names == [name]:
+        return f"`{name}`"
+    return f"{name}: " + ", ".join(f"`{n}`" for n in names)
+
+
 if __name__ == "__main__":
     (HERE / "constructs.md").write_text(render())
     (HERE / "refused.md").write_text(render_refused())
+    (HERE / "functions.md").write_text(render_functions())

@@ -18,6 +18,8 @@ The normal form guarantees:
 from __future__ import annotations
 
 import builtins
+import collections
+import functools
 import types
 from collections.abc import Iterator
 from typing import Any
@@ -460,6 +462,8 @@ class Normalizer:
             raise self.error(type(node).__name__, node)
 
     def assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        if self.freeze(targets, value):
+            return
         first = targets[0]
         if isinstance(first, cst.Name) and first.value not in self.env:
             self.lower_into(first.value, value)
@@ -1050,20 +1054,105 @@ class Normalizer:
         return ir.Index(code, tuple(reads))
 
     def frozen_method(self, node: cst.Call) -> cst.Call | None:
-        """``norm(mu, sigma).logpdf(x)`` (a method of a frozen SciPy distribution called where
-        it is made) as ``norm.logpdf(x, mu, sigma)``, which has a rule."""
+        """A method of a frozen SciPy distribution as the distribution's own method, which
+        has a rule: ``norm(mu, sigma).logpdf(x)`` (frozen where it is called) and
+        ``dist.logpdf(x)`` after ``dist = norm(mu, sigma)`` (see :meth:`freeze`) both read
+        as ``norm.logpdf(x, mu, sigma)``, as SciPy's frozen methods compute it. Only
+        methods with a rule are rewritten (``rvs``, ``mean``... take other arguments)."""
         func = node.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Call):
+        if not isinstance(func, cst.Attribute) or any(a.star or a.keyword for a in node.args):
             return None
-        inner = func.value
-        parts = self.dotted(inner.func)
-        if parts is None or any(a.star or a.keyword for a in node.args):
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value in self._frozen:
+            if receiver.value in self.env:
+                return None
+            callee, frozen_args = self._frozen[receiver.value]
+        elif isinstance(func.value, cst.Call) and not any(a.star for a in func.value.args):
+            callee, frozen_args = func.value.func, list(func.value.args)
+            if self._distribution(callee) is None:
+                return None
+        else:
             return None
-        kinds = {k.__name__ for k in type(self.resolve_dotted(parts)).__mro__}
-        if not kinds & {"rv_generic", "multi_rv_generic"} or any(a.star for a in inner.args):
+        if not self._has_rule(callee, func.attr.value):
             return None
-        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in (*node.args, *inner.args)]
-        return cst.Call(cst.Attribute(inner.func, func.attr), args)
+        frozen_args = [a for a in frozen_args if not (a.keyword and a.keyword.value == "seed")]
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in (*node.args, *frozen_args)]
+        return cst.Call(cst.Attribute(callee, func.attr), args)
+
+    def freeze(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
+        """``dist = norm(mu, sigma)``, ``dist`` assigned nowhere else: the distribution's
+        arguments are kept in variables assigned with ``dist`` (so they are the values it
+        was frozen with, also in loops), which :meth:`frozen_method` passes to the methods
+        called on ``dist``. ``dist`` itself is still made: any other use of it (``rvs``,
+        passed to a function) is a call into SciPy, refused when differentiated.
+
+        Returns:
+            Whether the assignment was lowered here.
+        """
+        if len(targets) != 1 or not isinstance(targets[0], cst.Name):
+            return False
+        target = targets[0]
+        user = self.origin.get(target, target)
+        if not isinstance(value, cst.Call) or target.value in self.env:
+            return False
+        if not isinstance(user, cst.Name) or user.value not in self._frozen_names:
+            return False
+        if self._distribution(value.func) is None or any(a.star for a in value.args):
+            return False
+        names = self._parameter_names(value.func)
+        args = []
+        for k, arg in enumerate(value.args):
+            atom = self.atom(arg.value)
+            if isinstance(atom, ir.Var):
+                # the value now (the variable may be assigned again), in a variable of its
+                # own: read by the freeze and by every method call, also in later loops
+                label = arg.keyword.value if arg.keyword else (names[k] if k < len(names) else k)
+                kept = self.reserve(f"{target.value}_{label}")
+                self.locals.add(kept)
+                self.assign(kept, ir.Copy(atom))
+                atom = ir.Var(kept)
+            args.append(arg.with_changes(value=cst.parse_expression(str(atom))))
+        self._frozen[target.value] = (value.func, args)
+        self.lower_into(target.value, value.with_changes(args=args))
+        return True
+
+    def _distribution(self, func: cst.BaseExpression) -> Any:
+        """The SciPy distribution ``func`` names (``scipy.stats.norm``), else ``None``."""
+        parts = self.dotted(func)
+        if parts is None:
+            return None
+        obj = self.resolve_dotted(parts)
+        kinds = {k.__name__ for k in type(obj).__mro__}
+        return obj if kinds & {"rv_generic", "multi_rv_generic"} else None
+
+    def _parameter_names(self, func: cst.BaseExpression) -> tuple[str, ...]:
+        """The names of a distribution's parameters (``loc``, ``scale``), from its rules."""
+        from .rules import REGISTRY
+
+        dist = self._distribution(func)
+        for method in ("logpdf", "logpmf"):
+            rule = REGISTRY.lookup(getattr(dist, method, None))
+            if rule is not None:
+                return rule.params[1:]
+        return ()
+
+    def _has_rule(self, func: cst.BaseExpression, method: str) -> bool:
+        from .rules import REGISTRY
+
+        bound = getattr(self._distribution(func), method, None)
+        return callable(bound) and REGISTRY.lookup(bound) is not None
+
+    @functools.cached_property
+    def _frozen(self) -> dict[str, tuple[cst.BaseExpression, list[cst.Arg]]]:
+        """Variable -> the distribution and the (captured) arguments it was frozen with."""
+        return {}
+
+    @functools.cached_property
+    def _frozen_names(self) -> set[str]:
+        """Names bound once in the whole function, by ``name = call(...)``."""
+        scan = _Bindings()
+        self.p.node.visit(scan)
+        return {n for n in scan.calls if scan.count[n] == 1}
 
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
@@ -1318,6 +1407,70 @@ class Normalizer:
             return self.expression(body)
         finally:
             self.env = saved
+
+
+class _Bindings(cst.CSTVisitor):
+    """How often each name is bound anywhere in a function (nested functions included),
+    and the names bound by ``name = call(...)`` (candidates for a frozen distribution)."""
+
+    def __init__(self) -> None:
+        self.count: collections.Counter[str] = collections.Counter()
+        self.calls: set[str] = set()
+
+    def _bind(self, node: cst.CSTNode, times: int = 1) -> None:
+        if isinstance(node, cst.Name):
+            self.count[node.value] += times
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for el in node.elements:
+                self._bind(el.value, times)
+        elif isinstance(node, cst.StarredElement):
+            self._bind(node.value, times)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target)
+        if len(node.targets) == 1 and isinstance(node.value, cst.Call):
+            target = node.targets[0].target
+            if isinstance(target, cst.Name):
+                self.calls.add(target.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._bind(node.name)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._bind(node.name)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bind(node.name)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._bind(node.target, 2)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        for item in node.names:
+            self._bind(item.name, 2)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        for item in node.names:
+            self._bind(item.name, 2)
 
 
 class _Rename(cst.CSTTransformer):

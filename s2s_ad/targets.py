@@ -19,7 +19,9 @@ Python function                                 its own source
                                                 values the function computes, so unwrapping
                                                 it cannot change a gradient
 ``staticmethod`` object                         its function
-bound method                                    itself (callers pass ``__self__`` first)
+bound method                                    itself (callers pass ``__self__`` first);
+                                                one with a rule (``scipy.stats.norm.logpdf``)
+                                                as a library function with a rule (below)
 callable object (a Python ``__call__``)         its bound ``__call__`` at the public entry
                                                 points (``as_method``); elsewhere a generated
                                                 function calling ``__call__`` with the
@@ -101,7 +103,7 @@ def primal(fun: Any) -> Any:
         if refusal:
             raise TransformError(refusal)
         if inspect.ismethod(fun):
-            return fun
+            return call_through(fun) if _has_rule(fun) else fun
         if isinstance(fun, functools._lru_cache_wrapper):
             fun = fun.__wrapped__  # a cache returns the function's own values
             continue
@@ -211,7 +213,7 @@ def signature(fun: Any) -> inspect.Signature:
     """The signature of what is differentiated for ``fun`` (a bound method's without its
     first parameter). Never follows ``__wrapped__``: a wrapper's own parameters are the
     ones its generated code takes."""
-    if inspect.ismethod(fun):
+    if inspect.ismethod(fun) and not _has_rule(fun):
         sig = inspect.signature(primal(fun.__func__), follow_wrapped=False)
         return sig.replace(parameters=list(sig.parameters.values())[1:])
     return inspect.signature(primal(fun), follow_wrapped=False)
@@ -265,7 +267,10 @@ def call_through(fun: Any) -> types.FunctionType:
 
 def as_method(fun: Any) -> Any:
     """A callable object as its bound ``__call__`` (the transforms' bound-method path,
-    which differentiates again); anything else unchanged."""
+    which differentiates again); a library method with a rule (``scipy.stats.norm.logpdf``)
+    as the generated function calling it; anything else unchanged."""
+    if isinstance(fun, types.MethodType) and _has_rule(fun):
+        return call_through(fun)
     if isinstance(fun, (types.FunctionType, types.MethodType, functools.partial, type)):
         return fun
     call = inspect.getattr_static(type(fun), "__call__", None)
@@ -443,7 +448,7 @@ def _make_summed(fun: Callable[..., Any]) -> types.FunctionType:
     call = _forwarded(fun, params)
     import numpy as np
 
-    if inspect.ismethod(fun):
+    if inspect.ismethod(fun) and not _has_rule(fun):
         callee = bind_first(primal(fun.__func__), fun.__self__, sig)
     else:
         callee = fun if isinstance(fun, types.FunctionType) else primal(fun)

@@ -639,6 +639,14 @@ _XP = np.array([0.0, 0.5, 1.3, 2.0])
 _X4 = np.array([0.2, 0.9, 1.7, -0.5])
 FROM_SOURCE_CASES.update(
     {
+        "cumprod_vjp": (
+            lambda g, a: np.sum(vjps.cumprod_vjp(g, a, 1) ** 2),
+            (np.cos(np.arange(6.0)).reshape(2, 3), np.array([[0.5, 0.0, 1.2], [0.8, -0.7, 0.0]])),
+        ),
+        "cumprod_jvp": (
+            lambda t, a: np.sum(vjps.cumprod_jvp(t, a, None) ** 2),
+            (np.cos(np.arange(6.0)).reshape(2, 3), np.array([[0.5, 0.0, 1.2], [0.8, -0.7, 0.0]])),
+        ),
         "diff_vjp": (
             lambda g: np.sum(vjps.diff_vjp(g, _V4, 2, -1, 0.5, np._NoValue) * _V4),
             (np.array([0.3, -0.2, 0.5]),),

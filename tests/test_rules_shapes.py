@@ -170,3 +170,19 @@ def normalized_density(p):
 def test_trapezoid_integration() -> None:
     s2s_ad.check_grads(normalized_density, (np.array([0.1, 0.3]),), modes=("rev", "fwd"))
     s2s_ad.check_grads(normalized_density, (np.array([0.1, 0.3]),), order=2)
+
+
+def running_survival(hazards):
+    """Survival curves as running products of per-step survival rates, some exactly 0."""
+    survive = np.cumprod(1.0 - hazards, axis=1)
+    return np.sum(survive * np.arange(1.0, 5.0)) + np.sum(np.cumprod(hazards) ** 2)
+
+
+def test_cumprod_is_exact_at_zeros() -> None:
+    """A rate of exactly 1 (survival 0) is no NaN: the exclusive-product form divides by
+    nothing. Checked in both modes and at second order, where the zeros stay."""
+    h = np.array([[0.2, 1.0, 0.3, 0.1], [0.0, 0.5, 1.0, 0.4], [0.3, 0.2, 0.6, 1.0]])
+    grad = s2s_ad.grad(running_survival)(h)
+    assert np.all(np.isfinite(grad))
+    s2s_ad.check_grads(running_survival, (h,), modes=("rev", "fwd"))
+    s2s_ad.check_grads(running_survival, (h,), order=2)

@@ -13,10 +13,11 @@ Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``
 ``binom`` (logpmf pmf in ``mu`` / ``p``), ``multivariate_normal`` (logpdf pdf in ``x``,
 ``mean`` and ``cov``). Not covered, and refused when differentiated: the shape parameters
 of the distribution functions of ``t``, ``gamma`` and ``beta`` (derivatives of incomplete
-beta/gamma functions in their parameters), the count arguments of discrete
-distributions, and frozen distributions kept in a variable (``d = norm(mu, sigma)``);
-``norm(mu, sigma).logpdf(x)``, frozen where it is called, is read as
-``norm.logpdf(x, mu, sigma)`` by the normalizer.
+beta/gamma functions in their parameters), and the count arguments of discrete
+distributions. Frozen distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)``
+and then ``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for
+the methods with a rule; any other use of a frozen distribution whose parameters are
+differentiated (``d.rvs()``, ``d.mean()``, ``d`` passed to a function) is refused.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ __all__ = [
     "trapezoid_vjp_y",
     "trapezoid_vjp_x",
     "trapezoid_jvp_x",
+    "cumprod_vjp",
+    "cumprod_jvp",
     "diff_vjp",
     "diff_jvp",
     "gradient_vjp",
@@ -148,6 +150,61 @@ def trapezoid_jvp_x(t: Any, y: Any, x: Any, axis: int) -> Any:
     if np.ndim(x) == 1:
         return np.sum(np.diff(t) * pairs, -1)
     return np.sum(np.diff(np.moveaxis(t, axis, -1), 1, -1) * pairs, -1)
+
+
+def _flip_cumsum(v: Any, axis: int) -> Any:
+    """The cumulative sum of ``v`` from the end of ``axis``."""
+    return np.flip(np.cumsum(np.flip(v, axis), axis), axis)
+
+
+def cumprod_vjp(g: Any, a: Any, axis: Any) -> Any:
+    """VJP of ``np.cumprod(a, axis)``: ``a_bar[j] = sum over k >= j of g[k] * prod(a[i] for
+    i <= k, i != j)``, exact at zeros.
+
+    Without a zero in ``a`` that is the reversed cumulative sum of ``g * ans`` divided by
+    ``a``. With one, the exclusive-product form: ``L[j] * R[j]``, with ``L[j]`` the product
+    of the entries before ``j`` and ``R[j] = g[j] + a[j + 1] * R[j + 1]`` (a loop along the
+    axis). It divides by nothing, so it and its derivatives are exact at zeros."""
+    if is_zero(g):
+        return np.zeros(np.shape(a))
+    x = np.ravel(a) if axis is None else np.asarray(a, dtype=float)
+    ax = 0 if axis is None else axis
+    if not np.any(x == 0.0):
+        out = _flip_cumsum(g * np.cumprod(x, ax), ax) / x
+        return np.reshape(out, np.shape(a))
+    xm = np.moveaxis(x, ax, -1)
+    gm = np.moveaxis(g + np.zeros(np.shape(x)), ax, -1)
+    n = np.shape(xm)[-1]
+    ones = np.ones(np.shape(xm)[:-1] + (1,))
+    before = np.concatenate([ones, np.cumprod(xm[..., : n - 1], -1)], -1)
+    after = [gm[..., n - 1]]
+    for j in range(n - 2, -1, -1):
+        after.append(gm[..., j] + xm[..., j + 1] * after[-1])
+    out = np.moveaxis(before * np.stack(after[::-1], -1), -1, ax)
+    return np.reshape(out, np.shape(a))
+
+
+def cumprod_jvp(t: Any, a: Any, axis: Any) -> Any:
+    """JVP of ``np.cumprod(a, axis)``: ``sum over j <= k of t[j] * prod(a[i] for i <= k,
+    i != j)``, exact at zeros: ``ans * cumsum(t / a)`` without a zero in ``a``, else the
+    recurrence ``D[k] = a[k] D[k - 1] + t[k] L[k]`` (``L[k]``: the product of the entries
+    before ``k``)."""
+    x = np.ravel(a) if axis is None else np.asarray(a, dtype=float)
+    ax = 0 if axis is None else axis
+    if is_zero(t):
+        return np.zeros(np.shape(x))
+    tx = np.ravel(t + np.zeros(np.shape(a))) if axis is None else t + np.zeros(np.shape(x))
+    if not np.any(x == 0.0):
+        return np.cumprod(x, ax) * np.cumsum(tx / x, ax)
+    xm = np.moveaxis(x, ax, -1)
+    tm = np.moveaxis(tx, ax, -1)
+    n = np.shape(xm)[-1]
+    ones = np.ones(np.shape(xm)[:-1] + (1,))
+    before = np.concatenate([ones, np.cumprod(xm[..., : n - 1], -1)], -1)
+    dots = [tm[..., 0]]
+    for k in range(1, n):
+        dots.append(xm[..., k] * dots[-1] + tm[..., k] * before[..., k])
+    return np.moveaxis(np.stack(dots, -1), -1, ax)
 
 
 def diff_vjp(g: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:

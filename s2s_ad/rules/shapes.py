@@ -66,16 +66,26 @@ sinc = elementwise(
 # --- cumulative and differences --------------------------------------------------------------
 
 _NONZERO = np.array([[0.5, -1.2, 0.8], [1.5, 0.4, -0.7]])
-# ``ans / a`` per entry: ``a`` must have no zeros (the gradient there is not computed).
+_ZEROS = np.array([[0.5, 0.0, 0.8, -1.1], [0.0, 0.4, 0.0, 1.3], [1.2, -0.6, 0.9, 0.0]])
+# exact at zeros: the helpers divide by nothing when ``a`` has a zero
 cumprod = vjp_rule(
     "np.cumprod",
     [np.cumprod],
     ("a", "axis", "dtype", "out"),
-    {"a": "_ad.cumsum_vjp(g * ans, a, axis) / a"},
-    [(_NONZERO,), (_NONZERO, 1), (_NONZERO[0],), (_T + 1.5, {"axis": -1})],
+    {"a": "_ad.cumprod_vjp(g, a, axis)"},
+    [
+        (_NONZERO,),
+        (_NONZERO, 1),
+        (_NONZERO[0],),
+        (_T + 1.5, {"axis": -1}),
+        (_ZEROS,),
+        (_ZEROS, 0),
+        (_ZEROS, 1),
+        (np.array([0.0, 0.0, 0.7, 1.2]),),
+    ],
     defaults={"axis": "None", "dtype": "None", "out": "None"},
 )
-set_jvps(cumprod, a="ans * np.cumsum(t / a, axis)")
+set_jvps(cumprod, a="_ad.cumprod_jvp(t, a, axis)")
 diff = vjp_rule(
     "np.diff",
     [np.diff],

@@ -1,0 +1,117 @@
+"""What the gradient of a rule means where the function is not smooth or its result not
+unique: one short note per rule name, shown on the docs page of supported functions
+(``docs/functions.md``, written by ``docs/generate.py``). A test checks that every key
+names a registered rule, so a renamed rule cannot leave its note behind.
+"""
+
+from __future__ import annotations
+
+_TIES_MAX = "ties: the gradient is split equally among the maximal entries (as JAX)"
+_TIES_MIN = "ties: the gradient is split equally among the minimal entries (as JAX)"
+_SYMMETRIC = (
+    "reads one triangle of its input; the gradient is the symmetric one, valid for "
+    "symmetric perturbations (as JAX and autograd)"
+)
+_EIG = (
+    "eigenvectors are defined up to sign (up to rotation for repeated eigenvalues): only "
+    "functions invariant to that choice have a gradient, and the eigenvector terms divide "
+    "by the gaps between eigenvalues, so they are infinite where two coincide; eigenvalue "
+    "gradients are always defined. " + _SYMMETRIC
+)
+_SVD = (
+    "singular vectors are defined up to sign (up to rotation for repeated values): only "
+    "functions invariant to that choice have a gradient, infinite where two singular "
+    "values coincide or, for a non-square matrix, where one is zero. With "
+    "`full_matrices=True` the extra vectors of a non-square matrix are not unique: a "
+    "gradient reaching them raises `TransformError` when it runs"
+)
+_CDF_SHAPE = "the derivative in the shape parameters is refused (`TransformError`)"
+_KINK = "the derivative at the kink is taken as 0 (the subgradient JAX and autograd use)"
+
+NOTES: dict[str, str] = {
+    # reductions and orderings
+    "np.max": _TIES_MAX,
+    "np.min": _TIES_MIN,
+    "np.maximum.reduce": _TIES_MAX,
+    "np.minimum.reduce": _TIES_MIN,
+    "ndarray.max": _TIES_MAX,
+    "ndarray.min": _TIES_MIN,
+    "max": "ties: the gradient is split equally among the arguments equal to the result",
+    "min": "ties: the gradient is split equally among the arguments equal to the result",
+    "np.prod": "exact at zeros: the product of the other entries, never a division by zero",
+    "ndarray.prod": "exact at zeros: the product of the other entries, never a division",
+    "np.cumprod": "exact at zeros: products of the other entries, never a division by zero",
+    "np.sort": "ties: each sorted entry's gradient goes back to the entry `argsort` picked",
+    "np.linalg.norm": (
+        "zero gradient at the zero vector (the norm is not differentiable there); the "
+        "nuclear and spectral norms at second order are refused"
+    ),
+    "np.abs": _KINK,
+    "abs": _KINK,
+    "np.maximum": "ties: the gradient is split equally between the two arguments (as JAX)",
+    "np.minimum": "ties: the gradient is split equally between the two arguments (as JAX)",
+    "np.clip": "at a bound the value counts as inside the interval",
+    "np.where": "the condition carries no gradient; each branch gets the gradient where chosen",
+    "np.sqrt": "infinite at 0 (as the derivative is)",
+    "np.interp": (
+        "in `x`: the slope of the segment (the right one at a knot), 0 outside the knots; in "
+        "`fp`: the interpolation weights; `xp` is not differentiated"
+    ),
+    "np.take": "repeated indices accumulate their gradients",
+    "np.take_along_axis": "repeated indices accumulate their gradients",
+    "np.pad": "the padded entries send their gradient to the entries they copy",
+    "np.sinc": "exact at 0 (derivative 0 there)",
+    "np.nan_to_num": "replaced entries (NaN, infinities) get no gradient",
+    "np.real": "real input only (complex inputs are refused)",
+    "np.gradient": "linear in `f`; the spacings are not differentiated",
+    "np.select": "the conditions carry no gradient",
+    # np.linalg
+    "np.linalg.cholesky": _SYMMETRIC,
+    "np.linalg.eigh": _EIG,
+    "np.linalg.eigvalsh": (
+        "eigenvalue gradients are defined also for repeated eigenvalues. " + _SYMMETRIC
+    ),
+    "np.linalg.svd": _SVD,
+    "np.linalg.svdvals": "defined also for repeated singular values; not at a zero value",
+    "np.linalg.qr": "reduced mode of a matrix with at least as many rows as columns, full rank",
+    "np.linalg.pinv": "valid where the rank is constant (full rank, or away from rank changes)",
+    "np.linalg.lstsq": "full column rank; the rank and singular values carry no gradient",
+    "np.linalg.slogdet": "the sign carries no gradient; the log-determinant is `inv(a).T`",
+    "np.linalg.det": "`det(a) inv(a).T`: not defined at a singular matrix (NumPy raises)",
+    "np.linalg.inv": "singular matrices raise as NumPy does",
+    "np.linalg.matrix_power": "negative powers go through `inv(a)`",
+    # SciPy
+    "scipy.linalg.cholesky": _SYMMETRIC,
+    "scipy.linalg.cho_factor": (
+        _SYMMETRIC + "; the returned factor's unused triangle holds arbitrary values and "
+        "carries no gradient"
+    ),
+    "scipy.stats.t.cdf": _CDF_SHAPE,
+    "scipy.stats.t.sf": _CDF_SHAPE,
+    "scipy.stats.t.logcdf": _CDF_SHAPE,
+    "scipy.stats.t.logsf": _CDF_SHAPE,
+    "scipy.stats.gamma.cdf": _CDF_SHAPE,
+    "scipy.stats.gamma.sf": _CDF_SHAPE,
+    "scipy.stats.gamma.logcdf": _CDF_SHAPE,
+    "scipy.stats.gamma.logsf": _CDF_SHAPE,
+    "scipy.stats.beta.cdf": _CDF_SHAPE,
+    "scipy.stats.beta.sf": _CDF_SHAPE,
+    "scipy.stats.beta.logcdf": _CDF_SHAPE,
+    "scipy.stats.beta.logsf": _CDF_SHAPE,
+    "scipy.stats.poisson.logpmf": "the counts `k` are integers: no gradient",
+    "scipy.stats.poisson.pmf": "the counts `k` are integers: no gradient",
+    "scipy.stats.binom.logpmf": "the counts `k`, `n` are integers: no gradient",
+    "scipy.stats.binom.pmf": "the counts `k`, `n` are integers: no gradient",
+    "scipy.stats.laplace.logpdf": _KINK + " (at `x == loc`)",
+    "scipy.stats.laplace.pdf": _KINK + " (at `x == loc`)",
+    "scipy.stats.multivariate_normal.logpdf": (
+        "`cov` may be a matrix, a vector (diagonal) or a scalar. " + _SYMMETRIC
+    ),
+    "scipy.stats.multivariate_normal.pdf": (
+        "`cov` may be a matrix, a vector (diagonal) or a scalar. " + _SYMMETRIC
+    ),
+    "scipy.special.logsumexp": "`return_sign=True` (a tuple) is refused when differentiated",
+    "scipy.special.gammainc": "differentiated in `x` only; the derivative in `a` is refused",
+    "scipy.special.gammaincc": "differentiated in `x` only; the derivative in `a` is refused",
+    "scipy.special.betainc": "differentiated in `x` only; the derivatives in `a`, `b` are refused",
+}
