@@ -67,6 +67,8 @@ def classify(call: ir.Call) -> CallInfo:
         return CallInfo("nondiff", func=obj)
     if isinstance(inspect.getattr_static(type(obj), "__call__", None), types.FunctionType):
         return CallInfo("dynamic")
+    if hasattr(obj, "_s2s_call"):  # a gradient function (api.GradientFunction)
+        return CallInfo("dynamic")
     return CallInfo("unknown", func=obj)
 
 
