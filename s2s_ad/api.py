@@ -15,7 +15,7 @@ import numpy as np
 
 from .errors import TransformError
 from .html import repr_html
-from .source import parse_function, returns_value
+from .source import parse_function
 from .targets import SPEC, as_method, bind_first, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
@@ -330,7 +330,7 @@ def check_returns_value(fun: Any) -> None:
     code = parsed.func.__code__
     if code in _RETURNS_VALUE:
         return  # checked already
-    if returns_value(parsed.node):
+    if parsed.returns_value():
         _RETURNS_VALUE.add(code)
     else:
         raise parsed.error(

@@ -77,10 +77,18 @@ class ParsedFunction:
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node, on one line (without the comment lines above it)."""
+        text = self.positions.line_text(node)
+        if text is not None:  # an original statement line: its text as written
+            return text
         if hasattr(node, "leading_lines"):
             node = node.with_changes(leading_lines=())
         text = self.module.code_for_node(node)
         return " ".join(part.strip() for part in text.splitlines()) if "\n" in text else text
+
+    def returns_value(self) -> bool:
+        """Whether the function can return a value (see :func:`returns_value`)."""
+        found = self.positions.returns_value(self.node)
+        return returns_value(self.node) if found is None else found
 
     def error(
         self, construct: str, node: cst.CSTNode | None = None, hint: str = ""
@@ -105,11 +113,11 @@ def _no_source(func: Any, why: str) -> TransformError:
 @functools.lru_cache(maxsize=64)
 def _parse_file(filename: str, text: str) -> tuple[cst.Module, Any]:
     import libcst as cst
-    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from .positions import Positions
 
     module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return module, wrapper.resolve(PositionProvider)
+    return module, Positions(module, text)
 
 
 def parse_function(func: Any) -> ParsedFunction:
