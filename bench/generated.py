@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-_HEADER = '''\
+_HEADER = """\
 import numpy as np
 
 
@@ -26,7 +26,7 @@ def helper(u, v):
 def long_loss(w, x, b):
     h0 = x @ w + b
     s0 = np.sum(h0 * h0)
-'''
+"""
 
 _UNARY = ["np.tanh", "np.sin", "np.cos", "np.exp", "np.log1p", "np.sqrt"]
 

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import TransformError
 from .html import repr_html
 from .source import parse_function
-from .targets import SPEC, as_method, bind_first, mark, primal, signature
+from .targets import REFUSE, SPEC, as_method, bind_first, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
 from .wrapper import fix_grad as fix_grad
@@ -440,8 +440,17 @@ _MADE: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[tuple[Any, ...
 )
 
 
+_STAR_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
 def _state(fun: types.FunctionType) -> tuple[Any, ...]:
-    return fun.__code__, fun.__defaults__, fun.__kwdefaults__, primal(fun)
+    """What the made function depends on besides the rules (``defgrad`` clears the
+    cache): the code, the defaults, the markers of s2s_ad's own functions, and for a
+    pass-through wrapper (``*args``) the function it forwards to."""
+    code = fun.__code__
+    forwards = primal(fun) if code.co_flags & _STAR_FLAGS else None
+    marks = fun.__dict__.get(SPEC), fun.__dict__.get(REFUSE)
+    return code, fun.__defaults__, fun.__kwdefaults__, forwards, *marks
 
 
 def _build(maker: Callable[..., Any], fun: Any, wrt: Any, has_aux: bool) -> GradientFunction:

@@ -203,7 +203,8 @@ def _s2s_entry(table, general, finish, f64):
         if kwargs or len(args) != {n}:
             return general(args, kwargs)
         {unpack} = args
-        fn = table.get(({types}))
+        {typevars} = {types}
+        fn = table.get(({typevars}))
         if fn is None:
             return general(args, kwargs)
         value, grads = fn({params})
@@ -230,7 +231,7 @@ def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, 
     else:
         fast.append(f"{pad}if True:")
         fast.append(f"{pad}    v = value")
-    same = " and ".join(f"type(grads[{i}]) is type(a{p})" for i, p in enumerate(where))
+    same = " and ".join(f"type(grads[{i}]) is t{p}" for i, p in enumerate(where))
     fast.append(f"{pad}    tv = type(v)")
     fast.append(f"{pad}    if (tv is float or tv is f64) and {same}:")
     result = "grads[0]" if single else "grads"
@@ -244,6 +245,7 @@ def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, 
         n=n,
         unpack=", ".join(names) + ("," if n == 1 else ""),
         types=", ".join(f"type({a})" for a in names) + ("," if n == 1 else ""),
+        typevars=", ".join(f"t{k}" for k in range(n)) + ("," if n == 1 else ""),
         params=", ".join(names),
         fast="\n".join(fast),
     )
