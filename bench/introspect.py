@@ -34,7 +34,7 @@ def code_run_by(df: Any, args: tuple[Any, ...]) -> Any:
     """The generated function ``df(*args)`` calls: its type-specialized variant if one can
     be found, else ``df.__wrapped__`` (the general code ``s2s_ad.source`` shows)."""
     try:
-        variants = _find_variants(df)
+        variants = getattr(df, "_s2s_variants", None) or _find_variants(df)
         if variants is not None:
             fn = variants.get(list(args))
             if callable(fn):

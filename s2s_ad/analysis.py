@@ -69,6 +69,8 @@ def classify(call: ir.Call) -> CallInfo:
         return CallInfo("nondiff", func=obj)
     if isinstance(inspect.getattr_static(type(obj), "__call__", None), types.FunctionType):
         return CallInfo("dynamic")
+    if hasattr(obj, "_s2s_call"):  # a gradient function (api.GradientFunction)
+        return CallInfo("dynamic")
     return CallInfo("unknown", func=obj)
 
 
@@ -158,28 +160,58 @@ class Activity:
         return name in self.varied and name in self.useful
 
 
-def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = False) -> Activity:
-    """Compute varied and useful variables.
+def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
+    """Variable -> the variables a statement makes from it through a differentiable
+    operation (assignments, unpacking, item writes and appends, pops, a method updating
+    its receiver). Variedness flows along these edges, usefulness against them."""
+    edges: dict[str, list[str]] = {}
 
-    Args:
-        fn: The normalized function.
-        wrt: Parameters we differentiate with respect to.
-        output: The variable holding the differentiated output.
-        variables: Variables mode (tapes): an attribute read may be a watched
-            ``Variable`` and a called function may read some, so both vary.
-    """
-    stmts = list(walk(fn.body))
-    varied = set(wrt)
-    if variables:
-        varied |= outside_names(fn)  # a global may hold a watched Variable
+    def add(reads: list[str], targets: list[str]) -> None:
+        for r in reads:
+            edges.setdefault(r, []).extend(targets)
+
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            add(diff_reads(s.value), [s.target])
+        elif isinstance(s, ir.Unpack):
+            if isinstance(s.value, ir.Var):
+                add([s.value.name], list(s.targets))
+        elif isinstance(s, (ir.SetItem, ir.Append)):
+            if isinstance(s.value, ir.Var):
+                add([s.value.name], [s.obj])
+        elif isinstance(s, ir.ListPop):
+            add([s.obj], [s.target])
+        elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
+            recv = s.value.callee.receiver
+            if isinstance(recv, ir.Var):
+                add(diff_reads(s.value), [recv.name])
+    return edges
+
+
+def _reach(start: set[str], edges: dict[str, list[str]]) -> set[str]:
+    """The names reachable from ``start`` along ``edges`` (``start`` included)."""
+    seen = set(start)
+    todo = list(start)
+    while todo:
+        for nxt in edges.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _varied_to_fixpoint(stmts: list[ir.Stmt], varied: set[str]) -> set[str]:
+    """Variables mode: an attribute read or a call may vary by itself, and whether an
+    object's method may read a Variable depends on what varies so far, so the statements
+    are swept until nothing changes."""
     changed = True
     while changed:
         changed = False
         for s in stmts:
             new: list[str] = []
             if isinstance(s, ir.Assign):
-                if any(r in varied for r in diff_reads(s.value)) or (
-                    variables and _may_read_variables(s.value, varied)
+                if any(r in varied for r in diff_reads(s.value)) or _may_read_variables(
+                    s.value, varied
                 ):
                     new = [s.target]
             elif isinstance(s, ir.Unpack):
@@ -199,28 +231,31 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
                 if name not in varied:
                     varied.add(name)
                     changed = True
-    useful = {output}
-    changed = True
-    while changed:
-        changed = False
-        for s in stmts:
-            reads: list[str] = []
-            if isinstance(s, ir.Assign) and s.target in useful:
-                reads = diff_reads(s.value)
-            elif isinstance(s, ir.Unpack) and any(t in useful for t in s.targets):
-                reads = [s.value.name] if isinstance(s.value, ir.Var) else []
-            elif isinstance(s, ir.ListPop) and s.target in useful:
-                reads = [s.obj]
-            elif isinstance(s, (ir.SetItem, ir.Append)) and s.obj in useful:
-                reads = [s.value.name] if isinstance(s.value, ir.Var) else []
-            elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
-                recv = s.value.callee.receiver
-                if isinstance(recv, ir.Var) and recv.name in useful:
-                    reads = diff_reads(s.value)
-            for name in reads:
-                if name not in useful:
-                    useful.add(name)
-                    changed = True
+    return varied
+
+
+def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = False) -> Activity:
+    """Compute varied and useful variables.
+
+    Args:
+        fn: The normalized function.
+        wrt: Parameters we differentiate with respect to.
+        output: The variable holding the differentiated output.
+        variables: Variables mode (tapes): an attribute read may be a watched
+            ``Variable`` and a called function may read some, so both vary.
+    """
+    # one pass builds the graph, one search each answers: linear in the program's size
+    stmts = list(walk(fn.body))
+    flows = _flows(stmts)
+    if variables:
+        varied = _varied_to_fixpoint(stmts, set(wrt) | outside_names(fn))
+    else:
+        varied = _reach(set(wrt), flows)
+    backward: dict[str, list[str]] = {}
+    for source, targets in flows.items():
+        for target in targets:
+            backward.setdefault(target, []).append(source)
+    useful = _reach({output}, backward)
     return Activity(varied, useful)
 
 

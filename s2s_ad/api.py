@@ -4,23 +4,30 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import types
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import libcst as cst
 import numpy as np
 
-from .duck import fix_foreign, is_foreign
-from .emit import Compiled, emit
-from .errors import OutputError, TransformError
+from .errors import TransformError
 from .html import repr_html
-from .normalize import normalize
-from .reverse import Reverse
 from .source import parse_function
-from .targets import SPEC, as_method, bind_first, mark, primal, signature
+from .targets import REFUSE, SPEC, as_method, bind_first, mark, primal, signature
+from .wrapper import Binder, Variants, check_not_none, make_entry
+from .wrapper import check_float as _check_float
+from .wrapper import fix_grad as fix_grad
+from .wrapper import label as _label
+
+if TYPE_CHECKING:
+    from .emit import Compiled
+
+# The transformer (``normalize``, ``reverse``, ``emit``) and with it libcst are imported by
+# the functions that transform, not here: ``import s2s_ad`` stays light. (``source`` is
+# imported here, before the package binds its function ``source`` over the module name.)
 
 _CACHE: dict[tuple[Any, ...], Compiled] = {}
 _IN_PROGRESS: set[tuple[Any, ...]] = set()
@@ -31,6 +38,7 @@ def clear_cache() -> None:
     """Forget every generated function (after ``defgrad`` changes the rules)."""
     _CACHE.clear()
     _NORMALIZED.clear()
+    _MADE.clear()
 
 
 def _key(
@@ -123,6 +131,9 @@ def compile_adjoint(
         return hit
     _IN_PROGRESS.add(key)
     try:
+        from .emit import emit
+        from .reverse import Reverse
+
         parsed, fn = _normalized(func)
         unknown = [w for w in wrt if w not in fn.params]
         if unknown:
@@ -158,6 +169,8 @@ def _normalized(func: Any) -> tuple[Any, Any]:
     key = code_key(func)
     hit = _NORMALIZED.get(key)
     if hit is None:
+        from .normalize import normalize
+
         STATS["transforms"] += 1
         try:
             parsed = parse_function(func)
@@ -303,155 +316,6 @@ def pick_wrt(wrt: Any, argnums: Any, default: Any = 0) -> Any:
     return argnums
 
 
-def _check_float(name: str, value: Any) -> None:
-    if isinstance(value, (tuple, list)):
-        for v in value:
-            _check_float(name, v)
-        return
-    if isinstance(value, dict):
-        for v in value.values():
-            _check_float(name, v)
-        return
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))):
-        raise TypeError(
-            f"grad requires real-valued inputs; argument {name!r} is an integer "
-            f"({type(value).__name__}). Pass a float (e.g. {float(value)!r}) or leave it out of wrt"
-        )
-    if isinstance(value, (complex, np.complexfloating)) or (
-        (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind == "c"
-    ):
-        kind = value.dtype if hasattr(value, "dtype") else type(value).__name__
-        raise TypeError(
-            f"complex inputs are not supported; argument {name!r} is complex ({kind}). "
-            "Pass its real and imaginary parts as separate float arguments"
-        )
-    if (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind not in "fc":
-        raise TypeError(
-            f"grad requires real-valued inputs; argument {name!r} has dtype {value.dtype}. "
-            "Convert it with .astype(float) or leave it out of wrt"
-        )
-
-
-def fix_grad(g: Any, x: Any) -> Any:
-    """Give a gradient the structure, shape and float dtype of its input."""
-    if is_foreign(g):  # a Dask or CuPy gradient stays in its library, unevaluated
-        dtype = getattr(x, "dtype", np.float64)
-        return fix_foreign(g, np.shape(x), dtype if np.dtype(dtype).kind == "f" else np.float64)
-    tx = type(x)
-    if tx is float:
-        return g if type(g) is float else float(np.asarray(g).reshape(()))
-    if tx is np.ndarray and type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
-        return g
-    if isinstance(x, (tuple, list)):
-        parts = [fix_grad(g[i] if not _zero(g) else 0.0, v) for i, v in enumerate(x)]
-        return type(x)(parts)
-    if isinstance(x, dict):
-        return {k: fix_grad(g[k] if not _zero(g) else 0.0, v) for k, v in x.items()}
-    if isinstance(x, np.ndarray):
-        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
-        out = np.asarray(g, dtype=dtype)
-        if out.shape != x.shape:
-            out = np.broadcast_to(out, x.shape).copy() if out.size == 1 else out.reshape(x.shape)
-        return out
-    if isinstance(x, np.generic):
-        return x.dtype.type(np.asarray(g).reshape(()))
-    if isinstance(x, float):
-        return float(np.asarray(g).reshape(()))
-    return g
-
-
-def _zero(g: Any) -> bool:
-    return g is None or (type(g) is float and g == 0.0)
-
-
-class _Binder:
-    """Binds call arguments to the primal's parameters (the signature is read once)."""
-
-    def __init__(self, fun: Any) -> None:
-        self.sig = signature(fun)
-        self.n = len(self.sig.parameters)
-
-    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        if not kwargs and len(args) == self.n:
-            return list(args)
-        ba = self.sig.bind(*args, **kwargs)
-        ba.apply_defaults()
-        return [ba.arguments[p] for p in self.sig.parameters]
-
-
-def _generated(
-    fun: Any,
-    wrt: tuple[str, ...],
-    has_aux: bool,
-    scalars: frozenset[str] = frozenset(),
-    vectors: frozenset[str] = frozenset(),
-) -> dict[str, Any]:
-    compiled = compile_adjoint(fun, wrt, has_aux, scalars, vectors)
-    return compiled.bind(primal(fun))
-
-
-_SCALAR_TYPES = (float, int, bool, np.generic)
-
-
-def _kind(value: Any) -> str:
-    """``s`` for a scalar, ``v`` for a 1-d array, ``.`` for anything else."""
-    if isinstance(value, _SCALAR_TYPES):
-        return "s"
-    if type(value) is np.ndarray and value.ndim == 1:
-        return "v"
-    return "."
-
-
-class _Variants:
-    """The generated gradient, specialized on which arguments are scalars, made on demand."""
-
-    def __init__(self, fun: Any, wrt: tuple[str, ...], has_aux: bool, general: Any) -> None:
-        self.fun, self.wrt, self.has_aux = fun, wrt, has_aux
-        self.target = fun.__func__ if inspect.ismethod(fun) else fun
-        self.params = _param_names(self.target)
-        self.offset = 1 if inspect.ismethod(fun) else 0
-        self.by_mask: dict[tuple[bool, ...], Any] = {(): general}
-
-    def get(self, values: list[Any]) -> Any:
-        mask = tuple([_kind(v) for v in values])
-        fn = self.by_mask.get(mask)
-        if fn is None:
-            params = self.params[self.offset :]
-            scalars = frozenset(p for p, m in zip(params, mask) if m == "s")
-            vectors = frozenset(p for p, m in zip(params, mask) if m == "v")
-            fn = _generated(self.target, self.wrt, self.has_aux, scalars, vectors)["grad"]
-            if self.offset:
-                fn = functools.partial(fn, self.fun.__self__)
-            self.by_mask[mask] = fn
-        return fn
-
-
-class _ReturnsValue(cst.CSTVisitor):
-    """Whether some ``return`` of the function (not of a nested one) gives a value."""
-
-    def __init__(self) -> None:
-        self.found = False
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.depth += 1
-        return self.depth == 1
-
-    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-        self.depth -= 1
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        value = node.value
-        if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
-            self.found = True
-
-
 _RETURNS_VALUE: set[types.CodeType] = set()
 
 
@@ -465,8 +329,8 @@ def check_returns_value(fun: Any) -> None:
     target = fun.__func__ if inspect.ismethod(fun) else fun
     parsed, _ = _normalized(target)
     code = parsed.func.__code__
-    if code in _RETURNS_VALUE or not isinstance(parsed.node, cst.FunctionDef):
-        return  # checked already, or a lambda: it returns its expression
+    if code in _RETURNS_VALUE:
+        return  # checked already
     if code.co_flags & inspect.CO_GENERATOR:
         raise parsed.error(
             f"{parsed.name}: a generator function (its value is a generator, not a number)",
@@ -474,9 +338,7 @@ def check_returns_value(fun: Any) -> None:
             "differentiate a function that consumes it (for item in "
             f"{parsed.name}(...): ...): generators called that way are differentiated",
         )
-    visitor = _ReturnsValue()
-    parsed.node.visit(visitor)
-    if visitor.found:
+    if parsed.returns_value():
         _RETURNS_VALUE.add(code)
     else:
         raise parsed.error(
@@ -484,37 +346,6 @@ def check_returns_value(fun: Any) -> None:
             parsed.node,
             "return the value to differentiate",
         )
-
-
-def check_not_none(fun: Any, value: Any) -> None:
-    """Raise :class:`OutputError` when ``fun`` returned ``None`` (at run time)."""
-    if value is None:
-        raise OutputError(
-            f"{_label(fun)} returned None: there is no value to differentiate "
-            "(a return statement that was not reached, or a forgotten return?)"
-        )
-
-
-def _scalar(value: Any) -> None:
-    if type(value) is float or (type(value) is np.ndarray and value.size == 1):
-        return
-    shape = np.shape(value)
-    if int(np.prod(shape)) != 1 or isinstance(value, (tuple, list, dict)):
-        raise ValueError(
-            f"grad requires a scalar output, got shape {shape}; "
-            "use s2s_ad.vjp or s2s_ad.jacobian for non-scalar outputs"
-        )
-
-
-def _prepare(fun: Any, wrt: Any, has_aux: bool) -> tuple[list[str], bool, list[str], Any]:
-    names, single = _wrt_names(fun, wrt)
-    check_returns_value(fun)
-    if inspect.ismethod(fun):
-        # a bound method: differentiate the function, with the instance passed first
-        fns = _generated(fun.__func__, tuple(names), has_aux)
-        return names, single, _param_names(fun), functools.partial(fns["grad"], fun.__self__)
-    fns = _generated(fun, tuple(names), has_aux)
-    return names, single, _param_names(fun), fns["grad"]
 
 
 class GradientFunction:
@@ -536,8 +367,9 @@ class GradientFunction:
         self._s2s_primal = fun
         self._s2s_recipe = (maker, fun, wrt, has_aux)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._s2s_call(*args, **kwargs)
+    # Calling the instance calls ``_s2s_call`` itself: the property's getter is a C
+    # function, so no Python frame of this class runs per call.
+    __call__ = property(operator.attrgetter("_s2s_call"))
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)
@@ -559,6 +391,98 @@ class GradientFunction:
 def _rebuild(maker: Callable[..., Any], fun: Any, wrt: Any, has_aux: bool) -> Any:
     """Unpickle a gradient function: transform its primal again (cached per process)."""
     return maker(fun, wrt, has_aux=has_aux)
+
+
+def _generated(
+    fun: Any,
+    wrt: tuple[str, ...],
+    has_aux: bool,
+    scalars: frozenset[str] = frozenset(),
+    vectors: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    compiled = compile_adjoint(fun, wrt, has_aux, scalars, vectors)
+    return compiled.bind(primal(fun))
+
+
+def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., Any]:
+    """The function ``grad`` (``mode="grad"``) or ``value_and_grad`` returns, before it is
+    wrapped in a :class:`GradientFunction`."""
+    names, single = _wrt_names(fun, wrt)
+    check_returns_value(fun)
+    method = inspect.ismethod(fun)
+    target = fun.__func__ if method else fun  # a bound method: the instance passed first
+
+    def make(scalars: frozenset[str], vectors: frozenset[str]) -> Any:
+        fn = _generated(target, tuple(names), has_aux, scalars, vectors)["grad"]
+        return functools.partial(fn, fun.__self__) if method else fn
+
+    general = make(frozenset(), frozenset())
+    variants = Variants(make, _param_names(fun), general)
+    call = make_entry(fun, names, single, has_aux, mode, variants, Binder(fun))
+    if mode == "value_and_grad":
+        mark(
+            call,
+            fun,
+            f"value_and_grad({_label(fun)}) returns (value, gradient), not a scalar: "
+            f"differentiate grad({_label(fun)}) instead",
+        )
+    elif has_aux:
+        refusal = (
+            f"grad({_label(fun)}, has_aux=True) returns (gradient, aux): differentiate "
+            "grad of a function without aux instead"
+        )
+        mark(call, fun, refusal)
+    else:
+        mark(call, fun)
+        spec = _GradSpec(fun, tuple(names), single)  # carries what it computes
+        spec.owner = call
+        setattr(call, SPEC, spec)
+    call.__wrapped__ = getattr(general, "func", general)  # type: ignore[attr-defined]
+    call._s2s_variants = variants  # type: ignore[attr-defined]
+    return call
+
+
+#: Entry functions made by ``grad``/``value_and_grad`` for plain functions, by request:
+#: a repeated ``grad(f)`` reuses one while ``f``'s code, defaults and primal are the same
+#: objects (``clear_cache`` forgets them all).
+_MADE: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+_STAR_FLAGS = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+
+
+def _state(fun: types.FunctionType) -> tuple[Any, ...]:
+    """What the made function depends on besides the rules (``defgrad`` clears the
+    cache): the code, the defaults, the markers of s2s_ad's own functions, and for a
+    pass-through wrapper (``*args``) the function it forwards to."""
+    code = fun.__code__
+    forwards = primal(fun) if code.co_flags & _STAR_FLAGS else None
+    marks = fun.__dict__.get(SPEC), fun.__dict__.get(REFUSE)
+    return code, fun.__defaults__, fun.__kwdefaults__, forwards, *marks
+
+
+def _build(maker: Callable[..., Any], fun: Any, wrt: Any, has_aux: bool) -> GradientFunction:
+    """A :class:`GradientFunction` for ``maker`` (``grad`` or ``value_and_grad``)."""
+    mode = maker.__name__
+    key: tuple[Any, ...] | None = None
+    if type(fun) is types.FunctionType:
+        key = (mode, tuple(wrt) if isinstance(wrt, list) else wrt, has_aux)
+        try:
+            hash(key)
+        except TypeError:
+            key = None
+    if key is not None:
+        hit = _MADE.get(fun, {}).get(key)
+        if hit is not None:
+            before, call = hit
+            if all(a is b for a, b in zip(before, _state(fun))):
+                return GradientFunction(call, maker, fun, wrt, has_aux)
+    call = _make_call(fun, wrt, has_aux, mode)
+    if key is not None:
+        _MADE.setdefault(fun, {})[key] = (_state(fun), call)
+    return GradientFunction(call, maker, fun, wrt, has_aux)
 
 
 def value_and_grad(
@@ -584,34 +508,7 @@ def value_and_grad(
     star = _star_entries(fun, wrt)
     if star is not None:
         return _value_and_grad_of_entries(fun, wrt, has_aux, *star)
-    names, single, params, generated = _prepare(fun, wrt, has_aux)
-    where = [params.index(n) for n in names]
-    variants = _Variants(fun, tuple(names), has_aux, generated)
-    bind = _Binder(fun)
-
-    def value_and_grad_fun(*args: Any, **kwargs: Any) -> Any:
-        values = bind(args, kwargs)
-        for name, pos in zip(names, where):
-            value = values[pos]
-            if type(value) is not float and not (
-                type(value) is np.ndarray and value.dtype.kind == "f"
-            ):
-                _check_float(name, value)
-        value, grads = variants.get(values)(*values)
-        if value is None or (has_aux and value[0] is None):
-            check_not_none(fun, None)
-        _scalar(value[0] if has_aux else value)
-        grads = tuple(fix_grad(g, values[pos]) for g, pos in zip(grads, where))
-        return value, (grads[0] if single else grads)
-
-    mark(
-        value_and_grad_fun,
-        fun,
-        f"value_and_grad({_label(fun)}) returns (value, gradient), not a scalar: "
-        f"differentiate grad({_label(fun)}) instead",
-    )
-    value_and_grad_fun.__wrapped__ = getattr(generated, "func", generated)  # type: ignore[attr-defined]
-    return GradientFunction(value_and_grad_fun, value_and_grad, fun, wrt, has_aux)
+    return _build(value_and_grad, fun, wrt, has_aux)
 
 
 def _star_entries(fun: Any, wrt: Any) -> tuple[str, int] | None:
@@ -692,36 +589,22 @@ def grad(
     """
     wrt = pick_wrt(wrt, argnums)
     fun = as_method(fun)  # a callable object: its bound __call__
-    inner = value_and_grad(fun, wrt, has_aux=has_aux)._s2s_call  # the function, one call less
+    star = _star_entries(fun, wrt)
+    if star is None:
+        return _build(grad, fun, wrt, has_aux)
+    inner = _value_and_grad_of_entries(fun, wrt, has_aux, *star)._s2s_call
 
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
         value, grads = inner(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
 
-    if has_aux:
-        refusal = (
-            f"grad({_label(fun)}, has_aux=True) returns (gradient, aux): differentiate "
-            "grad of a function without aux instead"
-        )
-        mark(grad_fun, fun, refusal)
-    elif _star_entries(fun, wrt) is not None:
-        refusal = (
-            f"grad({_label(fun)}) with respect to an entry of *args, differentiated again: "
-            "give the function a named parameter for it"
-        )
-        mark(grad_fun, fun, refusal)
-    else:
-        mark(grad_fun, fun)
-        names, single = _wrt_names(fun, wrt)
-        spec = _GradSpec(fun, tuple(names), single)  # carries what it computes
-        spec.owner = grad_fun
-        setattr(grad_fun, SPEC, spec)
+    refusal = (
+        f"grad({_label(fun)}) with respect to an entry of *args, differentiated again: "
+        "give the function a named parameter for it"
+    )
+    mark(grad_fun, fun, refusal)
     grad_fun.__wrapped__ = inner.__wrapped__  # type: ignore[attr-defined]
     return GradientFunction(grad_fun, grad, fun, wrt, has_aux)
-
-
-def _label(fun: Any) -> str:
-    return str(getattr(fun, "__name__", None) or type(fun).__name__)
 
 
 def source(df: Callable[..., Any]) -> str:

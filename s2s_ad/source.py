@@ -23,12 +23,16 @@ import linecache
 import textwrap
 import types
 from dataclasses import dataclass, field
-from typing import Any
-
-import libcst as cst
-from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+from typing import TYPE_CHECKING, Any
 
 from .errors import StaleSourceError, TransformError
+
+if TYPE_CHECKING:
+    import libcst as cst
+    from libcst.metadata import CodeRange
+
+# libcst is imported where a source is parsed: importing this module (as ``import
+# s2s_ad`` does) stays cheap.
 
 
 @dataclass
@@ -73,10 +77,18 @@ class ParsedFunction:
 
     def code(self, node: cst.CSTNode) -> str:
         """Source text of a node, on one line (without the comment lines above it)."""
+        text = self.positions.line_text(node)
+        if text is not None:  # an original statement line: its text as written
+            return text
         if hasattr(node, "leading_lines"):
             node = node.with_changes(leading_lines=())
         text = self.module.code_for_node(node)
         return " ".join(part.strip() for part in text.splitlines()) if "\n" in text else text
+
+    def returns_value(self) -> bool:
+        """Whether the function can return a value (see :func:`returns_value`)."""
+        found = self.positions.returns_value(self.node)
+        return returns_value(self.node) if found is None else found
 
     def error(
         self, construct: str, node: cst.CSTNode | None = None, hint: str = ""
@@ -100,9 +112,12 @@ def _no_source(func: Any, why: str) -> TransformError:
 
 @functools.lru_cache(maxsize=64)
 def _parse_file(filename: str, text: str) -> tuple[cst.Module, Any]:
+    import libcst as cst
+
+    from .positions import Positions
+
     module = cst.parse_module(text)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    return module, wrapper.resolve(PositionProvider)
+    return module, Positions(module, text)
 
 
 def parse_function(func: Any) -> ParsedFunction:
@@ -119,6 +134,8 @@ def parse_function(func: Any) -> ParsedFunction:
         TransformError: When the function has no readable source, or when the source
             file no longer holds the code that runs (edited after import).
     """
+    import libcst as cst
+
     code = getattr(func, "__code__", None)
     if not isinstance(func, types.FunctionType) or code is None:
         raise _no_source(func, "has no Python source (builtin or C function)")
@@ -289,15 +306,9 @@ def _instructions(code: types.CodeType) -> list[tuple[str, str]]:
     return out
 
 
-class _LambdaFinder(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found: list[cst.Lambda] = []
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.found.append(node)
-
-
 def _parse_lambda(func: Any, code: types.CodeType, closure: dict[str, Any]) -> ParsedFunction:
+    import libcst as cst
+
     filename = code.co_filename
     text = "".join(linecache.getlines(filename, func.__globals__))
     if not text:
@@ -306,7 +317,7 @@ def _parse_lambda(func: Any, code: types.CodeType, closure: dict[str, Any]) -> P
         module, positions = _parse_file(filename, text)
     except cst.ParserSyntaxError as exc:
         raise _no_source(func, f"source could not be parsed ({exc.message})") from None
-    finder = _LambdaFinder()
+    finder = _visitors()[0]()
     module.visit(finder)
     line = code.co_firstlineno
     candidates = [
@@ -344,3 +355,57 @@ def _parse_lambda(func: Any, code: types.CodeType, closure: dict[str, Any]) -> P
         func.__globals__,
         closure,
     )
+
+
+@functools.cache
+def _visitors() -> tuple[type, type]:
+    """The libcst visitors of this module (classes made at first use, with libcst)."""
+    import libcst as cst
+
+    class LambdaFinder(cst.CSTVisitor):
+        """The lambdas of a module, in source order."""
+
+        def __init__(self) -> None:
+            self.found: list[cst.Lambda] = []
+
+        def visit_Lambda(self, node: cst.Lambda) -> None:
+            self.found.append(node)
+
+    class ReturnsValue(cst.CSTVisitor):
+        """Whether some ``return`` of the function (not of a nested one) gives a value."""
+
+        def __init__(self) -> None:
+            self.found = False
+            self.depth = 0
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            self.depth += 1
+            return self.depth == 1
+
+        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+            self.depth -= 1
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            return False
+
+        def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+            return False
+
+        def visit_Return(self, node: cst.Return) -> None:
+            value = node.value
+            if value is not None and not (isinstance(value, cst.Name) and value.value == "None"):
+                self.found = True
+
+    return LambdaFinder, ReturnsValue
+
+
+def returns_value(node: cst.FunctionDef | cst.Lambda) -> bool:
+    """Whether the function ``node`` can return a value: a lambda returns its expression,
+    a ``def`` when some ``return`` of its own (not of a nested function) gives one."""
+    import libcst as cst
+
+    if not isinstance(node, cst.FunctionDef):
+        return True
+    visitor = _visitors()[1]()
+    node.visit(visitor)
+    return visitor.found

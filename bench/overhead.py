@@ -1,0 +1,224 @@
+"""What s2s_ad costs around the generated code: per call, per ``grad``, per transform, at import.
+
+```sh
+python bench/overhead.py            # about a minute
+python bench/overhead.py --quick    # a smoke run, < 20 s
+```
+
+Sections (each timed in interleaved rounds, see ``timing.py``):
+
+* **per call**: the gradient of ``f(x, y) = x*x*y + y*y`` on Python floats, and of
+  ``np.sum(x*x*y) + y*y`` on a 3-vector, called as a user calls it, next to the generated
+  code alone, a hand-written gradient and the installed peers. The ratio to the
+  hand-written gradient is taken round by round (both timed in the same round) and its
+  median reported: on a shared machine back-to-back medians drift by 2x.
+* **grad(f) again**: ``s2s_ad.grad(f)`` for a function already transformed (the cache).
+* **transform**: ``grad()`` of a generated 300-line function (``generated.py``), cold
+  (parse, normalize, reverse pass, emit), then its first call (which makes the variant
+  for the call's argument kinds) and a second ``grad`` with other ``wrt`` (the reverse
+  pass again, on the cached normal form). A fresh module per sample.
+* **import**: ``python -c "import s2s_ad"`` against ``python -c "import numpy"`` in fresh
+  interpreters, and whether libcst (only needed to transform) was imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+import generated  # noqa: E402
+import numpy as np  # noqa: E402
+import peers  # noqa: E402
+from introspect import code_run_by  # noqa: E402
+from timing import FULL, QUICK, Settings, Timer, run_interleaved, warm_up  # noqa: E402
+
+import s2s_ad  # noqa: E402
+
+
+def f_floats(x, y):
+    return x * x * y + y * y
+
+
+def hand_floats(x, y):
+    return 2.0 * x * y, x * x + 2.0 * y
+
+
+def f_small(x, y):
+    return np.sum(x * x * y) + y * y
+
+
+def hand_small(x, y):
+    return 2.0 * x * y, float(np.sum(x * x)) + 2.0 * y
+
+
+def _fmt(seconds: float) -> str:
+    if seconds < 1e-6:
+        return f"{seconds * 1e9:.0f} ns"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} µs"
+    if seconds < 1.0:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds:.2f} s"
+
+
+def _round_ratios(timer: Timer, base: Timer) -> float:
+    """Median over rounds of this timer's batch time / the base's batch time that round."""
+    pairs = list(zip(timer.samples, base.samples))
+    return statistics.median(a / b for a, b in pairs) if pairs else float("nan")
+
+
+def per_call(settings: Settings, with_peers: bool) -> list[tuple[str, str, str, str, str]]:
+    """Rows ``(case, row, best, median, median ratio to hand-written)``."""
+    rows = []
+    small = np.array([0.5, -1.0, 2.0])
+    cases = [
+        ("floats: x*x*y + y*y", f_floats, hand_floats, (1.5, 2.0)),
+        ("3-vector: sum(x*x*y) + y*y", f_small, hand_small, (small, 2.0)),
+    ]
+    for label, f, hand, args in cases:
+        df = s2s_ad.grad(f, (0, 1))
+        got, want = df(*args), hand(*args)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+        body = code_run_by(df, args)
+        impls: list[tuple[str, Callable[[], Any]]] = [
+            ("hand-written", lambda fn=hand, a=args[0], b=args[1]: fn(a, b)),
+            ("s2s_ad.grad(f, (0, 1))", lambda fn=df, a=args[0], b=args[1]: fn(a, b)),
+            ("generated code only", lambda fn=body, a=args[0], b=args[1]: fn(a, b)),
+        ]
+        if with_peers:
+            for peer in peers.all_peers():
+                if peer.available():
+                    try:
+                        prepared = peer.prepare(f, args, (0, 1))
+                    except Exception as exc:  # noqa: BLE001
+                        print(f"  {peer.name}: unsupported ({peers._first_line(exc)})")
+                        continue
+                    impls.append((peer.name, prepared.call))
+        timers = []
+        for _, call in impls:
+            _, first = warm_up(call)
+            timer = Timer(call)
+            timer.calibrate(first, settings)
+            timers.append(timer)
+        run_interleaved(timers, settings)
+        for (name, _), timer in zip(impls, timers):
+            ratio = _round_ratios(timer, timers[0])
+            rows.append((label, name, _fmt(timer.best), _fmt(timer.median), f"{ratio:.2f}x"))
+    return rows
+
+
+def repeated_grad(settings: Settings) -> list[tuple[str, str, str]]:
+    """Rows ``(what, best, median)`` for ``grad(f)`` of a transformed function."""
+    s2s_ad.grad(f_floats)
+    calls = [
+        ("s2s_ad.grad(f) (cached)", lambda: s2s_ad.grad(f_floats)),
+        ("s2s_ad.value_and_grad(f) (cached)", lambda: s2s_ad.value_and_grad(f_floats)),
+    ]
+    timers = []
+    for _, call in calls:
+        _, first = warm_up(call)
+        timer = Timer(call)
+        timer.calibrate(first, settings)
+        timers.append(timer)
+    run_interleaved(timers, settings)
+    return [(name, _fmt(t.best), _fmt(t.median)) for (name, _), t in zip(calls, timers)]
+
+
+def transform(samples: int, n_lines: int = 300) -> list[tuple[str, str, str]]:
+    """Rows ``(what, best, median)`` for the transform of a generated long function."""
+    rng = np.random.default_rng(0)
+    w, x, b = rng.standard_normal((4, 3)), rng.standard_normal((5, 4)), rng.standard_normal(3)
+    cold, first, other = [], [], []
+    for k in range(samples):
+        module = generated.write_module(n_lines, name=f"bench_long_{os.getpid()}_{k}")
+        t0 = time.perf_counter()
+        df = s2s_ad.grad(module.long_loss)
+        t1 = time.perf_counter()
+        df(w, x, b)
+        t2 = time.perf_counter()
+        s2s_ad.grad(module.long_loss, (0, 2))
+        t3 = time.perf_counter()
+        cold.append(t1 - t0)
+        first.append(t2 - t1)
+        other.append(t3 - t2)
+    return [
+        (f"grad() of a {n_lines}-line function, cold", _fmt(min(cold)), _fmt(median(cold))),
+        ("its first call (a new variant)", _fmt(min(first)), _fmt(median(first))),
+        ("grad() with another wrt (normal form cached)", _fmt(min(other)), _fmt(median(other))),
+    ]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values)
+
+
+def import_time(samples: int) -> tuple[list[tuple[str, str, str]], bool]:
+    """Rows for ``import s2s_ad`` and ``import numpy`` in fresh interpreters (interleaved),
+    and whether ``import s2s_ad`` imported libcst."""
+    env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    codes = {
+        "import numpy": "import numpy",
+        "import s2s_ad": "import s2s_ad",
+    }
+    times: dict[str, list[float]] = {k: [] for k in codes}
+    for _ in range(samples):
+        for label, code in codes.items():
+            prog = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+            out = subprocess.run(
+                [sys.executable, "-c", prog], env=env, capture_output=True, text=True, check=True
+            )
+            times[label].append(float(out.stdout))
+    check = "import sys, s2s_ad; print('libcst' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", check], env=env, capture_output=True, text=True, check=True
+    )
+    extra = [a - b for a, b in zip(times["import s2s_ad"], times["import numpy"])]
+    rows = [(k, _fmt(min(v)), _fmt(median(v))) for k, v in times.items()]
+    rows.append(("s2s_ad beyond numpy (per sample)", _fmt(min(extra)), _fmt(median(extra))))
+    return rows, out.stdout.strip() == "True"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    parser.add_argument("--no-peers", action="store_true", help="skip autograd, JAX, PyTorch")
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else FULL
+    print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}, {os.cpu_count()} cores")
+    print("\n## Per call\n")
+    rows = per_call(settings, not args.no_peers)
+    print(_table(["case", "implementation", "best", "median", "/ hand (median of rounds)"], rows))
+    print("\n## grad(f) again\n")
+    print(_table(["what", "best", "median"], repeated_grad(settings)))
+    print("\n## Transform\n")
+    print(_table(["what", "best", "median"], transform(2 if args.quick else 7)))
+    print("\n## Import\n")
+    rows, libcst = import_time(3 if args.quick else 9)
+    print(_table(["what", "best", "median"], rows))
+    print(f"\nlibcst imported by `import s2s_ad`: {'yes' if libcst else 'no'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,318 @@
+"""The function ``grad``/``value_and_grad`` return: what runs around the generated code.
+
+Each call binds the arguments to the primal's parameters, checks that the differentiated
+ones are real floats, picks the generated variant specialised on which arguments are
+scalars or vectors, runs it, checks that the value is a scalar and gives each gradient
+the structure, shape and dtype of its input.
+
+Most calls repeat the argument types of an earlier call. A call whose arguments are all
+positional and of types that decide every check and the variant by themselves (anything
+but a NumPy array, whose ``ndim`` and ``dtype`` matter; and for a differentiated
+argument a Python or NumPy float) looks its variant up by the tuple of those types and
+skips the checks; when the value is a float and each gradient already has its input's
+type, the result is returned untouched. The entry function doing this is generated for
+the number of parameters and the differentiated positions (so that it unpacks and
+reads the types without a loop) and compiled once per such shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .duck import fix_foreign, is_foreign
+from .errors import OutputError
+from .targets import signature
+
+_SCALAR_TYPES = (float, int, bool, np.generic)
+#: At most this many argument-type tuples are remembered per gradient function.
+_TABLE_LIMIT = 64
+
+
+def check_float(name: str, value: Any) -> None:
+    """Refuse an integer, boolean or complex value (or array) as a differentiated input.
+
+    Raises:
+        TypeError: Naming the argument and what to pass instead.
+    """
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            check_float(name, v)
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            check_float(name, v)
+        return
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))):
+        raise TypeError(
+            f"grad requires real-valued inputs; argument {name!r} is an integer "
+            f"({type(value).__name__}). Pass a float (e.g. {float(value)!r}) or leave it out of wrt"
+        )
+    if isinstance(value, (complex, np.complexfloating)) or (
+        (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind == "c"
+    ):
+        kind = value.dtype if hasattr(value, "dtype") else type(value).__name__
+        raise TypeError(
+            f"complex inputs are not supported; argument {name!r} is complex ({kind}). "
+            "Pass its real and imaginary parts as separate float arguments"
+        )
+    if (isinstance(value, np.ndarray) or is_foreign(value)) and value.dtype.kind not in "fc":
+        raise TypeError(
+            f"grad requires real-valued inputs; argument {name!r} has dtype {value.dtype}. "
+            "Convert it with .astype(float) or leave it out of wrt"
+        )
+
+
+def fix_grad(g: Any, x: Any) -> Any:
+    """Give a gradient the structure, shape and float dtype of its input."""
+    tx = type(x)
+    if tx is float and type(g) is float:
+        return g
+    if is_foreign(g):  # a Dask or CuPy gradient stays in its library, unevaluated
+        dtype = getattr(x, "dtype", np.float64)
+        return fix_foreign(g, np.shape(x), dtype if np.dtype(dtype).kind == "f" else np.float64)
+    if tx is float:
+        if isinstance(g, (float, np.floating)):
+            return float(g)
+        return float(np.asarray(g).reshape(()))
+    if tx is np.ndarray and type(g) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
+        return g
+    if isinstance(x, (tuple, list)):
+        parts = [fix_grad(g[i] if not _zero(g) else 0.0, v) for i, v in enumerate(x)]
+        return type(x)(parts)
+    if isinstance(x, dict):
+        return {k: fix_grad(g[k] if not _zero(g) else 0.0, v) for k, v in x.items()}
+    if isinstance(x, np.ndarray):
+        dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+        out = np.asarray(g, dtype=dtype)
+        if out.shape != x.shape:
+            out = np.broadcast_to(out, x.shape).copy() if out.size == 1 else out.reshape(x.shape)
+        return out
+    if isinstance(x, np.generic):
+        if type(g) is tx:
+            return g
+        return x.dtype.type(np.asarray(g).reshape(()))
+    if isinstance(x, float):
+        return float(np.asarray(g).reshape(()))
+    return g
+
+
+def _zero(g: Any) -> bool:
+    return g is None or (type(g) is float and g == 0.0)
+
+
+def check_not_none(fun: Any, value: Any) -> None:
+    """Raise :class:`OutputError` when ``fun`` returned ``None`` (at run time)."""
+    if value is None:
+        raise OutputError(
+            f"{label(fun)} returned None: there is no value to differentiate "
+            "(a return statement that was not reached, or a forgotten return?)"
+        )
+
+
+def label(fun: Any) -> str:
+    """The name of ``fun`` for messages."""
+    return str(getattr(fun, "__name__", None) or type(fun).__name__)
+
+
+def check_scalar(value: Any) -> None:
+    """Refuse a value that is not a scalar (a float, a NumPy scalar or a size-1 array).
+
+    Raises:
+        ValueError: Naming the shape, and what to use for non-scalar outputs.
+    """
+    tv = type(value)
+    if tv is float or (tv is np.ndarray and value.size == 1) or isinstance(value, np.generic):
+        return
+    shape = np.shape(value)
+    size = 1
+    for n in shape:
+        size *= int(n)
+    if size != 1 or isinstance(value, (tuple, list, dict)):
+        raise ValueError(
+            f"grad requires a scalar output, got shape {shape}; "
+            "use s2s_ad.vjp or s2s_ad.jacobian for non-scalar outputs"
+        )
+
+
+class Binder:
+    """Binds call arguments to the primal's parameters (the signature is read once)."""
+
+    def __init__(self, fun: Any) -> None:
+        self.sig = signature(fun)
+        self.n = len(self.sig.parameters)
+
+    def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not kwargs and len(args) == self.n:
+            return args
+        ba = self.sig.bind(*args, **kwargs)
+        ba.apply_defaults()
+        return tuple([ba.arguments[p] for p in self.sig.parameters])
+
+
+def kind(value: Any) -> str:
+    """``s`` for a scalar, ``v`` for a 1-d array, ``.`` for anything else."""
+    if isinstance(value, _SCALAR_TYPES):
+        return "s"
+    if type(value) is np.ndarray and value.ndim == 1:
+        return "v"
+    return "."
+
+
+class Variants:
+    """The generated gradient, specialised on which arguments are scalars or vectors,
+    made on demand.
+
+    Args:
+        make: ``make(scalars, vectors)`` -> the generated gradient for those parameter
+            sets (with a bound method's instance already bound).
+        params: The parameters the call binds (a bound method's without ``self``).
+        general: The variant for no known scalars or vectors.
+    """
+
+    def __init__(self, make: Callable[..., Any], params: list[str], general: Any) -> None:
+        self.make, self.params = make, params
+        # no scalar or vector known: the general code
+        self.by_mask: dict[tuple[str, ...], Any] = {tuple("." for _ in params): general}
+
+    def get(self, values: tuple[Any, ...]) -> Any:
+        """The variant for the arguments ``values`` (all parameters, in order)."""
+        mask = tuple([kind(v) for v in values])
+        fn = self.by_mask.get(mask)
+        if fn is None:
+            scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
+            vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
+            fn = self.by_mask[mask] = self.make(scalars, vectors)
+        return fn
+
+
+def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
+    """Whether every check and the variant choice for ``value`` follow from its type."""
+    if differentiated:
+        return t is float or issubclass(t, np.floating)
+    if t is np.ndarray:
+        return False
+    return ("s" if issubclass(t, _SCALAR_TYPES) else ".") == kind(value)
+
+
+_ENTRY = """\
+def _s2s_entry(table, general, finish, f64):
+    def {name}(*args, **kwargs):
+        if kwargs or len(args) != {n}:
+            return general(args, kwargs)
+        {unpack} = args
+        {typevars} = {types}
+        fn = table.get(({typevars}))
+        if fn is None:
+            return general(args, kwargs)
+        value, grads = fn({params})
+{fast}
+        return finish(value, grads, args)
+    return {name}
+"""
+
+_ENTRY_CODES: dict[tuple[Any, ...], Any] = {}
+
+
+def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, mode: str) -> Any:
+    """The compiled factory of the entry function for this shape of call (cached)."""
+    key = (n, where, single, has_aux, mode)
+    factory = _ENTRY_CODES.get(key)
+    if factory is not None:
+        return factory
+    names = [f"a{k}" for k in range(n)]
+    pad = " " * 8
+    fast = []
+    if has_aux:
+        fast.append(f"{pad}if type(value) is tuple and len(value) == 2:")
+        fast.append(f"{pad}    v = value[0]")
+    else:
+        fast.append(f"{pad}if True:")
+        fast.append(f"{pad}    v = value")
+    same = " and ".join(f"type(grads[{i}]) is t{p}" for i, p in enumerate(where))
+    fast.append(f"{pad}    tv = type(v)")
+    fast.append(f"{pad}    if (tv is float or tv is f64) and {same}:")
+    result = "grads[0]" if single else "grads"
+    if mode == "grad":
+        out = f"({result}, value[1])" if has_aux else result
+    else:
+        out = f"value, {result}"
+    fast.append(f"{pad}        return {out}")
+    text = _ENTRY.format(
+        name="call",
+        n=n,
+        unpack=", ".join(names) + ("," if n == 1 else ""),
+        types=", ".join(f"type({a})" for a in names) + ("," if n == 1 else ""),
+        typevars=", ".join(f"t{k}" for k in range(n)) + ("," if n == 1 else ""),
+        params=", ".join(names),
+        fast="\n".join(fast),
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(text, f"<s2s_ad entry {n}>", "exec"), namespace)  # noqa: S102
+    factory = _ENTRY_CODES[key] = namespace["_s2s_entry"]
+    return factory
+
+
+def make_entry(
+    fun: Any,
+    names: list[str],
+    single: bool,
+    has_aux: bool,
+    mode: str,
+    variants: Variants,
+    binder: Binder,
+) -> Callable[..., Any]:
+    """The function a user calls: ``mode`` ``"grad"`` returns the gradient(s) (and the
+    aux), ``"value_and_grad"`` returns ``(value, gradient(s))``.
+
+    Args:
+        fun: What is differentiated (for messages).
+        names: The differentiated parameters.
+        single: Whether one parameter was asked for (not a tuple of them).
+        has_aux: ``fun`` returns ``(value, aux)``.
+        mode: ``"grad"`` or ``"value_and_grad"``.
+        variants: The generated gradient's variants.
+        binder: Binds the call's arguments to the parameters.
+    """
+    params = variants.params
+    where = tuple(params.index(n) for n in names)
+    n = len(params)
+    table: dict[tuple[type, ...], Any] = {}
+    checked = list(zip(names, where))
+    differentiated = set(where)
+
+    def finish(value: Any, grads: Any, values: tuple[Any, ...]) -> Any:
+        if value is None or (has_aux and value[0] is None):
+            check_not_none(fun, None)
+        check_scalar(value[0] if has_aux else value)
+        if single:
+            out = fix_grad(grads[0], values[where[0]])
+        else:
+            out = tuple([fix_grad(g, values[pos]) for g, pos in zip(grads, where)])
+        if mode == "grad":
+            return (out, value[1]) if has_aux else out
+        return value, out
+
+    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        values = binder(args, kwargs)
+        for name, pos in checked:
+            value = values[pos]
+            if type(value) is not float and not (
+                type(value) is np.ndarray and value.dtype.kind == "f"
+            ):
+                check_float(name, value)
+        fn = variants.get(values)
+        if values is args and len(table) < _TABLE_LIMIT:
+            types_ = tuple([type(v) for v in values])
+            pairs = enumerate(zip(types_, values))
+            if all(_type_decides(t, v, k in differentiated) for k, (t, v) in pairs):
+                table[types_] = fn
+        value, grads = fn(*values)
+        return finish(value, grads, values)
+
+    factory = _entry_factory(n, where, single, has_aux, mode)
+    call = factory(table, general, finish, np.float64)
+    call.variants = variants
+    return call
