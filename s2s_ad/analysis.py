@@ -110,6 +110,10 @@ def diff_reads(expr: ir.Expr) -> list[str]:
         obj = [expr.obj.name] if isinstance(expr.obj, ir.Var) else []
         return obj + [r for r in expr.index.reads if r not in obj]
     if isinstance(expr, ir.Call):
+        if getattr(expr.callee.obj, "_s2s_dispatched", False):
+            # _ad.vjp_apply(func, labels, g, *args): no gradient flows into func or labels
+            expr = ir.Call(expr.callee, expr.args[2:], expr.kwargs, expr.star, expr.starstar)
+            return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
         info = classify(expr)
         if info.kind == "nondiff":
             return []

@@ -82,6 +82,19 @@ def _rule_pullback(
     return ans, pullback
 
 
+def _array_method(func: Any) -> tuple[Rule, Any, Any] | None:
+    """The method rule, the unbound method and the array of a bound array method."""
+    import numpy as np
+
+    owner = getattr(func, "__self__", None)
+    if not isinstance(owner, (np.ndarray, np.generic)) or isinstance(func, types.MethodType):
+        return None
+    rule = REGISTRY.methods.get(getattr(func, "__name__", ""))
+    if rule is None:
+        return None
+    return rule, getattr(type(owner), func.__name__), owner
+
+
 _INERT = (type, str, bytes, bool, int, type(None), types.ModuleType, types.BuiltinFunctionType)
 
 
@@ -180,6 +193,13 @@ def call_with_pullback(
             return tuple(got.get(label, 0.0) for label in labels)
 
         return ans, partial_pullback
+    method = _array_method(func)
+    if method is not None:  # ``A.dot(x)`` with ``A`` not differentiated: its method rule
+        rule, unbound, owner = method
+        shifted = tuple(label + 1 if isinstance(label, int) else label for label in labels)
+        if rule.nondiff:
+            return func(*args, **kwargs), lambda g: tuple(0.0 for _ in labels)
+        return _rule_pullback(rule, unbound, shifted, (owner, *args), kwargs)
     target, pre = _target(func)
     if target is not None:
         target = primal(target)
@@ -246,6 +266,7 @@ def call_with_tangent(
         or REGISTRY.custom.get(id(func)) is not None
         or isinstance(func, CustomGradient)
         or REGISTRY.lookup(func) is not None
+        or _array_method(func) is not None
     ):
         ans, pullback = call_with_pullback(func, labels, args, kwargs)
         return ans, jvp_from_vjp(pullback, ans, tangents)

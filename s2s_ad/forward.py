@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import ir
 from .analysis import classify, walk
 from .codegen import Item, Line, Suite
@@ -250,7 +252,12 @@ class Forward(Reverse):
                     s,
                     "pass the arguments one by one",
                 )
-            if info.kind in ("user", "dynamic") or (packed and info.kind == "rule"):
+            foreign = (  # a method of what is not differentiated: anp.sum(x), A.dot(x)
+                info.kind == "method"
+                and hasattr(np.ndarray, value.callee.method or "")
+                and self.tangent(value.callee.receiver, has) is None
+            )
+            if info.kind in ("user", "dynamic") or (packed and info.kind == "rule") or foreign:
                 return self.call_through(s, value, has)
             if info.kind == "custom_gradient":
                 grad_fn = self.mint("_grad_fn")

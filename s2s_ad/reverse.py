@@ -506,6 +506,11 @@ class Reverse:
             if self.variables and info.kind in ("method", "nondiff") and call.callee.method:
                 if not self.active(call.callee.receiver):
                     info = CallInfo("dynamic")  # an object's method, not an array's
+            elif info.kind == "method" and not self.active(call.callee.receiver):
+                if _array_only(call) and any(self.active(a) for a in expr_atoms(call)):
+                    # the receiver may be a module or an object (``anp.sum(x)`` with numpy
+                    # passed in): which function runs is known when it runs
+                    info = CallInfo("dynamic")
             active_args = [a for a in expr_atoms(call) if self.active(a)]
             reads_variables = self.variables and info.kind in ("user", "dynamic")
             if not (active_args or reads_variables) or info.kind == "nondiff":
@@ -1706,6 +1711,12 @@ def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
 class _Halves:
     fwd: Callable[..., Any]
     bwd: Callable[..., Any]
+
+
+def _array_only(call: ir.Call) -> bool:
+    """Whether a method call's rule is an array method's (``.sum``, ``.dot``): on a receiver
+    that is not differentiated it may be a module or another object (``anp.sum(x)``)."""
+    return hasattr(np.ndarray, call.callee.method or "")
 
 
 def _packs(func: Any, call: ir.Call) -> bool:

@@ -451,8 +451,8 @@ def tangent_parts(t: Any, x: Any) -> list[Any]:
     A part whose tangent is the symbolic zero while others are not gets dense zeros: its
     name has a tangent in the generated code, which matrix products read as an array.
     """
-    if is_zero(t):
-        return [0.0] * len(x)
+    if is_zero(t):  # (in a loop, another trip may give the parts tangents: dense too)
+        return [zeros_like(v) if isinstance(v, _ndarray) else 0.0 for v in x]
     return [zeros_like(v) if is_zero(p) else p for p, v in zip(t, x)]
 
 

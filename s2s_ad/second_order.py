@@ -11,6 +11,7 @@ differentiates like any user function, to any order.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,15 +19,33 @@ from typing import Any
 from . import packing
 from .errors import TransformError
 
+_serial = itertools.count(1)
+
 
 @dataclass
 class _PureVJP:
     """A callee's pullback as a generated function, and how its results map to labels."""
 
-    fn: Any  # fn(g, *pre, *args, **kwargs) -> gradients of ``order``
-    pre: tuple[Any, ...]  # arguments bound before the call's own (a method's self)
+    fn: Any  # fn(g, *args_of(args), **kwargs) -> gradients of the callee's parameters
+    args_of: Callable[[tuple[Any, ...]], tuple[Any, ...]]  # the call's positional arguments
+    pos_of: Callable[[int], int]  # a position among them -> its position in args_of(...)
     to_labels: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     to_order: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+    trivial: bool  # fn's results are the labels' gradients, one each, in order
+
+
+def _apply_labels(pv: _PureVJP, labels: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Labels of ``vjp_apply(func, labels, g, *args)`` as labels of ``pv.fn(g, ...)``."""
+    out = []
+    for lab in labels:
+        if isinstance(lab, int):
+            if lab < 2:
+                raise TransformError(
+                    "derivative with respect to the function or labels of a dispatched call"
+                )
+            lab = 0 if lab == 2 else 1 + pv.pos_of(lab - 3)
+        out.append(lab)
+    return tuple(out)
 
 
 def _pure_vjp(
@@ -38,21 +57,35 @@ def _pure_vjp(
     from .dispatch import _inert, _parameters, _target
 
     flat, regroup, ungroup = packing.expand(labels, len(args), tuple(kwargs))
-    target, pre = _target(func)
-    if target is not None:
-        target = primal(target)
-    if target is None or not hasattr(target, "__code__"):
-        name = getattr(func, "__qualname__", None) or type(func).__name__
-        raise TransformError(
-            f"second derivative through {name}, called at run time (no Python source)"
-        )
-    value = {lab: args[lab] if isinstance(lab, int) else kwargs[lab] for lab in flat}
-    kept = tuple(lab for lab in flat if not _inert(value[lab]))
-    params, order = _parameters(target, pre, args, kwargs, kept)
-    fn = compile_adjoint(target, order, pure="vjp").bind(target)["grad"]
-    where = dict(zip(kept, params))
-    sig = inspect.signature(target, follow_wrapped=False)
-    bound = sig.bind(*pre, *args, **kwargs).arguments
+    if getattr(func, "_s2s_dispatched", False):
+        return _nested(flat, regroup, ungroup, args, kwargs, flat == labels)
+    ruled = _rule_vjp(func, flat, args, kwargs)
+    sig: Any = None
+    bound: dict[str, Any] = {}
+    if ruled is not None:
+        fn, pre, where, order = ruled
+    else:
+        target, pre = _target(func)
+        if target is not None:
+            target = primal(target)
+        if target is None or not hasattr(target, "__code__"):
+            name = getattr(func, "__qualname__", None) or type(func).__name__
+            raise TransformError(
+                f"second derivative through {name}, called at run time (no Python source)"
+            )
+        value = {lab: args[lab] if isinstance(lab, int) else kwargs[lab] for lab in flat}
+        kept = tuple(lab for lab in flat if not _inert(value[lab]))
+        params, order = _parameters(target, pre, args, kwargs, kept)
+        fn = compile_adjoint(target, order, pure="vjp").bind(target)["grad"]
+        where = dict(zip(kept, params))
+        sig = inspect.signature(target, follow_wrapped=False)
+        bound = sig.bind(*pre, *args, **kwargs).arguments
+    trivial = (
+        flat == labels
+        and list(where) == list(flat)
+        and all(sub is None for _, sub in where.values())
+        and tuple(p for p, _ in where.values()) == tuple(order)
+    )
 
     def to_labels(grads: tuple[Any, ...]) -> tuple[Any, ...]:
         by_param = dict(zip(order, grads))
@@ -82,21 +115,103 @@ def _pure_vjp(
             plain[param] = packing.packed_tangent(sig, param, subs, bound[param])
         return tuple(plain.get(p, 0.0) for p in order)
 
-    return _PureVJP(fn, pre, to_labels, to_order)
+    npre = len(pre)
+    return _PureVJP(fn, lambda a: (*pre, *a), lambda p: p + npre, to_labels, to_order, trivial)
 
 
-def _shift(labels: tuple[Any, ...], npre: int) -> tuple[Any, ...]:
-    """Labels of ``vjp_apply(func, labels, g, *args)`` as labels of ``fn(g, *pre, *args)``."""
-    out = []
-    for lab in labels:
-        if isinstance(lab, int):
-            if lab < 2:
-                raise TransformError(
-                    "derivative with respect to the function or labels of a dispatched call"
-                )
-            lab = 0 if lab == 2 else lab - 2 + npre
-        out.append(lab)
-    return tuple(out)
+def _nested(
+    flat: tuple[Any, ...],
+    regroup: packing.Regroup,
+    ungroup: packing.Regroup,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    plain: bool,
+) -> _PureVJP:
+    """The pullback of ``vjp_apply(func, labels, g, *args)`` itself (third order and up):
+    ``vjp_apply`` is ``func``'s generated pullback, whose own pullback is generated in turn."""
+    func, labels, g, *rest = args
+    inner = _pure_vjp(func, labels, tuple(rest), kwargs)
+    if not inner.trivial:
+        raise TransformError(
+            "third derivative through a call dispatched at run time whose arguments "
+            "are *args entries or repeated"
+        )
+    mapped = _apply_labels(inner, flat)
+    outer = _pure_vjp(inner.fn, mapped, (g, *inner.args_of(tuple(rest))), kwargs)
+    return _PureVJP(
+        outer.fn,
+        lambda a: outer.args_of((a[2], *inner.args_of(tuple(a[3:])))),
+        lambda p: outer.pos_of(_apply_labels(inner, (p,))[0]),
+        lambda grads: regroup(outer.to_labels(grads)),
+        lambda cot: outer.to_order(ungroup(cot)),
+        plain and outer.trivial,
+    )
+
+
+def _rule_vjp(
+    func: Any, flat: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, tuple[Any, ...], dict[Any, Any], tuple[str, ...]] | None:
+    """For a function with a gradient rule (``np.sum`` reached as ``anp.sum``, ``A.dot``):
+    its VJP templates as a generated Python function, which is differentiated again like
+    any other (the helpers the templates call have rules of their own)."""
+    from .dispatch import _array_method
+    from .rules import REGISTRY
+
+    method = _array_method(func)
+    if method is not None:
+        rule, call, owner = method
+        pre: tuple[Any, ...] = (owner,)
+    else:
+        rule = REGISTRY.lookup(func) or REGISTRY.lookup(getattr(func, "__func__", None))
+        call, pre = func, ()
+        if rule is None:
+            return None
+    names = list(rule.params)
+    full = (*pre, *args)
+    if rule.nondiff or len(full) > len(names) or "g" in names or "ans" in names:
+        raise TransformError(f"second derivative through {rule.name}, called at run time")
+    given = [p for p in names[: len(full)]] + [k for k in kwargs if k not in names[: len(full)]]
+    missing = {p: d for p, d in {**rule.defaults, **rule.kwonly}.items() if p not in given}
+    wanted = []
+    for lab in flat:
+        param = names[lab + len(pre)] if isinstance(lab, int) else lab
+        if param not in rule.vjps:
+            raise TransformError(f"argument '{param}' of {rule.name} (no gradient rule)")
+        wanted.append(param)
+    order = tuple(dict.fromkeys(wanted))
+    fn = _define_rule_vjp(rule.name, call, names[: len(full)], list(kwargs), missing, order, rule)
+    return fn, pre, {lab: (param, None) for lab, param in zip(flat, wanted)}, order
+
+
+def _define_rule_vjp(
+    name: str,
+    call: Any,
+    positional: list[str],
+    keywords: list[str],
+    missing: dict[str, str],
+    order: tuple[str, ...],
+    rule: Any,
+) -> Any:
+    """Compile ``def <name>_vjp(g, <params>): return (<template>, ...)`` with source."""
+    import linecache
+
+    import numpy as np
+
+    from .emit import AD
+    from .rules.registry import substitute
+
+    label = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "rule"
+    args = ", ".join([*positional, *(f"{k}={k}" for k in keywords)])
+    env = {"ans": f"_fn({args})", **{p: f"({d})" for p, d in missing.items()}}
+    parts = [substitute(rule.vjps[p], env) for p in order]
+    body = "(" + ", ".join(parts) + ",)"
+    params = ", ".join(["g", *positional, *(f"{k}=None" for k in keywords)])
+    source = f"def {label}_vjp({params}):\n    return {body}\n"
+    filename = f"<s2s_ad made:{label}_vjp:{next(_serial)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    namespace = {"np": np, "_ad": AD, "_fn": call, "__builtins__": __builtins__}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102
+    return namespace[f"{label}_vjp"]
 
 
 def vjp_apply_pullback(
@@ -107,8 +222,8 @@ def vjp_apply_pullback(
 
     func, inner, g, *rest = args
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
-    full = (g, *pv.pre, *rest)
-    grads, pullback = call_with_pullback(pv.fn, _shift(labels, len(pv.pre)), full, kwargs)
+    full = (g, *pv.args_of(tuple(rest)))
+    grads, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
     return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
 
 
@@ -123,7 +238,6 @@ def vjp_apply_tangent(
 
     func, inner, g, *rest = args
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
-    full = (g, *pv.pre, *rest)
-    shifted = _shift(labels, len(pv.pre))
-    grads, dots = call_with_tangent(pv.fn, shifted, tangents, full, kwargs)
+    full = (g, *pv.args_of(tuple(rest)))
+    grads, dots = call_with_tangent(pv.fn, _apply_labels(pv, labels), tangents, full, kwargs)
     return pv.to_labels(grads), pv.to_labels(dots)

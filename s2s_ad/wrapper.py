@@ -17,6 +17,7 @@ reads the types without a loop) and compiled once per such shape.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -143,6 +144,9 @@ class Binder:
     def __init__(self, fun: Any) -> None:
         self.sig = signature(fun)
         self.n = len(self.sig.parameters)
+        packed = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        if any(p.kind in packed for p in self.sig.parameters.values()):
+            self.n = -1  # ``*args``/``**kwargs``: the arguments are always bound (packed)
 
     def __call__(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if not kwargs and len(args) == self.n:
