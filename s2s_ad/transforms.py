@@ -163,6 +163,12 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
             rows[k] = np.ravel(g)
             basis[k] = 0.0
         return rows.reshape(out_arr.shape + x_arr.shape)
+    batched = _jacobian_batched(fun, args, pos, x_arr)
+    return batched if batched is not None else _jacobian_columns(fun, args, pos, x_arr)
+
+
+def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
+    """The forward Jacobian one tangent program run per input entry."""
     cols = []
     out_shape: tuple[int, ...] = ()
     basis = np.zeros(x_arr.size)
@@ -176,6 +182,45 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
     if not cols:
         return np.zeros(x_arr.shape)
     return np.stack(cols, axis=-1).reshape(out_shape + x_arr.shape)
+
+
+def _jacobian_batched(
+    fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any
+) -> Any | None:
+    """The forward Jacobian from the batched tangent program run on identity tangents,
+    in chunks; ``None`` when the output is not an array or a number (then the caller runs
+    one column at a time)."""
+    from .forward_batch import MAX_BATCH_ELEMENTS, batched_jvp
+
+    fun = as_method(fun)
+    method = inspect.ismethod(fun)
+    target = primal(fun.__func__) if method else primal(fun)
+    name = list(signature(fun).parameters)[pos]
+    check_returns_value(fun)
+    jvp_fn, tangent_params = batched_jvp(target, (name,))
+    call = (fun.__self__, *args) if method else tuple(args)
+    n = x_arr.size
+    chunk = max(1, min(n, MAX_BATCH_ELEMENTS // max(n, 1)))
+    blocks = []
+    out: Any = None
+    for start in range(0, n, chunk):
+        stop = min(n, start + chunk)
+        seeds = np.zeros((stop - start, n))
+        seeds[np.arange(stop - start), np.arange(start, stop)] = 1.0
+        out, out_dot = jvp_fn(
+            *call, **{tangent_params[name]: seeds.reshape((stop - start, *x_arr.shape))}
+        )
+        check_not_none(fun, out)
+        if isinstance(out, (tuple, list, dict)) or isinstance(out_dot, (tuple, list, dict)):
+            return None
+        shape = np.shape(out)
+        if np.ndim(out_dot) == 0:  # the symbolic zero: the output does not depend on x
+            out_dot = np.zeros((stop - start, *shape))
+        blocks.append(np.broadcast_to(out_dot, (stop - start, *shape)).reshape(stop - start, -1))
+    if not blocks:
+        return np.zeros(x_arr.shape)
+    rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return np.asarray(rows.T, dtype=float).reshape(np.shape(out) + x_arr.shape)
 
 
 def elementwise_grad(
