@@ -21,7 +21,6 @@ from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
 
-
 TANGENTS = "_tangents_"  # where per_column puts the tangents in a pattern
 
 

@@ -188,7 +188,9 @@ def call_batched(
     if size is None:
         return call_with_tangent(func, labels, tuple(0.0 for _ in tangents), args, kwargs)[0], 0.0
     runs = [
-        call_with_tangent(func, labels, tuple(batching.column(t, i) for t in tangents), args, kwargs)
+        call_with_tangent(
+            func, labels, tuple(batching.column(t, i) for t in tangents), args, kwargs
+        )
         for i in range(size)
     ]
     return runs[0][0], batching.stack([r[1] for r in runs])

@@ -11,6 +11,7 @@ function they were made from).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,13 +72,27 @@ def _jvp_wrt(
         _check_float(name, args[pos])
         _check_tangent(name, args[pos], t)
     check_returns_value(fun)
-    compiled = compile_forward(target, tuple(names))
-    fns = compiled.bind(target)
-    tp = compiled.tangent_params or {}
+    jvp_fn, tp = _bound_jvp(target, tuple(names))
     call = (fun.__self__, *args) if offset else tuple(args)
-    out, out_dot = fns["jvp"](*call, **{tp[n]: t for n, t in zip(names, tangents)})
+    out, out_dot = jvp_fn(*call, **{tp[n]: t for n, t in zip(names, tangents)})
     check_not_none(fun, out)
     return out, _tangent_like(out_dot, out)
+
+
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], tuple[Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _bound_jvp(target: Any, names: tuple[str, ...]) -> tuple[Any, dict[str, str]]:
+    """The tangent program of ``target`` bound to it, bound again only when it was
+    generated again (``compile_forward`` keeps the cache valid)."""
+    compiled = compile_forward(target, names)
+    per_target = _BOUND.setdefault(target, {})
+    hit = per_target.get(names)
+    if hit is None or hit[0] is not compiled:
+        hit = per_target[names] = (compiled, compiled.bind(target)["jvp"])
+    return hit[1], compiled.tangent_params or {}
 
 
 def jvp(

@@ -43,9 +43,7 @@ for _func, _templates in [
 
 set_batched(REGISTRY.methods["sum"], self=_SUM)
 set_batched(REGISTRY.methods["mean"], self=_MEAN)
-set_batched(
-    REGISTRY.methods["dot"], self="_batch.dot_a(t, b, ans)", b="_batch.dot_b(self, t, ans)"
-)
+set_batched(REGISTRY.methods["dot"], self="_batch.dot_a(t, b, ans)", b="_batch.dot_b(self, t, ans)")
 set_batched(REGISTRY.methods["reshape"], self="_batch.reshape(t, np.shape(ans))")
 set_batched(REGISTRY.methods["ravel"], self="_batch.reshape(t, -1)")
 set_batched(REGISTRY.methods["flatten"], self="_batch.reshape(t, -1)")
