@@ -56,6 +56,35 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
         )
 
 
+_RESOLVED: weakref.WeakKeyDictionary[Any, tuple[Any, Any, list[str]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _resolve(fun: Callable[..., Any]) -> tuple[Any, Any, list[str]]:
+    """``fun`` as the transforms take it (a callable object as its bound ``__call__``), the
+    function whose tangent program runs, and the parameter names; checked once per
+    function (``hvp`` and ``jacobian`` call the same gradient again and again)."""
+    try:
+        hit = _RESOLVED.get(fun)
+    except TypeError:  # not weakly referenceable
+        hit = None
+    if hit is not None:
+        made, target, _ = hit
+        if (primal(made.__func__) if inspect.ismethod(made) else primal(made)) is target:
+            return hit
+    made = as_method(fun)
+    target = primal(made.__func__) if inspect.ismethod(made) else primal(made)
+    params = list(signature(made).parameters)
+    check_returns_value(made)
+    if made is fun:  # a bound __call__ would keep its object alive: not cached
+        try:
+            _RESOLVED[fun] = (made, target, params)
+        except TypeError:
+            pass
+    return made, target, params
+
+
 def _jvp_wrt(
     fun: Callable[..., Any],
     args: Sequence[Any],
@@ -63,17 +92,13 @@ def _jvp_wrt(
     tangents: Sequence[Any],
 ) -> tuple[Any, Any]:
     """Run the tangent program of ``fun`` with tangents for the arguments at ``positions``."""
-    fun = as_method(fun)  # a callable object: its bound __call__
-    target = primal(fun.__func__) if inspect.ismethod(fun) else primal(fun)
-    offset = 1 if inspect.ismethod(fun) else 0
-    params = list(signature(fun).parameters)
+    fun, target, params = _resolve(fun)
     names = [params[p] for p in positions]
     for name, pos, t in zip(names, positions, tangents):
         _check_float(name, args[pos])
         _check_tangent(name, args[pos], t)
-    check_returns_value(fun)
     jvp_fn, tp = _bound_jvp(target, tuple(names))
-    call = (fun.__self__, *args) if offset else tuple(args)
+    call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
     out, out_dot = jvp_fn(*call, **{tp[n]: t for n, t in zip(names, tangents)})
     check_not_none(fun, out)
     return out, _tangent_like(out_dot, out)
@@ -207,21 +232,17 @@ def _jacobian_batched(
     one column at a time)."""
     from .forward_batch import MAX_BATCH_ELEMENTS, batched_jvp
 
-    fun = as_method(fun)
-    method = inspect.ismethod(fun)
-    target = primal(fun.__func__) if method else primal(fun)
-    name = list(signature(fun).parameters)[pos]
-    check_returns_value(fun)
+    fun, target, params = _resolve(fun)
+    name = params[pos]
     jvp_fn, tangent_params = batched_jvp(target, (name,))
-    call = (fun.__self__, *args) if method else tuple(args)
+    call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
     n = x_arr.size
     chunk = max(1, min(n, MAX_BATCH_ELEMENTS // max(n, 1)))
     blocks = []
     out: Any = None
     for start in range(0, n, chunk):
         stop = min(n, start + chunk)
-        seeds = np.zeros((stop - start, n))
-        seeds[np.arange(stop - start), np.arange(start, stop)] = 1.0
+        seeds = np.eye(stop - start, n, start)  # rows: the unit tangents start..stop-1
         out, out_dot = jvp_fn(
             *call, **{tangent_params[name]: seeds.reshape((stop - start, *x_arr.shape))}
         )
@@ -235,7 +256,7 @@ def _jacobian_batched(
     if not blocks:
         return np.zeros(x_arr.shape)
     rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
-    return np.asarray(rows.T, dtype=float).reshape(np.shape(out) + x_arr.shape)
+    return np.asarray(rows, dtype=float).T.reshape(np.shape(out) + x_arr.shape)
 
 
 def elementwise_grad(
