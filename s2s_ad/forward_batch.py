@@ -99,19 +99,17 @@ class BatchedForward(Forward):
         return f"{self.batch}.columns(lambda {', '.join(names)}: {body}, {', '.join(ts)})"
 
 
-_BATCHED_CACHE: dict[tuple[Any, ...], Compiled] = {}
-
-
 def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
-    """The batched tangent program of ``func`` for the parameters ``wrt`` (cached)."""
-    from .api import TransformError, _normalized, _resolve_callee, code_key, primal
+    """The batched tangent program of ``func`` for the parameters ``wrt``, cached with the
+    other generated programs (``clear_cache`` forgets it when the rules change)."""
+    from .api import _CACHE, TransformError, _normalized, _resolve_callee, code_key, primal
     from .emit import emit_forward
 
     func = primal(func)
     if not isinstance(func, types.FunctionType):
         raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
-    key = (code_key(func), wrt)
-    hit = _BATCHED_CACHE.get(key)
+    key = ("batched", code_key(func), wrt)
+    hit = _CACHE.get(key)
     if hit is not None:
         return hit
     parsed, fn = _normalized(func)
@@ -122,7 +120,7 @@ def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
     tan: Tangents = forward.run_forward()
     origin = f"{parsed.filename}:{parsed.first_line}"
     compiled = emit_forward(tan, func, f"{fn.name}_batched", fn.params, forward.ad, origin)
-    _BATCHED_CACHE[key] = compiled
+    _CACHE[key] = compiled
     return compiled
 
 

@@ -339,3 +339,69 @@ def test_corpus_batched_second_order_columns_equal_jvp(case):
     except Exception as exc:  # noqa: BLE001 (second order not supported for this case)
         pytest.skip(f"no one-column second order: {type(exc).__name__}")
     _check_batched(gradient, lambda: case.args(point), where)
+
+
+def _softplus(x):
+    return np.log(1.0 + np.exp(x))
+
+
+def test_user_rules_run_column_by_column_in_batched_mode():
+    from s2s_ad.api import clear_cache
+    from s2s_ad.rules import REGISTRY
+
+    x = np.array([0.3, -0.2, 1.1])
+
+    def uses(x):
+        return _softplus(x) * 2.0
+
+    assert np.allclose(s2s_ad.jacobian(uses, mode="fwd")(x), np.diag(2.0 / (1.0 + np.exp(-x))))
+    s2s_ad.defjvp(_softplus, lambda ts, x: ts[0] * 100.0)
+    try:  # a rule defined after a first run: the cached batched program is not reused
+        np.testing.assert_allclose(s2s_ad.jacobian(uses, mode="fwd")(x), 200.0 * np.eye(3))
+    finally:
+        REGISTRY.custom_jvp.pop(id(_softplus), None)
+        clear_cache()
+    s2s_ad.defgrad(_softplus, lambda g, x: g * 7.0)
+    try:
+        np.testing.assert_allclose(s2s_ad.jacobian(uses, mode="fwd")(x), 14.0 * np.eye(3))
+    finally:
+        REGISTRY.custom.pop(id(_softplus), None)
+        clear_cache()
+
+
+def test_custom_gradient_in_batched_mode():
+    @s2s_ad.custom_gradient
+    def log1pexp(x):
+        e = np.exp(x)
+
+        def grad_fn(upstream):
+            return upstream * (1 - 1 / (1 + e))
+
+        return np.log(1 + e), grad_fn
+
+    def f(x):
+        return log1pexp(x) * x
+
+    x = np.array([0.3, -0.2, 1.1])
+    fwd = s2s_ad.jacobian(f, mode="fwd")(x)
+    np.testing.assert_allclose(fwd, s2s_ad.jacobian(f, mode="rev")(x), rtol=1e-12)
+    np.testing.assert_allclose(fwd, transforms._jacobian_columns(f, (x,), 0, x), rtol=1e-12)
+
+
+def indexing(x):
+    M = np.reshape(x, (2, 3, 2))
+    picked = M[:, [0, 2], 1]  # array index next to slices: axes stay in place
+    split = M[[0, 1], :, [1, 0]]  # array indices apart: NumPy moves their axis first
+    mask = x > 0.0
+    y = np.zeros(12)
+    y[mask] = x[mask] ** 2
+    y[[1, 3]] = x[[3, 1]] * 2.0
+    return np.sum(picked**2) + np.sum(split * split[::-1]) + np.sum(np.sin(y) * x)
+
+
+def test_indexing_and_writes_batched():
+    x = RNG.standard_normal(12)
+    hess = s2s_ad.hessian(indexing)(x)
+    by_columns = transforms._jacobian_columns(s2s_ad.grad(indexing), (x,), 0, x)
+    np.testing.assert_allclose(hess, by_columns, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(hess, _fd_hessian(indexing, (x,)), rtol=1e-5, atol=1e-6)
