@@ -17,15 +17,18 @@ about that axis:
   shares one pullback per output entry between all columns (``_batch.jvp_from_vjp``).
 
 ``jacobian(mode='fwd')`` and ``hessian`` run it on an identity matrix of tangents, in
-chunks of at most :data:`MAX_BATCH_ELEMENTS` input-sized tangents' worth of entries.
+chunks whose memory stays under :data:`MAX_BATCH_BYTES` (:func:`chunk_size`).
 """
 
 from __future__ import annotations
 
 import inspect
+import tracemalloc
 import types
 import weakref
 from typing import Any
+
+import numpy as np
 
 from . import batching, ir
 from .emit import Compiled
@@ -35,9 +38,12 @@ from .rules import batched as _batched_rules  # noqa: F401  (attaches the batche
 from .rules.registry import Rule, substitute
 from .simplify import fold
 
-#: A chunk of the batch holds at most this many entries per input-sized tangent
-#: (``chunk * x.size``): 2**22 float64 entries, 32 MiB.
-MAX_BATCH_ELEMENTS = 2**22
+#: Memory one batched run may allocate (bytes): the batch is cut in chunks of as many
+#: columns as fit, measured on a first chunk of :data:`PROBE_COLUMNS` columns.
+MAX_BATCH_BYTES = 2**28
+#: Up to this many columns run in one batch without measuring first.
+UNMEASURED_COLUMNS = 128
+PROBE_COLUMNS = 8
 
 _BATCH = "_batch"  # the name of the batching helpers in generated code
 _BATCHED_HELPERS = {"tangent_parts", "set_tangent", "getitem", "jvp_from_vjp", "jvp_call"}
@@ -192,3 +198,53 @@ def call_batched(
         for i in range(size)
     ]
     return runs[0][0], batching.stack([r[1] for r in runs])
+
+
+# --- chunks ---------------------------------------------------------------------------------
+
+_PER_COLUMN: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], float]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _shapes(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(np.shape(a) if isinstance(a, np.ndarray) else type(a) for a in args)
+
+
+def chunk_size(target: Any, name: str, args: tuple[Any, ...], n: int) -> int:
+    """Columns per batched run for ``n`` columns: all of them up to
+    :data:`UNMEASURED_COLUMNS`, else as many as :data:`MAX_BATCH_BYTES` holds given the
+    memory one column took when last measured for these argument shapes (a first chunk of
+    :data:`PROBE_COLUMNS` columns is measured when nothing is known)."""
+    if n <= UNMEASURED_COLUMNS:
+        return n
+    per_column = _PER_COLUMN.get(target, {}).get((name, _shapes(args)))
+    if per_column is None:
+        return PROBE_COLUMNS if not tracemalloc.is_tracing() else UNMEASURED_COLUMNS
+    return int(max(1, min(n, MAX_BATCH_BYTES // max(per_column, 1.0))))
+
+
+def measured(
+    target: Any,
+    name: str,
+    args: tuple[Any, ...],
+    columns: int,
+    jvp_fn: Any,
+    call: tuple[Any, ...],
+    tangents: dict[str, Any],
+) -> Any:
+    """Run ``jvp_fn`` and record the peak memory it allocated per column (NumPy reports
+    its allocations to ``tracemalloc``); not measured when the user is already tracing."""
+    if tracemalloc.is_tracing():
+        return jvp_fn(*call, **tangents)
+    tracemalloc.start()
+    try:
+        result = jvp_fn(*call, **tangents)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    try:
+        _PER_COLUMN.setdefault(target, {})[(name, _shapes(args))] = peak / columns
+    except TypeError:  # not weakly referenceable: measured again next time
+        pass
+    return result

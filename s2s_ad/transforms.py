@@ -56,9 +56,7 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
         )
 
 
-_RESOLVED: weakref.WeakKeyDictionary[Any, tuple[Any, Any, list[str]]] = (
-    weakref.WeakKeyDictionary()
-)
+_RESOLVED: weakref.WeakKeyDictionary[Any, tuple[Any, Any, list[str]]] = weakref.WeakKeyDictionary()
 
 
 def _resolve(fun: Callable[..., Any]) -> tuple[Any, Any, list[str]]:
@@ -228,24 +226,30 @@ def _jacobian_batched(
     fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any
 ) -> Any | None:
     """The forward Jacobian from the batched tangent program run on identity tangents,
-    in chunks; ``None`` when the output is not an array or a number (then the caller runs
-    one column at a time)."""
-    from .forward_batch import MAX_BATCH_ELEMENTS, batched_jvp
+    in chunks (:func:`forward_batch.chunk_size`); ``None`` when the output is not an
+    array or a number (then the caller runs one column at a time)."""
+    from .forward_batch import batched_jvp, chunk_size, measured
 
     fun, target, params = _resolve(fun)
     name = params[pos]
     jvp_fn, tangent_params = batched_jvp(target, (name,))
     call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
     n = x_arr.size
-    chunk = max(1, min(n, MAX_BATCH_ELEMENTS // max(n, 1)))
     blocks = []
     out: Any = None
-    for start in range(0, n, chunk):
+    start = 0
+    chunk = chunk_size(target, name, args, n)
+    while start < n:
         stop = min(n, start + chunk)
         seeds = np.eye(stop - start, n, start)  # rows: the unit tangents start..stop-1
-        out, out_dot = jvp_fn(
-            *call, **{tangent_params[name]: seeds.reshape((stop - start, *x_arr.shape))}
-        )
+        seeds = seeds.reshape((stop - start, *x_arr.shape))
+        if chunk < n and not start:  # the first chunk also measures the memory a column takes
+            out, out_dot = measured(
+                target, name, args, stop - start, jvp_fn, call, {tangent_params[name]: seeds}
+            )
+            chunk = chunk_size(target, name, args, n)
+        else:
+            out, out_dot = jvp_fn(*call, **{tangent_params[name]: seeds})
         check_not_none(fun, out)
         if isinstance(out, (tuple, list, dict)) or isinstance(out_dot, (tuple, list, dict)):
             return None
@@ -253,6 +257,7 @@ def _jacobian_batched(
         if np.ndim(out_dot) == 0:  # the symbolic zero: the output does not depend on x
             out_dot = np.zeros((stop - start, *shape))
         blocks.append(np.broadcast_to(out_dot, (stop - start, *shape)).reshape(stop - start, -1))
+        start = stop
     if not blocks:
         return np.zeros(x_arr.shape)
     rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]

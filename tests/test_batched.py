@@ -222,8 +222,20 @@ def test_scalar_input_hessian():
 def test_chunks_give_the_same_matrix(monkeypatch):
     args = (RNG.standard_normal(N_W) * 0.5, X_BATCH, Y_BATCH)
     whole = s2s_ad.hessian(mlp_loss_flat)(*args)
-    monkeypatch.setattr(forward_batch, "MAX_BATCH_ELEMENTS", N_W * 5)  # chunks of 5 columns
-    chunked = s2s_ad.hessian(mlp_loss_flat)(*args)
+    monkeypatch.setattr(forward_batch, "UNMEASURED_COLUMNS", 4)
+    monkeypatch.setattr(forward_batch, "PROBE_COLUMNS", 3)
+    chunked = s2s_ad.hessian(mlp_loss_flat)(*args)  # a first chunk of 3, measured
+    np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-14)
+    hess = s2s_ad.hessian(mlp_loss_flat)
+    hess(*args)  # measured once per function and argument shapes
+    ((target, per_shapes),) = [
+        (t, d) for t, d in forward_batch._PER_COLUMN.items() if t.__name__ == "mlp_loss_flat_grad"
+    ][-1:]
+    per_column = per_shapes[("w", forward_batch._shapes(args))]
+    assert per_column > 0
+    monkeypatch.setattr(forward_batch, "MAX_BATCH_BYTES", int(per_column * 5) + 1)
+    assert forward_batch.chunk_size(target, "w", args, N_W) == 5
+    chunked = hess(*args)  # chunks of 5 columns
     np.testing.assert_allclose(chunked, whole, rtol=1e-13, atol=1e-14)
 
 
