@@ -1,9 +1,13 @@
-"""Second-order benchmark: Hessian-vector product and full Hessian of a 100-d function.
+"""Second order and Jacobians: Hessian, Hessian-vector product, forward Jacobian.
 
-Prints, measured side by side in one run, the time of a hand-written Hessian (and its
-product with a vector), of ``s2s_ad.hvp`` and ``s2s_ad.hessian`` (forward mode over the
-generated gradient), and of ``jax.hessian`` / ``autograd.hessian`` / ``torch`` when they
-are installed, with ratios to the hand-written version. ``--quick`` for CI smoke runs.
+Prints, measured side by side in interleaved rounds (``bench/timing.py``: each round runs
+a batch of every implementation in turn; the ratio to the hand-written version is taken
+round by round and its median reported), the time of a hand-written Hessian (and its
+product with a vector), of ``s2s_ad.hessian`` (one batched run of the tangent program
+of the generated gradient) and ``s2s_ad.hvp``, and of ``jax.hessian`` /
+``autograd.hessian`` when installed; then a forward Jacobian of a map R^n -> R^m
+(``s2s_ad.jacobian(f, mode='fwd')``) against ``n`` hand-written JVPs and a hand-written
+Jacobian. ``--quick`` for CI smoke runs.
 """
 
 from __future__ import annotations
@@ -11,7 +15,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -44,14 +47,48 @@ def hvp_by_hand(x: np.ndarray, v: np.ndarray) -> np.ndarray:
     return (2 * s + 4 * x * c - x**2 * s) * v + A.T @ (-2 * t * (1 - t**2) * (A @ v))
 
 
-def best_time(call: Callable[[], Any], repeats: int) -> float:
-    call()
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best
+def vector_map(x):
+    """A map R^100 -> R^50 for the forward Jacobian: a tanh layer times a slice of x."""
+    return np.tanh(A @ x) * x[:M] + np.sin(x[:M])
+
+
+def jvp_by_hand(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Hand-written JVP of :func:`vector_map`."""
+    t = np.tanh(A @ x)
+    return (1 - t**2) * (A @ v) * x[:M] + t * v[:M] + np.cos(x[:M]) * v[:M]
+
+
+def jacobian_by_hand(x: np.ndarray) -> np.ndarray:
+    """Hand-written Jacobian of :func:`vector_map` (M x N)."""
+    t = np.tanh(A @ x)
+    jac = ((1 - t**2) * x[:M])[:, None] * A
+    jac[:, :M] += np.diag(t + np.cos(x[:M]))
+    return jac
+
+
+def n_jvps_by_hand(x: np.ndarray) -> np.ndarray:
+    """The Jacobian as ``N`` hand-written JVPs (the forward-mode baseline)."""
+    eye = np.eye(N)
+    return np.stack([jvp_by_hand(x, eye[k]) for k in range(N)], axis=1)
+
+
+def interleaved(
+    calls: dict[str, Callable[[], Any]], settings: Any
+) -> dict[str, tuple[float, list[float]]]:
+    """name -> (best per-call seconds, per-round times), all timed in the same rounds."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from timing import Timer, warm_up
+
+    timers = {}
+    for name, call in calls.items():
+        timer = Timer(call)
+        _, first = warm_up(call)
+        timer.calibrate(first, settings)
+        timers[name] = timer
+    for _ in range(settings.rounds):
+        for timer in timers.values():
+            timer.run_batch()
+    return {name: (t.best, t.samples) for name, t in timers.items()}
 
 
 def peers() -> dict[str, tuple[Callable[..., Any], Callable[..., Any]]]:
@@ -87,11 +124,23 @@ def peers() -> dict[str, tuple[Callable[..., Any], Callable[..., Any]]]:
     return out
 
 
+def _ratio(samples: list[float], base: list[float]) -> float:
+    """Median over rounds of the per-round ratio (noise hits both sides of a round alike)."""
+    return float(np.median([a / b for a, b in zip(samples, base)]))
+
+
+def _relative_error(got: Any, want: np.ndarray) -> float:
+    return float(np.max(np.abs(np.asarray(got) - want)) / np.max(np.abs(want)))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few repeats (CI smoke run)")
     args = parser.parse_args(argv)
-    repeats = 3 if args.quick else 20
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from timing import FULL, QUICK
+
+    settings = QUICK if args.quick else FULL
     import s2s_ad
 
     rng = np.random.default_rng(1)
@@ -99,30 +148,49 @@ def main(argv: list[str] | None = None) -> int:
     reference = hessian_by_hand(x)
     s2s_hessian = s2s_ad.hessian(objective)
     s2s_hvp = s2s_ad.hvp(objective)
-    rows: list[tuple[str, str, float | None, str]] = []
     impls = {"s2s_ad": (s2s_hessian, s2s_hvp), **({} if args.quick else peers())}
-    hand_h = best_time(lambda: hessian_by_hand(x), repeats)
-    hand_v = best_time(lambda: hvp_by_hand(x, v), repeats)
-    rows.append(("hessian", "hand-written", hand_h, ""))
-    rows.append(("hvp", "hand-written", hand_v, ""))
+    notes: dict[str, str] = {}
+    calls: dict[str, Callable[[], Any]] = {
+        "hessian/hand-written": lambda: hessian_by_hand(x),
+        "hvp/hand-written": lambda: hvp_by_hand(x, v),
+    }
     for name, (hess, hvp) in impls.items():
         try:
-            err = np.max(np.abs(hess(x) - reference)) / np.max(np.abs(reference))
-            note = "WRONG" if err > 1e-8 else ""
-            rows.append(("hessian", name, best_time(lambda h=hess: h(x), repeats), note))
-            err_v = np.max(np.abs(hvp(x, v) - reference @ v)) / np.max(np.abs(reference @ v))
-            note_v = "WRONG" if err_v > 1e-8 else ""
-            rows.append(("hvp", name, best_time(lambda h=hvp: h(x, v), repeats), note_v))
+            err = _relative_error(hess(x), reference)
+            err_v = _relative_error(hvp(x, v), reference @ v)
         except Exception as exc:  # noqa: BLE001 (a failing peer is reported, not fatal)
-            rows.append(("hessian", name, None, f"failed: {str(exc).splitlines()[0][:60]}"))
-    print(f"== second order: f: R^{N} -> R (sin(x) x^2 + tanh layer {M}x{N})")
-    print(f"  {'what':8} {'implementation':16} {'time':>10} {'vs hand':>8}  note")
-    for what, name, seconds, note in rows:
-        base = hand_h if what == "hessian" else hand_v
-        if seconds is None:
-            print(f"  {what:8} {name:16} {'-':>10} {'-':>8}  {note}")
+            notes[f"hessian/{name}"] = f"failed: {str(exc).splitlines()[0][:60]}"
             continue
-        print(f"  {what:8} {name:16} {seconds * 1e6:8.1f}us {seconds / base:7.1f}x  {note}")
+        notes[f"hessian/{name}"] = "WRONG" if err > 1e-8 else ""
+        notes[f"hvp/{name}"] = "WRONG" if err_v > 1e-8 else ""
+        calls[f"hessian/{name}"] = lambda h=hess: h(x)
+        calls[f"hvp/{name}"] = lambda h=hvp: h(x, v)
+    jac = s2s_ad.jacobian(vector_map, mode="fwd")
+    jac_ref = jacobian_by_hand(x)
+    notes["jacobian/s2s_ad fwd"] = "WRONG" if _relative_error(jac(x), jac_ref) > 1e-8 else ""
+    assert _relative_error(n_jvps_by_hand(x), jac_ref) < 1e-12
+    calls["jacobian/hand-written"] = lambda: jacobian_by_hand(x)
+    calls[f"jacobian/{N} hand-written jvps"] = lambda: n_jvps_by_hand(x)
+    calls["jacobian/s2s_ad fwd"] = lambda: jac(x)
+    times = interleaved(calls, settings)
+    base_of = {
+        "hessian": "hessian/hand-written",
+        "hvp": "hvp/hand-written",
+        "jacobian": f"jacobian/{N} hand-written jvps",
+    }
+    print(f"== second order: f: R^{N} -> R (sin(x) x^2 + tanh layer {M}x{N})")
+    print(f"== jacobian: g: R^{N} -> R^{M} (tanh layer times x[:{M}] + sin(x[:{M}]))")
+    print(f"  {'what':8} {'implementation':24} {'best':>10} {'vs base':>8}  note")
+    for key in calls:
+        what, name = key.split("/", 1)
+        best, samples = times[key]
+        ratio = _ratio(samples, times[base_of[what]][1])
+        print(f"  {what:8} {name:24} {best * 1e6:8.1f}us {ratio:7.1f}x  {notes.get(key, '')}")
+    for key, note in notes.items():
+        if key not in calls:
+            print(f"  {key.replace('/', ' '):33} {'-':>10} {'-':>8}  {note}")
+    print("  (vs base: median over rounds of the per-round ratio to hessian/hvp hand-written")
+    print(f"   and, for the jacobian, to {N} hand-written jvps)")
     if not args.quick:
         print("  (peers not installed are not listed)")
     return 0

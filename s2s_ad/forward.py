@@ -23,6 +23,8 @@ from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
 
+TANGENTS = "_tangents_"  # where per_column puts the tangents in a pattern
+
 
 @dataclass
 class Tangents:
@@ -52,6 +54,35 @@ class Forward(Reverse):
         self._dots: dict[str, str] = {}
         self.guard_flags = _guard_only_flags(self.body)
         self.bound_at_loops = _bound_at_loops(self.body, set(fn.params))
+
+    batched = False
+
+    # --- what batched tangents change (see forward_batch.BatchedForward) ----------------
+
+    def runtime(self, name: str) -> str:
+        """The runtime helper ``name`` of tangent programs."""
+        return f"{self.ad}.{name}"
+
+    def operand_tangent(self, t: str, atom: ir.Atom, s: ir.Assign, rule: Rule) -> str:
+        """The tangent of an elementwise rule's operand, ready to multiply by its partial."""
+        return t
+
+    def elementwise_total(self, total: str, s: ir.Assign, rule: Rule) -> str:
+        """An elementwise rule's summed contributions, shaped like its value."""
+        if len(rule.params) > 1:
+            # x + z with only x differentiated: x_dot has x's shape, the value z's
+            return f"{self.ad}.broadcast_like({total}, {s.target})"
+        return total
+
+    def template_part(self, rule: Rule, param: str, env: dict[str, str], t: str) -> str:
+        """The contribution of the tangent ``t`` of ``param`` from the rule's JVP template."""
+        return fold(substitute(rule.jvps[param], {**env, "t": t}))
+
+    def per_column(self, pattern: str, ts: list[str], tuple_: bool = False) -> str:
+        """``pattern`` (with :data:`TANGENTS` where the tangents go, comma-separated)
+        applied to the tangents ``ts``."""
+        joined = ", ".join(ts) + ("," if tuple_ and len(ts) == 1 else "")
+        return pattern.replace(TANGENTS, joined)
 
     def dot(self, var: str) -> str:
         if var not in self._dots:
@@ -89,7 +120,7 @@ class Forward(Reverse):
             if t is not None and targets:
                 dots = ", ".join(self.dot(v) if v in targets else "_" for v in s.targets)
                 dots += "," if len(s.targets) == 1 else ""
-                items.append(Line(f"{dots} = {self.ad}.tangent_parts({t}, {s.value})"))
+                items.append(Line(f"{dots} = {self.runtime('tangent_parts')}({t}, {s.value})"))
                 has.update(targets)
             else:
                 for v in s.targets:
@@ -104,7 +135,7 @@ class Forward(Reverse):
             old = d if s.obj in has else "0.0"
             has.add(s.obj)
             index = _index(s.index.code, self.np)
-            expr = f"{d} = {self.ad}.set_tangent({old}, {s.obj}, {index}, {t or '0.0'})"
+            expr = f"{d} = {self.runtime('set_tangent')}({old}, {s.obj}, {index}, {t or '0.0'})"
             return [line, Line(expr)]
         if isinstance(s, ir.Append):
             line = Line(f"{s.obj}.append({self.atom(s.value)})")
@@ -191,7 +222,7 @@ class Forward(Reverse):
         exposed = _read_first(body) & self.bound_at_loops.get(id(loop), set())
         return [
             Line(f"{self.dot(v)} = {self.ad}.zeros_like({v})")
-            if v in exposed
+            if v in exposed and not self.batched
             else Line(f"{self.dot(v)} = 0.0")
             for v in sorted(new)
         ]
@@ -235,11 +266,11 @@ class Forward(Reverse):
             rule = REGISTRY.custom_jvp.get(id(value.callee.obj))
             if rule is not None:
                 name = self.bind(f"{ident(value.callee.obj)}_jvp_rule", rule)
-                ts = ", ".join(self.tangent(a, has) or "0.0" for a in value.args)
-                ts += "," if len(value.args) == 1 else ""
+                ts = [self.tangent(a, has) or "0.0" for a in value.args]
                 items.append(Line(f"{s.target} = {self.render_expr(value)}"))
-                args = self.call_args(value)
-                items.append(Line(f"{self.dot(s.target)} = {name}(({ts}), {args})"))
+                call = f"{name}(({TANGENTS}), {self.call_args(value)})"
+                expr = self.per_column(call, ts, tuple_=True)
+                items.append(Line(f"{self.dot(s.target)} = {expr}"))
                 has.add(s.target)
                 return items
         if isinstance(value, ir.Call) and active and tangents:
@@ -299,7 +330,7 @@ class Forward(Reverse):
             t = self.tangent(value.obj, has)
             if t is None:
                 return None
-            return f"{self.ad}.getitem({t}, {_index(value.index.code, self.np)})"
+            return f"{self.runtime('getitem')}({t}, {_index(value.index.code, self.np)})"
         if isinstance(value, ir.Attr):
             rule = REGISTRY.attrs.get(value.name)
             if rule is None:
@@ -345,6 +376,7 @@ class Forward(Reverse):
                 continue
             partial = rule.partials.get(param)
             if partial is not None:
+                t = self.operand_tangent(t, atom, s, rule)
                 if use_math:
                     partial = to_math(partial, "np", self.helper("math", __import__("math")))
                 p = fold(substitute(partial, env)).strip()
@@ -361,7 +393,7 @@ class Forward(Reverse):
             if template is not None:
                 if template.strip() in ("0", "0.0"):
                     continue  # the output does not depend on this argument
-                parts.append(fold(substitute(template, {**env, "t": t})))
+                parts.append(self.template_part(rule, param, env, t))
                 continue
             if param not in rule.vjps:
                 if param in STRUCTURAL:
@@ -382,13 +414,10 @@ class Forward(Reverse):
             for part in parts[1:]:
                 total = f"{self.ad}.add({total}, {part})"
         operands = [a for _, a in atoms]
-        if (
-            rule.partials
-            and len(rule.params) > 1
-            and not all(isinstance(a, ir.Const) or a.name in self.scalar for a in operands)
+        if rule.partials and not all(
+            isinstance(a, ir.Const) or a.name in self.scalar for a in operands
         ):
-            # x + z with only x differentiated: x_dot has x's shape, the value z's
-            return f"{self.ad}.broadcast_like({total}, {s.target})"
+            return self.elementwise_total(total, s, rule)
         return total
 
     def _from_vjp(self, rule: Rule, env: dict[str, str], missing: list[tuple[str, str]]) -> str:
@@ -398,7 +427,7 @@ class Forward(Reverse):
         if len(missing) == 1:
             pulls += ","
             tangents += ","
-        return f"{self.ad}.jvp_from_vjp(lambda _g: ({pulls}), {env['ans']}, ({tangents}))"
+        return f"{self.runtime('jvp_from_vjp')}(lambda _g: ({pulls}), {env['ans']}, ({tangents}))"
 
     def call_tangent(self, s: ir.Assign, call: ir.Call, has: set[str]) -> str | None:
         info = classify(call)
@@ -423,9 +452,10 @@ class Forward(Reverse):
                 template = rule.jvps.get("args")
                 if template is None:
                     raise self.error(f"variadic arguments of {rule.name} in forward mode", s)
-                ts = ", ".join(self.tangent(a, has) or "0.0" for a in extra)
-                env = {**bound, "ans": s.target, "np": self.np, "_ad": self.ad, "t": f"({ts},)"}
-                parts.append(fold(substitute(template, env)))
+                ts = [self.tangent(a, has) or "0.0" for a in extra]
+                env = {**bound, "ans": s.target, "np": self.np, "_ad": self.ad}
+                pattern = fold(substitute(template, {**env, "t": f"({TANGENTS},)"}))
+                parts.append(self.per_column(pattern, ts))
             return " + ".join(parts) if parts else None
         if info.kind == "custom":
             name = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
@@ -443,7 +473,7 @@ class Forward(Reverse):
         n = len(call.args)
         inner = f"{pull_fn}(_g, {self.call_args(call)})" if rule else f"{pull_fn}(_g)"
         pull = f"lambda _g: {self.ad}.as_grads({inner}, {n})"
-        return f"{self.ad}.jvp_from_vjp({pull}, ans_placeholder, ({tangents}))"
+        return f"{self.runtime('jvp_from_vjp')}({pull}, ans_placeholder, ({tangents}))"
 
     def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
         """A call to a Python function: its own tangent program, made on first use."""
@@ -472,7 +502,7 @@ class Forward(Reverse):
         args = self.call_args(call)
         line = (
             f"{s.target}, {self.dot(s.target)} = "
-            f"{self.ad}.jvp_call({call.callee.code}, ({keys}), ({dots})"
+            f"{self.runtime('jvp_call')}({call.callee.code}, ({keys}), ({dots})"
             + (f", {args})" if args else ")")
         )
         has.add(s.target)

@@ -11,6 +11,7 @@ function they were made from).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -55,6 +56,33 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
         )
 
 
+_RESOLVED: weakref.WeakKeyDictionary[Any, tuple[Any, Any, list[str]]] = weakref.WeakKeyDictionary()
+
+
+def _resolve(fun: Callable[..., Any]) -> tuple[Any, Any, list[str]]:
+    """``fun`` as the transforms take it (a callable object as its bound ``__call__``), the
+    function whose tangent program runs, and the parameter names; checked once per
+    function (``hvp`` and ``jacobian`` call the same gradient again and again)."""
+    try:
+        hit = _RESOLVED.get(fun)
+    except TypeError:  # not weakly referenceable
+        hit = None
+    if hit is not None:
+        made, target, _ = hit
+        if (primal(made.__func__) if inspect.ismethod(made) else primal(made)) is target:
+            return hit
+    made = as_method(fun)
+    target = primal(made.__func__) if inspect.ismethod(made) else primal(made)
+    params = list(signature(made).parameters)
+    check_returns_value(made)
+    if made is fun:  # a bound __call__ would keep its object alive: not cached
+        try:
+            _RESOLVED[fun] = (made, target, params)
+        except TypeError:
+            pass
+    return made, target, params
+
+
 def _jvp_wrt(
     fun: Callable[..., Any],
     args: Sequence[Any],
@@ -62,22 +90,32 @@ def _jvp_wrt(
     tangents: Sequence[Any],
 ) -> tuple[Any, Any]:
     """Run the tangent program of ``fun`` with tangents for the arguments at ``positions``."""
-    fun = as_method(fun)  # a callable object: its bound __call__
-    target = primal(fun.__func__) if inspect.ismethod(fun) else primal(fun)
-    offset = 1 if inspect.ismethod(fun) else 0
-    params = list(signature(fun).parameters)
+    fun, target, params = _resolve(fun)
     names = [params[p] for p in positions]
     for name, pos, t in zip(names, positions, tangents):
         _check_float(name, args[pos])
         _check_tangent(name, args[pos], t)
-    check_returns_value(fun)
-    compiled = compile_forward(target, tuple(names))
-    fns = compiled.bind(target)
-    tp = compiled.tangent_params or {}
-    call = (fun.__self__, *args) if offset else tuple(args)
-    out, out_dot = fns["jvp"](*call, **{tp[n]: t for n, t in zip(names, tangents)})
+    jvp_fn, tp = _bound_jvp(target, tuple(names))
+    call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
+    out, out_dot = jvp_fn(*call, **{tp[n]: t for n, t in zip(names, tangents)})
     check_not_none(fun, out)
     return out, _tangent_like(out_dot, out)
+
+
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], tuple[Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _bound_jvp(target: Any, names: tuple[str, ...]) -> tuple[Any, dict[str, str]]:
+    """The tangent program of ``target`` bound to it, bound again only when it was
+    generated again (``compile_forward`` keeps the cache valid)."""
+    compiled = compile_forward(target, names)
+    per_target = _BOUND.setdefault(target, {})
+    hit = per_target.get(names)
+    if hit is None or hit[0] is not compiled:
+        hit = per_target[names] = (compiled, compiled.bind(target)["jvp"])
+    return hit[1], compiled.tangent_params or {}
 
 
 def jvp(
@@ -163,6 +201,12 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
             rows[k] = np.ravel(g)
             basis[k] = 0.0
         return rows.reshape(out_arr.shape + x_arr.shape)
+    batched = _jacobian_batched(fun, args, pos, x_arr)
+    return batched if batched is not None else _jacobian_columns(fun, args, pos, x_arr)
+
+
+def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
+    """The forward Jacobian one tangent program run per input entry."""
     cols = []
     out_shape: tuple[int, ...] = ()
     basis = np.zeros(x_arr.size)
@@ -176,6 +220,48 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
     if not cols:
         return np.zeros(x_arr.shape)
     return np.stack(cols, axis=-1).reshape(out_shape + x_arr.shape)
+
+
+def _jacobian_batched(
+    fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any
+) -> Any | None:
+    """The forward Jacobian from the batched tangent program run on identity tangents,
+    in chunks (:func:`forward_batch.chunk_size`); ``None`` when the output is not an
+    array or a number (then the caller runs one column at a time)."""
+    from .forward_batch import batched_jvp, chunk_size, measured
+
+    fun, target, params = _resolve(fun)
+    name = params[pos]
+    jvp_fn, tangent_params = batched_jvp(target, (name,))
+    call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
+    n = x_arr.size
+    blocks = []
+    out: Any = None
+    start = 0
+    chunk = chunk_size(target, name, args, n)
+    while start < n:
+        stop = min(n, start + chunk)
+        seeds = np.eye(stop - start, n, start)  # rows: the unit tangents start..stop-1
+        seeds = seeds.reshape((stop - start, *x_arr.shape))
+        if chunk < n and not start:  # the first chunk also measures the memory a column takes
+            out, out_dot = measured(
+                target, name, args, stop - start, jvp_fn, call, {tangent_params[name]: seeds}
+            )
+            chunk = chunk_size(target, name, args, n)
+        else:
+            out, out_dot = jvp_fn(*call, **{tangent_params[name]: seeds})
+        check_not_none(fun, out)
+        if isinstance(out, (tuple, list, dict)) or isinstance(out_dot, (tuple, list, dict)):
+            return None
+        shape = np.shape(out)
+        if np.ndim(out_dot) == 0:  # the symbolic zero: the output does not depend on x
+            out_dot = np.zeros((stop - start, *shape))
+        blocks.append(np.broadcast_to(out_dot, (stop - start, *shape)).reshape(stop - start, -1))
+        start = stop
+    if not blocks:
+        return np.zeros(x_arr.shape)
+    rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return np.asarray(rows, dtype=float).T.reshape(np.shape(out) + x_arr.shape)
 
 
 def elementwise_grad(

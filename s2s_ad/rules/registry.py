@@ -52,6 +52,9 @@ class Rule:
             VJP (exact, slower).
         kwonly: Keyword-only parameters after ``*args`` (``np.meshgrid(*xi, indexing=)``),
             with their defaults as source text; templates use them like parameters.
+        batched: Parameter name -> batched JVP template: ``jvps`` for a tangent ``t``
+            with a leading batch axis (``_batch`` is :mod:`s2s_ad.batching`). Batched
+            forward mode runs the ``jvps`` template once per column without one.
         symmetric: Parameters read as symmetric matrices (only one triangle is read, as
             by ``np.linalg.cholesky`` and ``eigh``). Their VJP is the symmetric gradient
             (as in JAX and autograd), valid for symmetric perturbations; tests perturb
@@ -73,6 +76,7 @@ class Rule:
     jvps: dict[str, str] = field(default_factory=dict)
     symmetric: tuple[str, ...] = ()
     kwonly: dict[str, str] = field(default_factory=dict)
+    batched: dict[str, str] = field(default_factory=dict)
 
     def bind(self, args: Sequence[str], kwargs: dict[str, str]) -> dict[str, str] | None:
         """Map call-site argument sources to parameter names.
@@ -349,6 +353,15 @@ def set_jvps(rule: Rule, **templates: str) -> Rule:
     if unknown:
         raise ValueError(f"{rule.name} has no parameter {sorted(unknown)}")
     rule.jvps.update(templates)
+    return rule
+
+
+def set_batched(rule: Rule, **templates: str) -> Rule:
+    """Attach batched forward-mode templates to a rule (see ``Rule.batched``)."""
+    unknown = set(templates) - set(rule.jvps)
+    if unknown:
+        raise ValueError(f"{rule.name}: no JVP template for {sorted(unknown)}")
+    rule.batched.update(templates)
     return rule
 
 
