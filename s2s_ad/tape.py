@@ -43,7 +43,7 @@ from .tape_block import (
     rebuild,
     slice_block,
 )
-from .variable import Tensor, Variable, tensor
+from .variable import EagerTensor, ResourceVariable, Tensor, Variable, tensor
 
 # values the block reads that are code, not data: looked up as globals, never parameters
 _CODE_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
@@ -89,14 +89,15 @@ class GradientTape:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self._watched: list[Any] = []
+        self._watched_ids: set[int] = set()
         self._used = False
         self._block: Block | None = None
         self._start = 0
         self._before: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
-        # (target name, source name) -> the function differentiated and its parameters,
-        # for an outer tape that differentiates this tape's gradient call
-        self._calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
+        # the plans this tape ran, with their targets: for an outer tape that
+        # differentiates this tape's gradient call (see ``_calls``)
+        self._ran: list[tuple[_Plan, list[str]]] = []
         self._after: dict[str, Any] = {}
         self._globals: dict[str, Any] = {}
         self._code: dict[str, Any] = {}
@@ -106,6 +107,9 @@ class GradientTape:
         self._facts: dict[str, Any] = {}  # derived once per run of the block
         self._entry: dict[str, Any] = {}
         self._assigned: set[str] = set()  # Variables the block assigned
+        self._user_code = False  # the block calls code that may read Variables
+        self._held: set[int] = set()
+        self._holders: list[str] = []
 
     # --- the block ----------------------------------------------------------------------
 
@@ -114,7 +118,7 @@ class GradientTape:
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
         self._start = 0
-        self._take_inputs(frame, _block.reads)
+        self._take_inputs(frame, _block.inputs)
         self._frame = frame
         self._read = set()
         _variable.READS.append(self._read)
@@ -122,58 +126,84 @@ class GradientTape:
         return self
 
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
-        """Remember the values the block reads (arrays copied) and watch its Variables."""
+        """Remember the values the block starts from (arrays copied), watch its Variables,
+        and note whether it calls user code and which containers hold Variables."""
         self._facts = {}
         self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
-        self._before = {}
-        self._objects = {}
+        self._before = before = {}
+        self._objects = objects = {}
         self._code = {}
+        self._user_code = False
+        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
+        self._holders: list[str] = []  # the names of those containers
+        written = self._block.written_set if self._block is not None else frozenset()
         for name in reads:
             value = local[name] if name in local else glob.get(name, _CODE_TYPES)
-            if isinstance(value, types.FunctionType) and name in local and local is not glob:
-                self._code[name] = value  # a local function: passed to the slice
-            if value is not _CODE_TYPES and not isinstance(value, _CODE_TYPES):
-                self._objects[name] = value  # for identity: which name a source is
-                self._before[name] = value.copy() if isinstance(value, np.ndarray) else value
-                if isinstance(value, Variable):
-                    self._entry[name] = value.value
-                if (
-                    isinstance(value, Variable)
-                    and value.trainable
-                    and self.watch_accessed_variables
-                ):
+            kind = type(value)
+            if kind is np.ndarray:
+                objects[name] = value  # for identity: which name a source is
+                before[name] = value.copy()
+            elif kind is ResourceVariable or isinstance(value, Variable):
+                objects[name] = before[name] = value
+                self._entry[name] = value.value
+                if value.trainable and self.watch_accessed_variables:
                     self._watch_one(value)
+            elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
+                if kind is types.FunctionType and name in local and local is not glob:
+                    self._code[name] = value  # a local function: passed to the slice
+                if (
+                    value is not _CODE_TYPES
+                    and name not in written
+                    and callable(value)
+                    and not isinstance(value, type)
+                    and not _library(value)
+                ):
+                    self._user_code = True  # a user function may read Variables
+            else:
+                objects[name] = before[name] = value
+                if not _is_plain(value):
+                    self._user_code = True  # an object whose methods may read Variables
+                if isinstance(value, (list, tuple, dict)):
+                    held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
+                    if held:
+                        self._held.update(held)
+                        self._holders.append(name)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
-        if any(r is self._read for r in _variable.READS):
-            _variable.READS[:] = [r for r in _variable.READS if r is not self._read]
+        reads = _variable.READS
+        if reads and reads[-1] is self._read:
+            reads.pop()
+        elif any(r is self._read for r in reads):
+            reads[:] = [r for r in reads if r is not self._read]
         frame = sys._getframe(1)
         assert self._block is not None
         local, glob = frame.f_locals, frame.f_globals
         self._after = {
             n: local[n] if n in local else glob[n]
-            for n in self._block.writes
+            for n in self._block.written
             if n in local or n in glob
         }
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
         self._assigned = set()
-        for name, obj in self._objects.items():
-            if isinstance(obj, Variable):
-                self._before[name] = obj.value.copy()
-                if obj.value is not self._entry.get(name, obj.value):
-                    self._assigned.add(name)
+        entry = self._entry
+        for name in entry:
+            value = self._objects[name].value  # assign() makes a new array: no copy needed
+            self._before[name] = value
+            if value is not entry[name]:
+                self._assigned.add(name)
 
     def _watch_one(self, value: Any) -> None:
-        if not self._is_watched(value):
-            self._watched.append(value)
+        if id(value) not in self._watched_ids:
+            self._watched.append(value)  # kept alive, so its id stays its own
+            self._watched_ids.add(id(value))
 
     def _is_watched(self, value: Any) -> bool:
-        return any(value is w for w in self._watched)
+        return id(value) in self._watched_ids
 
     def watch(self, tensor_or_nested: Any) -> None:
         """Differentiate with respect to these values too (tensors are not watched by default)."""
@@ -187,6 +217,7 @@ class GradientTape:
         """Forget what was recorded: inside the block, only the statements after this call
         are differentiated, and values computed before it are constants."""
         self._watched = []
+        self._watched_ids = set()
         self._used = False
         frame = sys._getframe(1)
         if self._frame is None or frame is not self._frame:
@@ -226,11 +257,16 @@ class GradientTape:
         target does not depend on give ``None`` (or zeros with ``'zero'``).
         """
         self._use()
-        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+        zero = _is_zero_policy(unconnected_gradients)
         found = leaves(sources)
-        grads = self._gradients(target, found, lambda outs: _cotangents(outs, output_gradients))
+        if output_gradients is None:
+            grads = self._gradients(target, found, _ones_like)
+        else:
+            grads = self._gradients(
+                target, found, lambda outs: _cotangents(outs, output_gradients)
+            )
         out = [
-            self._unconnected(leaf, zero) if g is None else tensor(g, dtype=_dtype(leaf))
+            self._unconnected(leaf, zero) if g is None else _as_tensor(g, leaf)
             for g, leaf in zip(grads, found)
         ]
         return rebuild(sources, iter(out))
@@ -246,7 +282,7 @@ class GradientTape:
         """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
         source.shape`` per source, in the structure of ``sources``."""
         self._use()
-        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+        zero = _is_zero_policy(unconnected_gradients)
         shape = np.shape(target)
         found = leaves(sources)
         rows: list[list[Any]] = []
@@ -317,8 +353,8 @@ class GradientTape:
             targets.append(name)
             if isinstance(leaf, Variable):
                 read.add(id(leaf))
-        reached = self._calls_user_code()
-        held = self._held_variables()
+        reached = self._user_code
+        held = self._held
         named: list[str] = []  # sources passed as parameters
         cuts: set[str] = set()
         hidden: list[Variable] = []  # Variables whose gradients come from the table
@@ -379,11 +415,11 @@ class GradientTape:
         block = self._block
         assert block is not None
         variables = bool(hidden)
+        hidden_ids = {id(h) for h in hidden}
         held_in = tuple(
             n
-            for n, value in self._objects.items()
-            if isinstance(value, (list, tuple, dict))
-            and any(any(leaf is h for h in hidden) for leaf in leaves(value))
+            for n in self._holders
+            if any(id(leaf) in hidden_ids for leaf in leaves(self._objects[n]))
         )
         key = (
             id(block),
@@ -430,7 +466,7 @@ class GradientTape:
         nested = any(k.startswith("_inner_gradient_") for k in namespace)
         connected = [n in containers or nested or depends(fn, n) for n in wrt]
         plan = _Plan(fns, fn, params, wrt, connected, containers, variables, indices, drawn)
-        plan.calls_user_code = self._calls_user_code()
+        plan.calls_user_code = self._user_code
         plan.nested = nested
         plan.cuts = frozenset(reached_cuts)
         if reusable:
@@ -438,13 +474,21 @@ class GradientTape:
         return self._register(plan, targets)
 
     def _register(self, plan: _Plan, targets: list[str]) -> _Plan:
-        """Remember the function per (target, source) for an outer tape that
-        differentiates this tape's ``gradient`` call."""
+        """Remember the plan for an outer tape that differentiates this tape's
+        ``gradient`` call."""
         if len(targets) == 1:
+            self._ran.append((plan, targets))
+        return plan
+
+    @property
+    def _calls(self) -> dict[tuple[str, str], tuple[Any, list[str]]]:
+        """(target name, source name) -> the function differentiated and its parameters."""
+        calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
+        for plan, targets in self._ran:
             for n in plan.wrt:
                 if n not in plan.containers:
-                    self._calls[(targets[0], n)] = (plan.fn, plan.params)
-        return plan
+                    calls[(targets[0], n)] = (plan.fn, plan.params)
+        return calls
 
     def _run(
         self, plan: _Plan, hidden: list[Variable], cotangent: Any
@@ -493,7 +537,10 @@ class GradientTape:
                     if id(leaf) in table and part is not None and not runtime.is_zero(part):
                         table[id(leaf)] = runtime.add(table[id(leaf)], part)
             elif ok and not runtime.is_zero(g):
-                by_name[name] = fix_grad(g, np.asarray(values[k]))
+                value = values[k]
+                if type(value) is not np.ndarray or np.shape(g) != value.shape:
+                    g = fix_grad(g, np.asarray(value))  # shape of its source
+                by_name[name] = g
         return by_name, {
             key: None if runtime.is_zero(value) else value for key, value in table.items()
         }
@@ -521,44 +568,13 @@ class GradientTape:
                     hint="read it into a tensor before the assignment (v0 = tf.identity(v))",
                 )
 
-    def _held_variables(self) -> set[int]:
-        """Variables held in lists, tuples or dicts the block reads (``for w in weights``):
-        their gradients come from differentiating the containers."""
-        if "held" not in self._facts:
-            self._facts["held"] = self._find_held()
-        return self._facts["held"]
-
-    def _find_held(self) -> set[int]:
-        return {
-            id(leaf)
-            for value in self._objects.values()
-            if isinstance(value, (list, tuple, dict))
-            for leaf in leaves(value)
-            if isinstance(leaf, Variable)
-        }
-
-    def _calls_user_code(self) -> bool:
-        """Whether the block calls code outside the libraries (user functions, methods of
-        objects such as layers), which may read Variables the block does not name."""
-        if "user code" not in self._facts:
-            self._facts["user code"] = self._find_user_code()
-        return self._facts["user code"]
-
-    def _find_user_code(self) -> bool:
-        assert self._block is not None
-        for name in self._block.reads:
-            if name in self._objects:
-                if not _is_plain(self._objects[name]):
-                    return True
-            elif name not in self._block.writes:
-                value = self._resolve(name)
-                if callable(value) and not isinstance(value, type) and not from_library(value):
-                    return True
-        return False
-
     def _resolve(self, name: str) -> Any:
         """The function or module a name the block reads (and does not assign) stands for."""
-        return self._code.get(name, self._globals.get(name, getattr(builtins, name, None)))
+        if name in self._code:
+            return self._code[name]
+        if name in self._globals:
+            return self._globals[name]
+        return getattr(builtins, name, None)
 
     def _without_draws(
         self, statements: list[cst.CSTNode]
@@ -667,12 +683,52 @@ def _cotangents(outs: Any, output_gradients: Any) -> Any:
     return np.ones(np.shape(outs), dtype=dtype)[()]
 
 
+def _ones_like(outs: Any) -> Any:
+    """The default cotangent: ones in the shape of each target (a NumPy scalar for a
+    scalar target: immutable, so the sweeps cannot change it in place)."""
+    if type(outs) is not tuple:
+        dtype = getattr(outs, "dtype", None)
+        if dtype is not None and dtype.kind in "fc" and not np.shape(outs):
+            return (dtype if dtype.itemsize >= 4 else np.dtype(np.float32)).type(1)
+    return _cotangents(outs, None)
+
+
+def _is_zero_policy(policy: UnconnectedGradients | str) -> bool:
+    """Whether unconnected sources get zeros (``'zero'``) rather than ``None``."""
+    if policy is UnconnectedGradients.NONE or policy == "none":
+        return False
+    return UnconnectedGradients(policy) is UnconnectedGradients.ZERO
+
+
+def _as_tensor(g: Any, source: Any) -> Tensor:
+    """A gradient as a tensor of its source's dtype."""
+    dtype = source.value.dtype if isinstance(source, Variable) else np.asarray(source).dtype
+    if type(g) is np.ndarray and g.dtype == dtype:
+        return g.view(EagerTensor)
+    return tensor(g, dtype=dtype)
+
+
 def _value(source: Any) -> Any:
     return source.value if isinstance(source, Variable) else source
 
 
 def _dtype(source: Any) -> Any:
     return np.asarray(_value(source)).dtype
+
+
+_LIBRARY: dict[int, tuple[Any, bool]] = {}
+
+
+def _library(value: Any) -> bool:
+    """:func:`from_library`, remembered per function or module."""
+    hit = _LIBRARY.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    found = from_library(value)
+    if len(_LIBRARY) > 4096:
+        _LIBRARY.clear()
+    _LIBRARY[id(value)] = (value, found)
+    return found
 
 
 def _is_plain(value: Any, depth: int = 0) -> bool:
