@@ -2,9 +2,10 @@
 gradient from ``s2s_ad.value_and_grad`` called directly (the shim's overhead).
 
 Each round times every case's tape and direct calls in turn; the ratio is taken per
-round (median, min and max reported). Cases: the linear-regression step of seed 001 (batch 32), an MLP step (64-128-10,
-batch 64, tanh) with its Variables named in the block, and the same MLP as a Keras
-``Sequential`` model (Variables found through the layers). ``--quick`` for CI smoke runs.
+round (median, min and max reported). Cases: the linear-regression step of seed 001
+(batch 32), an MLP step (64-128-10, batch 64, tanh) with its Variables named in the
+block, and the same MLP as a Keras ``Sequential`` model (Variables found through the
+layers). ``--quick`` for CI smoke runs.
 """
 
 from __future__ import annotations

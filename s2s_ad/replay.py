@@ -153,32 +153,39 @@ class Recorder:
             self.recording.frame = None
 
 
-@contextmanager
-def replaying(draws: list[tuple[str, Any]], roots: list[Any]) -> Iterator[None]:
+class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)
     """Run code that gets ``draws`` back for its random draws and whose changes to the
     state reachable from ``roots`` are undone afterwards."""
-    saved = snapshot(roots) if roots else []
-    queue = iter(draws)
-    _REPLAY.append(queue)
-    failed = True
-    try:
-        yield
-        left = next(queue, None)
+
+    __slots__ = ("draws", "roots", "saved", "queue")
+
+    def __init__(self, draws: list[tuple[str, Any]], roots: list[Any]) -> None:
+        self.draws = draws
+        self.roots = roots
+
+    def __enter__(self) -> None:
+        self.saved = snapshot(self.roots) if self.roots else []
+        self.queue = iter(self.draws)
+        _REPLAY.append(self.queue)
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        queue = self.queue
+        try:
+            left = next(queue, None) if kind is None else None
+        finally:
+            _REPLAY.remove(queue)
+            drew = restore(self.saved)
         if left is not None:
             raise TransformError(
                 f"the gradient's re-run of the block did not draw {left[0]} as the block did",
                 hint="draw random values outside the differentiated code, or in the block itself",
             )
-        failed = False
-    finally:
-        _REPLAY.remove(queue)
-        drew = restore(saved)
-    if drew and not failed:
-        raise TransformError(
-            f"the gradient's re-run of the block drew from a {drew}, whose draws a tape "
-            "cannot give back",
-            hint="draw with np.random.* or tf.random.* in code a tape differentiates",
-        )
+        if drew and kind is None:
+            raise TransformError(
+                f"the gradient's re-run of the block drew from a {drew}, whose draws a tape "
+                "cannot give back",
+                hint="draw with np.random.* or tf.random.* in code a tape differentiates",
+            )
 
 
 _ATOMS = (
@@ -199,6 +206,17 @@ _ATOMS = (
 
 
 _ATOM_TYPES = set(_ATOMS) | {bool, np.float32, np.float64, np.int64, np.bool_}
+_SKIPPED: dict[type, bool] = {}  # per type: an atom (or a subclass of one), or no __dict__
+
+
+def _skipped(kind: type) -> bool:
+    hit = _SKIPPED.get(kind)
+    if hit is None:
+        hit = _SKIPPED[kind] = issubclass(kind, _ATOMS) or (
+            not issubclass(kind, (list, dict, tuple, np.random.Generator, np.random.RandomState))
+            and "__dict__" not in dir(kind)
+        )
+    return hit
 
 
 def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
@@ -206,13 +224,28 @@ def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
     saved: list[tuple[Any, Any]] = []
     seen: set[int] = set()
     stack = list(roots)
+    atoms = _ATOM_TYPES
+    skipped = _SKIPPED
     while stack and len(saved) < limit:
         value = stack.pop()
         kind = type(value)
-        if kind in _ATOM_TYPES or id(value) in seen or isinstance(value, _ATOMS):
+        if kind in atoms:
+            continue
+        skip = skipped.get(kind)
+        if skip is None:
+            skip = _skipped(kind)
+        if skip or id(value) in seen:
             continue
         seen.add(id(value))
-        if isinstance(value, list):
+        if kind is list:
+            saved.append((value, value[:]))
+            stack.extend(value)
+        elif kind is dict:
+            saved.append((value, value.copy()))
+            stack.extend(value.values())
+        elif kind is tuple:
+            stack.extend(value)
+        elif isinstance(value, list):
             saved.append((value, list(value)))
             stack.extend(value)
         elif isinstance(value, dict):
@@ -226,8 +259,8 @@ def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
             saved.append((value, value.get_state(legacy=False)))
         else:
             attrs = getattr(value, "__dict__", None)
-            if isinstance(attrs, dict):
-                saved.append((attrs, dict(attrs)))
+            if type(attrs) is dict:
+                saved.append((attrs, attrs.copy()))
                 stack.extend(attrs.values())
     return saved
 
@@ -237,7 +270,24 @@ def restore(saved: list[tuple[Any, Any]]) -> str:
     generator that was drawn from meanwhile, if one was (else ``''``)."""
     drew = ""
     for container, old in saved:
-        if isinstance(container, np.random.Generator):
+        kind = type(container)
+        if kind is dict or isinstance(container, dict):
+            if len(container) != len(old):
+                changed = True
+            else:
+                get = container.get
+                changed = False
+                for key, value in old.items():
+                    if get(key, old) is not value:
+                        changed = True
+                        break
+            if changed:
+                container.clear()
+                container.update(old)
+        elif kind is list or isinstance(container, list):
+            if len(container) != len(old) or any(a is not b for a, b in zip(container, old)):
+                container[:] = old
+        elif isinstance(container, np.random.Generator):
             if container.bit_generator.state != old:
                 container.bit_generator.state = old
                 drew = "np.random.Generator"
@@ -245,14 +295,6 @@ def restore(saved: list[tuple[Any, Any]]) -> str:
             if _changed_state(container.get_state(legacy=False), old):
                 container.set_state(old)
                 drew = "np.random.RandomState"
-        elif isinstance(container, list):
-            if len(container) != len(old) or any(a is not b for a, b in zip(container, old)):
-                container[:] = old
-        elif len(container) != len(old) or any(
-            container.get(k, old) is not v for k, v in old.items()
-        ):
-            container.clear()
-            container.update(old)
     return drew
 
 

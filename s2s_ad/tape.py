@@ -258,17 +258,20 @@ class GradientTape:
         """
         self._use()
         zero = _is_zero_policy(unconnected_gradients)
-        found = leaves(sources)
+        flat = type(sources) in (list, tuple) and not any(
+            type(s) in (list, tuple, dict) for s in sources
+        )
+        found = list(sources) if flat else leaves(sources)
         if output_gradients is None:
             grads = self._gradients(target, found, _ones_like)
         else:
-            grads = self._gradients(
-                target, found, lambda outs: _cotangents(outs, output_gradients)
-            )
+            grads = self._gradients(target, found, lambda outs: _cotangents(outs, output_gradients))
         out = [
             self._unconnected(leaf, zero) if g is None else _as_tensor(g, leaf)
             for g, leaf in zip(grads, found)
         ]
+        if flat:
+            return out if type(sources) is list else tuple(out)
         return rebuild(sources, iter(out))
 
     def jacobian(
@@ -326,18 +329,17 @@ class GradientTape:
     def _name_of(self, value: Any, target: bool = False) -> tuple[str | None, str]:
         """The name a value has in the block: assigned there (``'block'``) or read from
         before it (``'input'``)."""
-        index = self._facts.get("names")
-        if index is None:
-            index, inputs = {}, {}
-            for name, before in reversed(list(self._objects.items())):
-                index[id(before)] = inputs[id(before)] = (name, "input")
-            for name, after in reversed(list(self._after.items())):
-                index[id(after)] = (name, "block")
-            self._facts["names"] = index
-            self._facts["inputs"] = inputs
-        if not target and id(value) in self._facts["inputs"]:
-            return self._facts["inputs"][id(value)]  # a source by the name it came in with
-        return index.get(id(value), (None, ""))
+        facts = self._facts
+        inputs = facts.get("inputs")
+        if inputs is None:  # the first name wins
+            inputs = facts["inputs"] = {
+                id(v): (n, "input") for n, v in reversed(self._objects.items())
+            }
+            facts["block"] = {id(v): (n, "block") for n, v in reversed(self._after.items())}
+        key = id(value)
+        if not target and key in inputs:
+            return inputs[key]  # a source by the name it came in with
+        return facts["block"].get(key) or inputs.get(key) or (None, "")
 
     def _gradients(self, target: Any, found: list[Any], cotangent: Any) -> list[Any]:
         """The gradient of ``target`` for each source in ``found`` (``None`` when not
@@ -358,21 +360,22 @@ class GradientTape:
         named: list[str] = []  # sources passed as parameters
         cuts: set[str] = set()
         hidden: list[Variable] = []  # Variables whose gradients come from the table
+        hidden_ids: set[int] = set()
+        watch_all = self.watch_accessed_variables
         for leaf in found:
             name, where = self._name_of(leaf)
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
-                    self._is_watched(leaf) or leaf.trainable and self.watch_accessed_variables
+                    id(leaf) in self._watched_ids or watch_all and leaf.trainable
                 ):
                     continue  # not read in the block (a branch not taken), or not watched
                 if name is not None and name not in named and leaf.dtype.kind in "fc":
                     named.append(name)  # a parameter; one made in the block is given
                     if where == "block":
                         cuts.add(name)
-                if (reached or id(leaf) in held or name is None) and all(
-                    leaf is not h for h in hidden
-                ):
+                if (reached or id(leaf) in held or name is None) and id(leaf) not in hidden_ids:
                     hidden.append(leaf)
+                    hidden_ids.add(id(leaf))
             elif where == "block" and name not in named:
                 if np.asarray(leaf).dtype.kind in "fc":
                     named.append(name)
@@ -389,7 +392,8 @@ class GradientTape:
         plan = self._plan(targets, named, cuts, hidden)
         if plan is None:
             return [None] * len(found)
-        self._check_assigned(plan)
+        if self._assigned:
+            self._check_assigned(plan)
         by_name, table = self._run(plan, hidden, cotangent)
         grads: list[Any] = []
         for leaf in found:

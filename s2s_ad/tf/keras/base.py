@@ -119,6 +119,24 @@ class Layer(Module):
             return self.call(inputs, training=training)
         return self.call(inputs)
 
+    def _s2s_forward(
+        self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+        """What differentiated code calls for ``layer(x)``: ``layer.call`` directly, as
+        ``__call__`` would for a built layer called on arrays (one dispatch less)."""
+        if (
+            type(self).__call__ is not Layer.__call__
+            or not self.built
+            or len(args) != 1
+            or any(key != "training" for key in kwargs)
+            or any(label != 0 for label in labels)
+            or isinstance(args[0], (KerasTensor, list, tuple, dict))
+        ):
+            return None
+        if self._expects_training:
+            return self.call, args, {"training": kwargs.get("training")}
+        return self.call, args, {}
+
     def _build_for(self, shape: Any) -> None:
         with unrecorded():
             self.build(shape)
