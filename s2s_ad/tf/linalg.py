@@ -86,6 +86,10 @@ def _eigh_grad(g: Any, tensor_: Any, name: Any = None) -> Any:
     return np.tril(grad + grad.T) - np.diag(np.diag(grad))
 
 
+def _zero(g: Any) -> bool:
+    return g is None or (type(g) is float and g == 0.0)
+
+
 defgrad(eigh, _eigh_grad)
 
 
