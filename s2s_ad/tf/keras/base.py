@@ -17,7 +17,7 @@ import numpy as np
 
 from ...replay import unrecorded
 from ...rules.registry import nondiff
-from ...variable import Variable
+from ...variable import TensorShape, Variable
 from ..module import Module, to_snake_case
 from . import initializers
 
@@ -38,7 +38,7 @@ class KerasTensor:
     def __init__(
         self, shape: tuple[Any, ...], dtype: Any, layer: Any = None, inputs: Any = None
     ) -> None:
-        self.shape = shape
+        self.shape = TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.layer = layer
         self.inputs = inputs
