@@ -52,7 +52,7 @@ class TensorShape(tuple):
         dims: The dimensions (ints, ``None``), or ``None`` for an unknown rank.
     """
 
-    _unknown_rank: bool
+    _unknown_rank = False  # a class default: known shapes are made without setting it
 
     def __new__(cls, dims: Any = ()) -> TensorShape:
         if dims is None:
@@ -61,9 +61,7 @@ class TensorShape(tuple):
             return shape
         if isinstance(dims, int) or hasattr(dims, "__index__") and not hasattr(dims, "__len__"):
             dims = (dims,)
-        shape = super().__new__(cls, tuple(_dim(d) for d in dims))
-        shape._unknown_rank = False
-        return shape
+        return super().__new__(cls, [_dim(d) for d in dims])
 
     # --- TensorFlow's accessors ---------------------------------------------------------
 
@@ -114,8 +112,9 @@ class TensorShape(tuple):
         )
 
     def __getitem__(self, key: Any) -> Any:
-        got = tuple.__getitem__(self, key)
-        return TensorShape(got) if isinstance(key, slice) else got
+        if type(key) is slice:
+            return _known(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
 
     # --- comparisons and printing -------------------------------------------------------
 
@@ -149,6 +148,14 @@ class TensorShape(tuple):
         return (TensorShape, (None if self._unknown_rank else tuple(self),))
 
 
+_new_tuple = tuple.__new__
+
+
+def _known(dims: tuple[Any, ...]) -> TensorShape:
+    """A ``TensorShape`` of dimensions that are already ints or ``None`` (no checks)."""
+    return _new_tuple(TensorShape, dims)
+
+
 # --- tensors ------------------------------------------------------------------------------
 
 
@@ -160,7 +167,7 @@ class Tensor(np.ndarray):
 
     @property  # type: ignore[override]
     def shape(self) -> TensorShape:
-        return TensorShape(_ARRAY_SHAPE.__get__(self))
+        return _new_tuple(TensorShape, _ARRAY_SHAPE.__get__(self))
 
     @shape.setter
     def shape(self, value: Any) -> None:
@@ -225,7 +232,7 @@ class Variable:
 
     @property
     def shape(self) -> TensorShape:
-        return TensorShape(self.value.shape)
+        return _new_tuple(TensorShape, self.value.shape)
 
     @property
     def dtype(self) -> Any:
