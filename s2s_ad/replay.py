@@ -147,10 +147,13 @@ class Recorder:
         _RECORDING.append(self.recording)
 
     def stop(self) -> None:
-        if self.recording is not None:
-            if self.recording in _RECORDING:
-                _RECORDING.remove(self.recording)
-            self.recording.frame = None
+        recording = self.recording
+        if recording is not None:
+            if _RECORDING and _RECORDING[-1] is recording:
+                _RECORDING.pop()
+            elif recording in _RECORDING:
+                _RECORDING.remove(recording)
+            recording.frame = None
 
 
 class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)

@@ -258,9 +258,12 @@ class GradientTape:
         """
         self._use()
         zero = _is_zero_policy(unconnected_gradients)
-        flat = type(sources) in (list, tuple) and not any(
-            type(s) in (list, tuple, dict) for s in sources
-        )
+        flat = type(sources) in (list, tuple)
+        if flat:
+            for s in sources:
+                if isinstance(s, (list, tuple, dict)):
+                    flat = False
+                    break
         found = list(sources) if flat else leaves(sources)
         if output_gradients is None:
             grads = self._gradients(target, found, _ones_like)
@@ -329,6 +332,20 @@ class GradientTape:
     def _name_of(self, value: Any, target: bool = False) -> tuple[str | None, str]:
         """The name a value has in the block: assigned there (``'block'``) or read from
         before it (``'input'``)."""
+        objects, after = self._objects, self._after
+        if len(objects) + len(after) <= 16:  # a few names: look, do not index
+            if not target:
+                for name, before in objects.items():
+                    if before is value:
+                        return name, "input"  # a source by the name it came in with
+            for name, made in after.items():
+                if made is value:
+                    return name, "block"
+            if target:
+                for name, before in objects.items():
+                    if before is value:
+                        return name, "input"
+            return None, ""
         facts = self._facts
         inputs = facts.get("inputs")
         if inputs is None:  # the first name wins
@@ -347,14 +364,14 @@ class GradientTape:
         block = self._block
         assert block is not None
         targets = []
-        read = set(self._read)  # a Variable that is itself the target counts as read
-        for leaf in leaves(target):
+        read = self._read
+        for leaf in leaves(target) if isinstance(target, (list, tuple, dict)) else (target,):
             name, where = self._name_of(leaf, target=True)
             if name is None or where != "block":
                 raise ValueError("the target was not computed in the tape's with block")
             targets.append(name)
             if isinstance(leaf, Variable):
-                read.add(id(leaf))
+                read = read | {id(leaf)}  # a Variable that is itself the target was read
         reached = self._user_code
         held = self._held
         named: list[str] = []  # sources passed as parameters
@@ -362,8 +379,8 @@ class GradientTape:
         hidden: list[Variable] = []  # Variables whose gradients come from the table
         hidden_ids: set[int] = set()
         watch_all = self.watch_accessed_variables
-        for leaf in found:
-            name, where = self._name_of(leaf)
+        found_names = [self._name_of(leaf) for leaf in found]
+        for leaf, (name, where) in zip(found, found_names):
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
                     id(leaf) in self._watched_ids or watch_all and leaf.trainable
@@ -396,13 +413,13 @@ class GradientTape:
             self._check_assigned(plan)
         by_name, table = self._run(plan, hidden, cotangent)
         grads: list[Any] = []
-        for leaf in found:
-            if isinstance(leaf, Variable) and id(leaf) not in read:
+        for leaf, (name, _) in zip(found, found_names):
+            variable = isinstance(leaf, Variable)
+            if variable and id(leaf) not in read:
                 grads.append(None)
                 continue
-            name, where = self._name_of(leaf)
             part = by_name.get(name) if name is not None else None
-            extra = table.get(id(leaf)) if isinstance(leaf, Variable) else None
+            extra = table.get(id(leaf)) if variable and table else None
             if part is None:
                 grads.append(extra)
             elif extra is None:
@@ -499,22 +516,24 @@ class GradientTape:
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Run the plan's sweeps; gradients by parameter name and by Variable id."""
         values = []
+        before, objects = self._before, self._objects
+        drawn, cuts = plan.drawn, plan.cuts
         for n in plan.params:
-            if n in plan.drawn:
+            if n in drawn:
                 values.append(self._after[n])
-            elif n in plan.cuts:
+            elif n in cuts:
                 values.append(_value(self._after[n]))  # a source made in the block, as given
             elif n in self._code:
                 values.append(self._code[n])
-            elif isinstance(self._objects.get(n), Variable):
+            elif isinstance(objects.get(n), Variable):
                 # a source as the block left it; other Variables as objects in variables
                 # mode (their methods run), else as their values
                 keep = plan.variables and n not in plan.wrt
-                values.append(self._objects[n] if keep else _value(self._before[n]))
+                values.append(objects[n] if keep else _value(before[n]))
             else:
-                values.append(self._before[n])
+                values.append(before[n])
         recording = self._recorder.recording
-        draws = recording.queue(plan.statements) if recording is not None else []
+        draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
         table: dict[int, Any] = {id(v): 0.0 for v in hidden}
         saved_table = runtime.VARIABLE_GRADS
@@ -545,6 +564,8 @@ class GradientTape:
                 if type(value) is not np.ndarray or np.shape(g) != value.shape:
                     g = fix_grad(g, np.asarray(value))  # shape of its source
                 by_name[name] = g
+        if not table:
+            return by_name, table
         return by_name, {
             key: None if runtime.is_zero(value) else value for key, value in table.items()
         }

@@ -191,8 +191,18 @@ def _numpy_text(arr: np.ndarray) -> str:
     return str(arr[()]) if arr.ndim == 0 else repr(arr)
 
 
+_ARRAYS: set[type] = {np.ndarray}  # EagerTensor joins below
+_SCALARS = {np.float64, np.float32, np.float16, np.complex128, np.complex64}
+
+
 def tensor(value: Any, dtype: Any = None) -> Tensor:
     """``value`` as a ``Tensor`` (its gradient passes through unchanged)."""
+    if dtype is None:  # the common cases: an op's NumPy result
+        kind = type(value)
+        if kind in _ARRAYS:
+            return value.view(EagerTensor)
+        if kind in _SCALARS:
+            return np.asarray(value).view(EagerTensor)
     if isinstance(value, Variable):
         if READS:
             _read(value)
@@ -355,6 +365,9 @@ _register()
 
 class EagerTensor(Tensor):
     """The class of tensors, named as TensorFlow's (``type(x).__name__`` in the guides)."""
+
+
+_ARRAYS.add(EagerTensor)
 
 
 class ResourceVariable(Variable):
