@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    rounds, number = (3, 5) if args.quick else (60, 10)
+    rounds, number = (3, 5) if args.quick else (30, 30)
     rng = np.random.default_rng(0)
 
     x = rng.standard_normal(32).astype(np.float32)

@@ -436,18 +436,20 @@ class GradientTape:
         block = self._block
         assert block is not None
         variables = bool(hidden)
-        hidden_ids = {id(h) for h in hidden}
-        held_in = tuple(
-            n
-            for n in self._holders
-            if any(id(leaf) in hidden_ids for leaf in leaves(self._objects[n]))
-        )
+        held_in: tuple[str, ...] = ()
+        if self._holders and hidden:
+            hidden_ids = {id(h) for h in hidden}
+            held_in = tuple(
+                n
+                for n in self._holders
+                if any(id(leaf) in hidden_ids for leaf in leaves(self._objects[n]))
+            )
         key = (
             id(block),
             self._start,
             tuple(targets),
             tuple(named),
-            tuple(sorted(cuts)),
+            tuple(sorted(cuts)) if cuts else (),
             variables,
             held_in,
         )
@@ -561,7 +563,7 @@ class GradientTape:
                         table[id(leaf)] = runtime.add(table[id(leaf)], part)
             elif ok and not runtime.is_zero(g):
                 value = values[k]
-                if type(value) is not np.ndarray or np.shape(g) != value.shape:
+                if type(value) is not np.ndarray or getattr(g, "shape", None) != value.shape:
                     g = fix_grad(g, np.asarray(value))  # shape of its source
                 by_name[name] = g
         if not table:
@@ -713,7 +715,7 @@ def _ones_like(outs: Any) -> Any:
     scalar target: immutable, so the sweeps cannot change it in place)."""
     if type(outs) is not tuple:
         dtype = getattr(outs, "dtype", None)
-        if dtype is not None and dtype.kind in "fc" and not np.shape(outs):
+        if dtype is not None and dtype.kind in "fc" and outs.ndim == 0:
             return (dtype if dtype.itemsize >= 4 else np.dtype(np.float32)).type(1)
     return _cotangents(outs, None)
 
@@ -728,8 +730,8 @@ def _is_zero_policy(policy: UnconnectedGradients | str) -> bool:
 def _as_tensor(g: Any, source: Any) -> Tensor:
     """A gradient as a tensor of its source's dtype."""
     dtype = source.value.dtype if isinstance(source, Variable) else np.asarray(source).dtype
-    if type(g) is np.ndarray and g.dtype == dtype:
-        return g.view(EagerTensor)
+    if getattr(g, "dtype", None) == dtype and type(g) in (np.ndarray, dtype.type):
+        return np.asarray(g).view(EagerTensor)
     return tensor(g, dtype=dtype)
 
 
