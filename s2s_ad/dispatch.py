@@ -151,8 +151,10 @@ class _Fast:
         self.checked: set[int] = set()
 
 
-def _registry_version() -> tuple[int, int]:
-    return len(REGISTRY.rules), len(REGISTRY.custom)
+def _registry_version() -> tuple[int, int, int]:
+    """Changes when a rule is registered or a library made opaque (the registry only
+    grows)."""
+    return len(REGISTRY.rules), len(REGISTRY.custom), len(REGISTRY.opaque_libraries)
 
 
 def _callee(func: Any) -> tuple[Any, tuple[Any, ...]]:
