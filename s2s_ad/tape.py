@@ -138,6 +138,8 @@ class GradientTape:
         self._held: set[int] = set()  # Variables held in lists, tuples, dicts
         self._holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
+        entry, watched = self._entry, self._watched_ids
+        watch_all = self.watch_accessed_variables
         for name in reads:
             value = local[name] if name in local else glob.get(name, _CODE_TYPES)
             kind = type(value)
@@ -146,9 +148,10 @@ class GradientTape:
                 before[name] = value.copy()
             elif kind is ResourceVariable or isinstance(value, Variable):
                 objects[name] = before[name] = value
-                self._entry[name] = value.value
-                if value.trainable and self.watch_accessed_variables:
-                    self._watch_one(value)
+                entry[name] = value.value
+                if watch_all and value.trainable and id(value) not in watched:
+                    self._watched.append(value)  # kept alive: its id stays its own
+                    watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
                     self._code[name] = value  # a local function: passed to the slice

@@ -194,7 +194,11 @@ _BLOCKS: dict[tuple[str, int, int, int], Block] = {}
 def block_at(frame: types.FrameType) -> Block:
     """The ``with`` block at the frame's line (parsed once per file version)."""
     filename = frame.f_code.co_filename
-    lines = linecache.getlines(filename, frame.f_globals)
+    entry = linecache.cache.get(filename)
+    if entry is not None and len(entry) == 4:
+        lines = entry[2]
+    else:
+        lines = linecache.getlines(filename, frame.f_globals)
     key = (filename, frame.f_lineno, id(lines), len(lines))  # linecache keeps the list
     block = _BLOCKS.get(key)
     if block is None:
