@@ -15,6 +15,7 @@ not happen twice:
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -209,17 +210,31 @@ _ATOMS = (
 
 
 _ATOM_TYPES = set(_ATOMS) | {bool, np.float32, np.float64, np.int64, np.bool_}
-_SKIPPED: dict[type, bool] = {}  # per type: an atom (or a subclass of one), or no __dict__
+# per type, how a snapshot treats its values: skipped (an atom, a subclass of one, or
+# an object without a __dict__), copied as a list or a dict, walked as a tuple, a random
+# generator's state, or an object's attributes
+_SKIP, _LIST, _DICT, _TUPLE, _GENERATOR, _LEGACY, _OBJECT = range(7)
+_CATEGORY: dict[type, int] = {list: _LIST, dict: _DICT, tuple: _TUPLE}
 
 
-def _skipped(kind: type) -> bool:
-    hit = _SKIPPED.get(kind)
-    if hit is None:
-        hit = _SKIPPED[kind] = issubclass(kind, _ATOMS) or (
-            not issubclass(kind, (list, dict, tuple, np.random.Generator, np.random.RandomState))
-            and "__dict__" not in dir(kind)
-        )
-    return hit
+def _category(kind: type) -> int:
+    if issubclass(kind, _ATOMS):
+        found = _SKIP
+    elif issubclass(kind, list):
+        found = _LIST
+    elif issubclass(kind, dict):
+        found = _DICT
+    elif issubclass(kind, tuple):
+        found = _TUPLE
+    elif issubclass(kind, np.random.Generator):
+        found = _GENERATOR
+    elif issubclass(kind, np.random.RandomState):
+        found = _LEGACY
+    else:
+        found = _OBJECT if "__dict__" in dir(kind) else _SKIP
+    if len(_CATEGORY) < 4096:
+        _CATEGORY[kind] = found
+    return found
 
 
 def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
@@ -228,43 +243,35 @@ def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
     seen: set[int] = set()
     stack = list(roots)
     atoms = _ATOM_TYPES
-    skipped = _SKIPPED
+    categories = _CATEGORY
     while stack and len(saved) < limit:
         value = stack.pop()
         kind = type(value)
         if kind in atoms:
             continue
-        skip = skipped.get(kind)
-        if skip is None:
-            skip = _skipped(kind)
-        if skip or id(value) in seen:
+        category = categories.get(kind)
+        if category is None:
+            category = _category(kind)
+        if category == _SKIP or id(value) in seen:
             continue
         seen.add(id(value))
-        if kind is list:
-            saved.append((value, value[:]))
-            stack.extend(value)
-        elif kind is dict:
-            saved.append((value, value.copy()))
-            stack.extend(value.values())
-        elif kind is tuple:
-            stack.extend(value)
-        elif isinstance(value, list):
-            saved.append((value, list(value)))
-            stack.extend(value)
-        elif isinstance(value, dict):
-            saved.append((value, dict(value)))
-            stack.extend(value.values())
-        elif isinstance(value, tuple):
-            stack.extend(value)
-        elif isinstance(value, np.random.Generator):
-            saved.append((value, value.bit_generator.state))
-        elif isinstance(value, np.random.RandomState):
-            saved.append((value, value.get_state(legacy=False)))
-        else:
+        if category == _OBJECT:
             attrs = getattr(value, "__dict__", None)
             if type(attrs) is dict:
                 saved.append((attrs, attrs.copy()))
                 stack.extend(attrs.values())
+        elif category == _DICT:
+            saved.append((value, dict(value)))
+            stack.extend(value.values())
+        elif category == _LIST:
+            saved.append((value, list(value)))
+            stack.extend(value)
+        elif category == _TUPLE:
+            stack.extend(value)
+        elif category == _GENERATOR:
+            saved.append((value, value.bit_generator.state))
+        else:
+            saved.append((value, value.get_state(legacy=False)))
     return saved
 
 
@@ -275,20 +282,16 @@ def restore(saved: list[tuple[Any, Any]]) -> str:
     for container, old in saved:
         kind = type(container)
         if kind is dict or isinstance(container, dict):
-            if len(container) != len(old):
-                changed = True
-            else:
-                get = container.get
-                changed = False
-                for key, value in old.items():
-                    if get(key, old) is not value:
-                        changed = True
-                        break
-            if changed:
+            # unchanged: the same keys, in the same order, bound to the same objects
+            if not (
+                len(container) == len(old)
+                and all(map(operator.is_, container.values(), old.values()))
+                and container.keys() == old.keys()
+            ):
                 container.clear()
                 container.update(old)
         elif kind is list or isinstance(container, list):
-            if len(container) != len(old) or any(a is not b for a, b in zip(container, old)):
+            if len(container) != len(old) or not all(map(operator.is_, container, old)):
                 container[:] = old
         elif isinstance(container, np.random.Generator):
             if container.bit_generator.state != old:
