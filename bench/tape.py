@@ -1,15 +1,19 @@
 """GradientTape shim benchmark: a training step through the tape against the same
 gradient from ``s2s_ad.value_and_grad`` called directly (the shim's overhead).
 
-Cases: the linear-regression step of seed 001 (batch 32), an MLP step (64-128-10,
-batch 64, tanh) with its Variables named in the block, and the same MLP as a Keras
-``Sequential`` model (Variables found through the layers). ``--quick`` for CI smoke runs.
+Each round times every case's tape and direct calls in turn; the ratio is taken per
+round (median and quartiles reported, with the ratio of the best times). Cases: the
+linear-regression step of seed 001 (batch 32), an MLP step (64-128-10, batch 64, tanh)
+with its Variables named in the block, and the same MLP as a Keras ``Sequential`` model
+(Variables found through the layers). ``--quick`` for CI smoke runs.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -24,15 +28,33 @@ import s2s_ad  # noqa: E402
 import s2s_ad.tf as tf  # noqa: E402
 
 
-def best_time(call: Callable[[], Any], repeats: int) -> float:
-    call()
-    best = float("inf")
-    for _ in range(repeats):
+def batch_time(call: Callable[[], Any], number: int) -> float:
+    """Per-call seconds of ``number`` calls in a row, the garbage collector off."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
         start = time.perf_counter()
-        for _ in range(10):
+        for _ in range(number):
             call()
-        best = min(best, (time.perf_counter() - start) / 10)
-    return best
+        return (time.perf_counter() - start) / number
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def interleaved(
+    pairs: list[tuple[Callable[[], Any], Callable[[], Any]]], rounds: int, number: int
+) -> list[list[tuple[float, float]]]:
+    """Per case, per round: (tape, direct) per-call seconds, every case timed in turn
+    within each round so that a burst of load from a neighbour hits all alike."""
+    for tape_call, direct_call in pairs:
+        tape_call()
+        direct_call()
+    out: list[list[tuple[float, float]]] = [[] for _ in pairs]
+    for _ in range(rounds):
+        for k, (tape_call, direct_call) in enumerate(pairs):
+            out[k].append((batch_time(tape_call, number), batch_time(direct_call, number)))
+    return out
 
 
 def linear_loss(w, b, x, y):
@@ -48,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args(argv)
-    repeats = 3 if args.quick else 30
+    rounds, number = (3, 5) if args.quick else (30, 30)
     rng = np.random.default_rng(0)
 
     x = rng.standard_normal(32).astype(np.float32)
@@ -97,28 +119,26 @@ def main(argv: list[str] | None = None) -> int:
             loss = mse(ys, model(xs, training=True))
         return tape.gradient(loss, model.trainable_variables)
 
-    rows = [
-        (
-            "linear regression step",
-            best_time(tape_linear, repeats),
-            best_time(lambda: direct_linear(w0, b0, x, y), repeats),
-        ),
-        (
-            "MLP 64-128-10 step",
-            best_time(tape_mlp, repeats),
-            best_time(lambda: direct_mlp(*params, xs, ys), repeats),
-        ),
-        (
-            "Keras Sequential MLP step",
-            best_time(tape_keras, repeats),
-            best_time(lambda: direct_mlp(*params, xs, ys), repeats),
-        ),
+    cases = [
+        ("linear regression step", tape_linear, lambda: direct_linear(w0, b0, x, y)),
+        ("MLP 64-128-10 step", tape_mlp, lambda: direct_mlp(*params, xs, ys)),
+        ("Keras Sequential MLP step", tape_keras, lambda: direct_mlp(*params, xs, ys)),
     ]
+    timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
     print("== GradientTape shim: tape.gradient against value_and_grad on the same function")
-    print(f"  {'case':24} {'tape':>10} {'direct':>10} {'overhead':>9}")
-    for name, tape_s, direct_s in rows:
+    print(f"   ({rounds} interleaved rounds of {number} calls; ratio per round)")
+    print("   best: per-call times and their ratio, the least disturbed by other load;")
+    print("   median, q1-q3: of the per-round ratios")
+    print(f"  {'case':26} {'tape':>9} {'direct':>9} {'best':>6} {'median':>7} {'q1-q3':>12}")
+    for (name, _, _), samples in zip(cases, timed):
+        ratios = sorted(t / d for t, d in samples)
+        q1, q3 = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        tape_s = min(t for t, _ in samples)
+        direct_s = min(d for _, d in samples)
         print(
-            f"  {name:24} {tape_s * 1e6:8.1f}us {direct_s * 1e6:8.1f}us {tape_s / direct_s:8.2f}x"
+            f"  {name:26} {tape_s * 1e6:7.1f}us {direct_s * 1e6:7.1f}us "
+            f"{tape_s / direct_s:5.2f}x {statistics.median(ratios):6.2f}x "
+            f"{q1:5.2f}-{q3:4.2f}x"
         )
     return 0
 

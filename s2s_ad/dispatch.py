@@ -14,7 +14,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from . import packing
+import numpy as np
+
+from . import packing, runtime
 from .errors import TransformError
 from .rules import REGISTRY
 from .rules.registry import Rule, substitute
@@ -134,10 +136,132 @@ def _parameters(
     return params, order
 
 
+# a Python function or method called again as before (a layer's ``__call__`` at every
+# step): its generated code, found without resolving the callee again. Per function (the
+# ``__func__`` of a method, the class's ``__call__`` of a callable object), per way of
+# calling it; valid while the registry has the same rules and the code the same object.
+# (keyed by id, the function kept with its entries; cleared when it grows large, as
+# closures made at each call would make it grow)
+_FAST: dict[int, tuple[Any, dict[Any, _Fast]]] = {}
+
+
+class _Fast:
+    """What a call resolved to: the bound generated code and the parameters it feeds."""
+
+    __slots__ = ("code", "version", "fns", "params", "order", "same_order", "checked")
+
+    def __init__(
+        self, code: Any, fns: Any, params: list[packing.Packed], order: tuple[str, ...]
+    ) -> None:
+        self.code = code
+        self.version = _registry_version()
+        self.fns = fns
+        self.params = params
+        self.order = order
+        # each label its own parameter, in order (no ``*args`` entries)
+        self.same_order = list(order) == [p for p, _ in params] and all(
+            sub is None for _, sub in params
+        )
+        # ids of the objects (or methods' owners) bound first that have no rule of their
+        # own at this version (the registry keeps the callables it has rules for alive,
+        # so an id seen here cannot come back as one with a rule registered earlier)
+        self.checked: set[int] = set()
+
+
+def _registry_version() -> tuple[int, int, int]:
+    """Changes when a rule is registered or a library made opaque (the registry only
+    grows)."""
+    return len(REGISTRY.rules), len(REGISTRY.custom), len(REGISTRY.opaque_libraries)
+
+
+def _callee(func: Any) -> tuple[Any, tuple[Any, ...]]:
+    """The Python function a call of ``func`` runs and the arguments bound before the
+    call's own, without resolving rules (``(None, ())`` for other callables)."""
+    kind = type(func)
+    if kind is types.MethodType:
+        return func.__func__, (func.__self__,)
+    if kind is types.FunctionType:
+        return func, ()
+    call = kind.__dict__.get("__call__") or _class_call(kind)
+    return (call, (func,)) if type(call) is types.FunctionType else (None, ())
+
+
+def _class_call(kind: type) -> Any:
+    """The ``__call__`` a class inherits (looked up along its MRO, no descriptors run)."""
+    for klass in kind.__mro__[1:]:
+        found = klass.__dict__.get("__call__")
+        if found is not None:
+            return found
+    return None
+
+
+def _fast_path(
+    func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[_Fast, tuple[Any, ...]] | None:
+    """The generated code a call of ``func`` resolved to last time, if nothing changed."""
+    raw, pre = _callee(func)
+    found = _FAST.get(id(raw))
+    if found is None or found[0] is not raw:
+        return None
+    hit = found[1].get(
+        (len(pre), len(args), tuple(kwargs), labels, runtime.VARIABLE_GRADS is not None)
+    )
+    if hit is None or raw.__code__ is not hit.code or hit.version != _registry_version():
+        return None
+    if pre and id(pre[0]) not in hit.checked:
+        if id(func) in REGISTRY.custom or REGISTRY.lookup(func) is not None:
+            return None  # this object or method has a rule of its own
+        hit.checked.add(id(pre[0]))
+    for label in labels:
+        value = args[label] if isinstance(label, int) else kwargs[label]
+        if not isinstance(value, np.ndarray) and _inert(value):
+            return None
+    return hit, pre
+
+
+def _remember(
+    func: Any,
+    labels: tuple[Any, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    entry: _Fast,
+    variables: bool,
+) -> None:
+    """Keep what a call resolved to, for :func:`_fast_path`."""
+    raw, pre = _callee(func)
+    if raw is None:
+        return
+    found = _FAST.get(id(raw))
+    if found is None or found[0] is not raw:
+        if len(_FAST) > 4096:
+            _FAST.clear()
+        found = _FAST[id(raw)] = (raw, {})
+    found[1][(len(pre), len(args), tuple(kwargs), labels, variables)] = entry
+
+
+def _pullback(hit: _Fast, saved: Any) -> Callable[[Any], tuple[Any, ...]]:
+    bwd = hit.fns["bwd"]
+    if hit.same_order:
+        return lambda g: tuple(bwd(saved, g))
+    order, params = hit.order, hit.params
+
+    def pullback(g: Any) -> tuple[Any, ...]:
+        grads = dict(zip(order, bwd(saved, g)))
+        return tuple(packing.entry(grads[p], sub) for p, sub in params)
+
+    return pullback
+
+
 def call_with_pullback(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
-    """Run ``func(*args, **kwargs)``; return its value and a pullback for ``labels``."""
+    """Run ``func(*args, **kwargs)``; return its value and a pullback for ``labels``.
+
+    A callable object whose class has ``_s2s_forward(self, labels, args, kwargs)`` may
+    name what its call does instead (a built Keras layer: its ``call``), as ``(func,
+    args, kwargs)`` with the differentiated arguments at the same positions and
+    keywords, or ``None`` to be called as it is.
+    """
     if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
         flat, regroup, _ = packing.expand(labels, len(args), tuple(kwargs))
         ans, inner = call_with_pullback(func, flat, args, kwargs)
@@ -146,6 +270,16 @@ def call_with_pullback(
         from .second_order import vjp_apply_pullback
 
         return vjp_apply_pullback(labels, args, kwargs)
+    forward = getattr(type(func), "_s2s_forward", None)
+    if forward is not None:
+        redirected = forward(func, labels, args, kwargs)
+        if redirected is not None:
+            func, args, kwargs = redirected
+    fast = _fast_path(func, labels, args, kwargs)
+    if fast is not None:
+        hit, pre = fast
+        ans, saved = hit.fns["fwd"](*pre, *args, **kwargs)
+        return ans, _pullback(hit, saved)
     from .api import compile_adjoint, primal
     from .custom import CustomGradient
 
@@ -201,6 +335,9 @@ def call_with_pullback(
             return func(*args, **kwargs), lambda g: tuple(0.0 for _ in labels)
         return _rule_pullback(rule, unbound, shifted, (owner, *args), kwargs)
     target, pre = _target(func)
+    raw, raw_pre = _callee(func)
+    same = target is not None and target is raw and len(pre) == len(raw_pre)
+    same = same and all(a is b for a, b in zip(pre, raw_pre))
     if target is not None:
         target = primal(target)
     if target is None and not labels:
@@ -217,21 +354,17 @@ def call_with_pullback(
     if shape not in memo:
         memo[shape] = _parameters(target, pre, args, kwargs, labels)
     params, order = memo[shape]
-    from . import runtime
-
     variables = runtime.VARIABLE_GRADS is not None  # inside a tape's gradient
     compiled = compile_adjoint(target, order, variables=variables)
     hit = memo.get(id(compiled))
     if hit is None or hit[0] is not compiled:
         hit = memo[id(compiled)] = (compiled, compiled.bind(target))
     fns = hit[1]
+    entry = _Fast(target.__code__, fns, params, order)
+    if same and target is raw:  # the same function and bound arguments as _callee finds
+        _remember(func, labels, args, kwargs, entry, variables)
     ans, saved = fns["fwd"](*full, **kwargs)
-
-    def pullback(g: Any) -> tuple[Any, ...]:
-        grads = dict(zip(order, fns["bwd"](saved, g)))
-        return tuple(packing.entry(grads[p], sub) for p, sub in params)
-
-    return ans, pullback
+    return ans, _pullback(entry, saved)
 
 
 def call_with_tangent(

@@ -15,6 +15,7 @@ not happen twice:
 from __future__ import annotations
 
 import functools
+import operator
 import sys
 import types
 from collections.abc import Callable, Iterator
@@ -147,38 +148,48 @@ class Recorder:
         _RECORDING.append(self.recording)
 
     def stop(self) -> None:
-        if self.recording is not None:
-            if self.recording in _RECORDING:
-                _RECORDING.remove(self.recording)
-            self.recording.frame = None
+        recording = self.recording
+        if recording is not None:
+            if _RECORDING and _RECORDING[-1] is recording:
+                _RECORDING.pop()
+            elif recording in _RECORDING:
+                _RECORDING.remove(recording)
+            recording.frame = None
 
 
-@contextmanager
-def replaying(draws: list[tuple[str, Any]], roots: list[Any]) -> Iterator[None]:
+class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)
     """Run code that gets ``draws`` back for its random draws and whose changes to the
     state reachable from ``roots`` are undone afterwards."""
-    saved = snapshot(roots) if roots else []
-    queue = iter(draws)
-    _REPLAY.append(queue)
-    failed = True
-    try:
-        yield
-        left = next(queue, None)
+
+    __slots__ = ("draws", "roots", "saved", "queue")
+
+    def __init__(self, draws: list[tuple[str, Any]], roots: list[Any]) -> None:
+        self.draws = draws
+        self.roots = roots
+
+    def __enter__(self) -> None:
+        self.saved = snapshot(self.roots) if self.roots else []
+        self.queue = iter(self.draws)
+        _REPLAY.append(self.queue)
+
+    def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
+        queue = self.queue
+        try:
+            left = next(queue, None) if kind is None else None
+        finally:
+            _REPLAY.remove(queue)
+            drew = restore(self.saved)
         if left is not None:
             raise TransformError(
                 f"the gradient's re-run of the block did not draw {left[0]} as the block did",
                 hint="draw random values outside the differentiated code, or in the block itself",
             )
-        failed = False
-    finally:
-        _REPLAY.remove(queue)
-        drew = restore(saved)
-    if drew and not failed:
-        raise TransformError(
-            f"the gradient's re-run of the block drew from a {drew}, whose draws a tape "
-            "cannot give back",
-            hint="draw with np.random.* or tf.random.* in code a tape differentiates",
-        )
+        if drew and kind is None:
+            raise TransformError(
+                f"the gradient's re-run of the block drew from a {drew}, whose draws a tape "
+                "cannot give back",
+                hint="draw with np.random.* or tf.random.* in code a tape differentiates",
+            )
 
 
 _ATOMS = (
@@ -199,6 +210,31 @@ _ATOMS = (
 
 
 _ATOM_TYPES = set(_ATOMS) | {bool, np.float32, np.float64, np.int64, np.bool_}
+# per type, how a snapshot treats its values: skipped (an atom, a subclass of one, or
+# an object without a __dict__), copied as a list or a dict, walked as a tuple, a random
+# generator's state, or an object's attributes
+_SKIP, _LIST, _DICT, _TUPLE, _GENERATOR, _LEGACY, _OBJECT = range(7)
+_CATEGORY: dict[type, int] = {list: _LIST, dict: _DICT, tuple: _TUPLE}
+
+
+def _category(kind: type) -> int:
+    if issubclass(kind, _ATOMS):
+        found = _SKIP
+    elif issubclass(kind, list):
+        found = _LIST
+    elif issubclass(kind, dict):
+        found = _DICT
+    elif issubclass(kind, tuple):
+        found = _TUPLE
+    elif issubclass(kind, np.random.Generator):
+        found = _GENERATOR
+    elif issubclass(kind, np.random.RandomState):
+        found = _LEGACY
+    else:
+        found = _OBJECT if "__dict__" in dir(kind) else _SKIP
+    if len(_CATEGORY) < 4096:
+        _CATEGORY[kind] = found
+    return found
 
 
 def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
@@ -206,29 +242,36 @@ def snapshot(roots: list[Any], limit: int = 20000) -> list[tuple[Any, Any]]:
     saved: list[tuple[Any, Any]] = []
     seen: set[int] = set()
     stack = list(roots)
+    atoms = _ATOM_TYPES
+    categories = _CATEGORY
     while stack and len(saved) < limit:
         value = stack.pop()
         kind = type(value)
-        if kind in _ATOM_TYPES or id(value) in seen or isinstance(value, _ATOMS):
+        if kind in atoms:
+            continue
+        category = categories.get(kind)
+        if category is None:
+            category = _category(kind)
+        if category == _SKIP or id(value) in seen:
             continue
         seen.add(id(value))
-        if isinstance(value, list):
-            saved.append((value, list(value)))
-            stack.extend(value)
-        elif isinstance(value, dict):
+        if category == _OBJECT:
+            attrs = getattr(value, "__dict__", None)
+            if type(attrs) is dict:
+                saved.append((attrs, attrs.copy()))
+                stack.extend(attrs.values())
+        elif category == _DICT:
             saved.append((value, dict(value)))
             stack.extend(value.values())
-        elif isinstance(value, tuple):
+        elif category == _LIST:
+            saved.append((value, list(value)))
             stack.extend(value)
-        elif isinstance(value, np.random.Generator):
+        elif category == _TUPLE:
+            stack.extend(value)
+        elif category == _GENERATOR:
             saved.append((value, value.bit_generator.state))
-        elif isinstance(value, np.random.RandomState):
-            saved.append((value, value.get_state(legacy=False)))
         else:
-            attrs = getattr(value, "__dict__", None)
-            if isinstance(attrs, dict):
-                saved.append((attrs, dict(attrs)))
-                stack.extend(attrs.values())
+            saved.append((value, value.get_state(legacy=False)))
     return saved
 
 
@@ -237,7 +280,20 @@ def restore(saved: list[tuple[Any, Any]]) -> str:
     generator that was drawn from meanwhile, if one was (else ``''``)."""
     drew = ""
     for container, old in saved:
-        if isinstance(container, np.random.Generator):
+        kind = type(container)
+        if kind is dict or isinstance(container, dict):
+            # unchanged: the same keys, in the same order, bound to the same objects
+            if not (
+                len(container) == len(old)
+                and all(map(operator.is_, container.values(), old.values()))
+                and container.keys() == old.keys()
+            ):
+                container.clear()
+                container.update(old)
+        elif kind is list or isinstance(container, list):
+            if len(container) != len(old) or not all(map(operator.is_, container, old)):
+                container[:] = old
+        elif isinstance(container, np.random.Generator):
             if container.bit_generator.state != old:
                 container.bit_generator.state = old
                 drew = "np.random.Generator"
@@ -245,14 +301,6 @@ def restore(saved: list[tuple[Any, Any]]) -> str:
             if _changed_state(container.get_state(legacy=False), old):
                 container.set_state(old)
                 drew = "np.random.RandomState"
-        elif isinstance(container, list):
-            if len(container) != len(old) or any(a is not b for a, b in zip(container, old)):
-                container[:] = old
-        elif len(container) != len(old) or any(
-            container.get(k, old) is not v for k, v in old.items()
-        ):
-            container.clear()
-            container.update(old)
     return drew
 
 

@@ -43,7 +43,7 @@ from .tape_block import (
     rebuild,
     slice_block,
 )
-from .variable import Tensor, Variable, tensor
+from .variable import EagerTensor, ResourceVariable, Tensor, Variable, tensor
 
 # values the block reads that are code, not data: looked up as globals, never parameters
 _CODE_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
@@ -89,14 +89,15 @@ class GradientTape:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self._watched: list[Any] = []
+        self._watched_ids: set[int] = set()
         self._used = False
         self._block: Block | None = None
         self._start = 0
         self._before: dict[str, Any] = {}
         self._objects: dict[str, Any] = {}
-        # (target name, source name) -> the function differentiated and its parameters,
-        # for an outer tape that differentiates this tape's gradient call
-        self._calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
+        # the plans this tape ran, with their targets: for an outer tape that
+        # differentiates this tape's gradient call (see ``_calls``)
+        self._ran: list[tuple[_Plan, list[str]]] = []
         self._after: dict[str, Any] = {}
         self._globals: dict[str, Any] = {}
         self._code: dict[str, Any] = {}
@@ -106,6 +107,9 @@ class GradientTape:
         self._facts: dict[str, Any] = {}  # derived once per run of the block
         self._entry: dict[str, Any] = {}
         self._assigned: set[str] = set()  # Variables the block assigned
+        self._user_code = False  # the block calls code that may read Variables
+        self._held: set[int] = set()
+        self._holders: list[str] = []
 
     # --- the block ----------------------------------------------------------------------
 
@@ -114,7 +118,7 @@ class GradientTape:
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
         self._start = 0
-        self._take_inputs(frame, _block.reads)
+        self._take_inputs(frame, _block.inputs)
         self._frame = frame
         self._read = set()
         _variable.READS.append(self._read)
@@ -122,58 +126,87 @@ class GradientTape:
         return self
 
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
-        """Remember the values the block reads (arrays copied) and watch its Variables."""
+        """Remember the values the block starts from (arrays copied), watch its Variables,
+        and note whether it calls user code and which containers hold Variables."""
         self._facts = {}
         self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
-        self._before = {}
-        self._objects = {}
+        self._before = before = {}
+        self._objects = objects = {}
         self._code = {}
+        self._user_code = False
+        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
+        self._holders: list[str] = []  # the names of those containers
+        written = self._block.written_set if self._block is not None else frozenset()
+        entry, watched = self._entry, self._watched_ids
+        watch_all = self.watch_accessed_variables
         for name in reads:
             value = local[name] if name in local else glob.get(name, _CODE_TYPES)
-            if isinstance(value, types.FunctionType) and name in local and local is not glob:
-                self._code[name] = value  # a local function: passed to the slice
-            if value is not _CODE_TYPES and not isinstance(value, _CODE_TYPES):
-                self._objects[name] = value  # for identity: which name a source is
-                self._before[name] = value.copy() if isinstance(value, np.ndarray) else value
-                if isinstance(value, Variable):
-                    self._entry[name] = value.value
+            kind = type(value)
+            if kind is np.ndarray:
+                objects[name] = value  # for identity: which name a source is
+                before[name] = value.copy()
+            elif kind is ResourceVariable or isinstance(value, Variable):
+                objects[name] = before[name] = value
+                entry[name] = value.value
+                if watch_all and value.trainable and id(value) not in watched:
+                    self._watched.append(value)  # kept alive: its id stays its own
+                    watched.add(id(value))
+            elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
+                if kind is types.FunctionType and name in local and local is not glob:
+                    self._code[name] = value  # a local function: passed to the slice
                 if (
-                    isinstance(value, Variable)
-                    and value.trainable
-                    and self.watch_accessed_variables
+                    value is not _CODE_TYPES
+                    and name not in written
+                    and callable(value)
+                    and not isinstance(value, type)
+                    and not _library(value)
                 ):
-                    self._watch_one(value)
+                    self._user_code = True  # a user function may read Variables
+            else:
+                objects[name] = before[name] = value
+                if not _is_plain(value):
+                    self._user_code = True  # an object whose methods may read Variables
+                if isinstance(value, (list, tuple, dict)):
+                    held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
+                    if held:
+                        self._held.update(held)
+                        self._holders.append(name)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
-        if any(r is self._read for r in _variable.READS):
-            _variable.READS[:] = [r for r in _variable.READS if r is not self._read]
+        reads = _variable.READS
+        if reads and reads[-1] is self._read:
+            reads.pop()
+        elif any(r is self._read for r in reads):
+            reads[:] = [r for r in reads if r is not self._read]
         frame = sys._getframe(1)
         assert self._block is not None
         local, glob = frame.f_locals, frame.f_globals
         self._after = {
             n: local[n] if n in local else glob[n]
-            for n in self._block.writes
+            for n in self._block.written
             if n in local or n in glob
         }
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
         self._assigned = set()
-        for name, obj in self._objects.items():
-            if isinstance(obj, Variable):
-                self._before[name] = obj.value.copy()
-                if obj.value is not self._entry.get(name, obj.value):
-                    self._assigned.add(name)
+        entry = self._entry
+        for name in entry:
+            value = self._objects[name].value  # assign() makes a new array: no copy needed
+            self._before[name] = value
+            if value is not entry[name]:
+                self._assigned.add(name)
 
     def _watch_one(self, value: Any) -> None:
-        if not self._is_watched(value):
-            self._watched.append(value)
+        if id(value) not in self._watched_ids:
+            self._watched.append(value)  # kept alive, so its id stays its own
+            self._watched_ids.add(id(value))
 
     def _is_watched(self, value: Any) -> bool:
-        return any(value is w for w in self._watched)
+        return id(value) in self._watched_ids
 
     def watch(self, tensor_or_nested: Any) -> None:
         """Differentiate with respect to these values too (tensors are not watched by default)."""
@@ -187,6 +220,7 @@ class GradientTape:
         """Forget what was recorded: inside the block, only the statements after this call
         are differentiated, and values computed before it are constants."""
         self._watched = []
+        self._watched_ids = set()
         self._used = False
         frame = sys._getframe(1)
         if self._frame is None or frame is not self._frame:
@@ -226,13 +260,24 @@ class GradientTape:
         target does not depend on give ``None`` (or zeros with ``'zero'``).
         """
         self._use()
-        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
-        found = leaves(sources)
-        grads = self._gradients(target, found, lambda outs: _cotangents(outs, output_gradients))
+        zero = _is_zero_policy(unconnected_gradients)
+        flat = type(sources) in (list, tuple)
+        if flat:
+            for s in sources:
+                if isinstance(s, (list, tuple, dict)):
+                    flat = False
+                    break
+        found = list(sources) if flat else leaves(sources)
+        if output_gradients is None:
+            grads = self._gradients(target, found, _ones_like)
+        else:
+            grads = self._gradients(target, found, lambda outs: _cotangents(outs, output_gradients))
         out = [
-            self._unconnected(leaf, zero) if g is None else tensor(g, dtype=_dtype(leaf))
+            self._unconnected(leaf, zero) if g is None else _as_tensor(g, leaf)
             for g, leaf in zip(grads, found)
         ]
+        if flat:
+            return out if type(sources) is list else tuple(out)
         return rebuild(sources, iter(out))
 
     def jacobian(
@@ -246,7 +291,7 @@ class GradientTape:
         """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
         source.shape`` per source, in the structure of ``sources``."""
         self._use()
-        zero = UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+        zero = _is_zero_policy(unconnected_gradients)
         shape = np.shape(target)
         found = leaves(sources)
         rows: list[list[Any]] = []
@@ -290,18 +335,31 @@ class GradientTape:
     def _name_of(self, value: Any, target: bool = False) -> tuple[str | None, str]:
         """The name a value has in the block: assigned there (``'block'``) or read from
         before it (``'input'``)."""
-        index = self._facts.get("names")
-        if index is None:
-            index, inputs = {}, {}
-            for name, before in reversed(list(self._objects.items())):
-                index[id(before)] = inputs[id(before)] = (name, "input")
-            for name, after in reversed(list(self._after.items())):
-                index[id(after)] = (name, "block")
-            self._facts["names"] = index
-            self._facts["inputs"] = inputs
-        if not target and id(value) in self._facts["inputs"]:
-            return self._facts["inputs"][id(value)]  # a source by the name it came in with
-        return index.get(id(value), (None, ""))
+        objects, after = self._objects, self._after
+        if len(objects) + len(after) <= 16:  # a few names: look, do not index
+            if not target:
+                for name, before in objects.items():
+                    if before is value:
+                        return name, "input"  # a source by the name it came in with
+            for name, made in after.items():
+                if made is value:
+                    return name, "block"
+            if target:
+                for name, before in objects.items():
+                    if before is value:
+                        return name, "input"
+            return None, ""
+        facts = self._facts
+        inputs = facts.get("inputs")
+        if inputs is None:  # the first name wins
+            inputs = facts["inputs"] = {
+                id(v): (n, "input") for n, v in reversed(self._objects.items())
+            }
+            facts["block"] = {id(v): (n, "block") for n, v in reversed(self._after.items())}
+        key = id(value)
+        if not target and key in inputs:
+            return inputs[key]  # a source by the name it came in with
+        return facts["block"].get(key) or inputs.get(key) or (None, "")
 
     def _gradients(self, target: Any, found: list[Any], cotangent: Any) -> list[Any]:
         """The gradient of ``target`` for each source in ``found`` (``None`` when not
@@ -309,34 +367,35 @@ class GradientTape:
         block = self._block
         assert block is not None
         targets = []
-        read = set(self._read)  # a Variable that is itself the target counts as read
-        for leaf in leaves(target):
+        read = self._read
+        for leaf in leaves(target) if isinstance(target, (list, tuple, dict)) else (target,):
             name, where = self._name_of(leaf, target=True)
             if name is None or where != "block":
                 raise ValueError("the target was not computed in the tape's with block")
             targets.append(name)
             if isinstance(leaf, Variable):
-                read.add(id(leaf))
-        reached = self._calls_user_code()
-        held = self._held_variables()
+                read = read | {id(leaf)}  # a Variable that is itself the target was read
+        reached = self._user_code
+        held = self._held
         named: list[str] = []  # sources passed as parameters
         cuts: set[str] = set()
         hidden: list[Variable] = []  # Variables whose gradients come from the table
-        for leaf in found:
-            name, where = self._name_of(leaf)
+        hidden_ids: set[int] = set()
+        watch_all = self.watch_accessed_variables
+        found_names = [self._name_of(leaf) for leaf in found]
+        for leaf, (name, where) in zip(found, found_names):
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
-                    self._is_watched(leaf) or leaf.trainable and self.watch_accessed_variables
+                    id(leaf) in self._watched_ids or watch_all and leaf.trainable
                 ):
                     continue  # not read in the block (a branch not taken), or not watched
                 if name is not None and name not in named and leaf.dtype.kind in "fc":
                     named.append(name)  # a parameter; one made in the block is given
                     if where == "block":
                         cuts.add(name)
-                if (reached or id(leaf) in held or name is None) and all(
-                    leaf is not h for h in hidden
-                ):
+                if (reached or id(leaf) in held or name is None) and id(leaf) not in hidden_ids:
                     hidden.append(leaf)
+                    hidden_ids.add(id(leaf))
             elif where == "block" and name not in named:
                 if np.asarray(leaf).dtype.kind in "fc":
                     named.append(name)
@@ -353,16 +412,17 @@ class GradientTape:
         plan = self._plan(targets, named, cuts, hidden)
         if plan is None:
             return [None] * len(found)
-        self._check_assigned(plan)
+        if self._assigned:
+            self._check_assigned(plan)
         by_name, table = self._run(plan, hidden, cotangent)
         grads: list[Any] = []
-        for leaf in found:
-            if isinstance(leaf, Variable) and id(leaf) not in read:
+        for leaf, (name, _) in zip(found, found_names):
+            variable = isinstance(leaf, Variable)
+            if variable and id(leaf) not in read:
                 grads.append(None)
                 continue
-            name, where = self._name_of(leaf)
             part = by_name.get(name) if name is not None else None
-            extra = table.get(id(leaf)) if isinstance(leaf, Variable) else None
+            extra = table.get(id(leaf)) if variable and table else None
             if part is None:
                 grads.append(extra)
             elif extra is None:
@@ -379,18 +439,20 @@ class GradientTape:
         block = self._block
         assert block is not None
         variables = bool(hidden)
-        held_in = tuple(
-            n
-            for n, value in self._objects.items()
-            if isinstance(value, (list, tuple, dict))
-            and any(any(leaf is h for h in hidden) for leaf in leaves(value))
-        )
+        held_in: tuple[str, ...] = ()
+        if self._holders and hidden:
+            hidden_ids = {id(h) for h in hidden}
+            held_in = tuple(
+                n
+                for n in self._holders
+                if any(id(leaf) in hidden_ids for leaf in leaves(self._objects[n]))
+            )
         key = (
             id(block),
             self._start,
             tuple(targets),
             tuple(named),
-            tuple(sorted(cuts)),
+            tuple(sorted(cuts)) if cuts else (),
             variables,
             held_in,
         )
@@ -430,7 +492,7 @@ class GradientTape:
         nested = any(k.startswith("_inner_gradient_") for k in namespace)
         connected = [n in containers or nested or depends(fn, n) for n in wrt]
         plan = _Plan(fns, fn, params, wrt, connected, containers, variables, indices, drawn)
-        plan.calls_user_code = self._calls_user_code()
+        plan.calls_user_code = self._user_code
         plan.nested = nested
         plan.cuts = frozenset(reached_cuts)
         if reusable:
@@ -438,35 +500,45 @@ class GradientTape:
         return self._register(plan, targets)
 
     def _register(self, plan: _Plan, targets: list[str]) -> _Plan:
-        """Remember the function per (target, source) for an outer tape that
-        differentiates this tape's ``gradient`` call."""
+        """Remember the plan for an outer tape that differentiates this tape's
+        ``gradient`` call."""
         if len(targets) == 1:
+            self._ran.append((plan, targets))
+        return plan
+
+    @property
+    def _calls(self) -> dict[tuple[str, str], tuple[Any, list[str]]]:
+        """(target name, source name) -> the function differentiated and its parameters."""
+        calls: dict[tuple[str, str], tuple[Any, list[str]]] = {}
+        for plan, targets in self._ran:
             for n in plan.wrt:
                 if n not in plan.containers:
-                    self._calls[(targets[0], n)] = (plan.fn, plan.params)
-        return plan
+                    calls[(targets[0], n)] = (plan.fn, plan.params)
+        return calls
 
     def _run(
         self, plan: _Plan, hidden: list[Variable], cotangent: Any
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Run the plan's sweeps; gradients by parameter name and by Variable id."""
         values = []
+        before, objects = self._before, self._objects
+        drawn, cuts = plan.drawn, plan.cuts
         for n in plan.params:
-            if n in plan.drawn:
+            if n in drawn:
                 values.append(self._after[n])
-            elif n in plan.cuts:
+            elif n in cuts:
                 values.append(_value(self._after[n]))  # a source made in the block, as given
             elif n in self._code:
                 values.append(self._code[n])
-            elif isinstance(self._objects.get(n), Variable):
+            elif isinstance(objects.get(n), Variable):
                 # a source as the block left it; other Variables as objects in variables
                 # mode (their methods run), else as their values
                 keep = plan.variables and n not in plan.wrt
-                values.append(self._objects[n] if keep else _value(self._before[n]))
+                values.append(objects[n] if keep else _value(before[n]))
             else:
-                values.append(self._before[n])
+                values.append(before[n])
         recording = self._recorder.recording
-        draws = recording.queue(plan.statements) if recording is not None else []
+        draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
         table: dict[int, Any] = {id(v): 0.0 for v in hidden}
         saved_table = runtime.VARIABLE_GRADS
@@ -493,7 +565,12 @@ class GradientTape:
                     if id(leaf) in table and part is not None and not runtime.is_zero(part):
                         table[id(leaf)] = runtime.add(table[id(leaf)], part)
             elif ok and not runtime.is_zero(g):
-                by_name[name] = fix_grad(g, np.asarray(values[k]))
+                value = values[k]
+                if type(value) is not np.ndarray or getattr(g, "shape", None) != value.shape:
+                    g = fix_grad(g, np.asarray(value))  # shape of its source
+                by_name[name] = g
+        if not table:
+            return by_name, table
         return by_name, {
             key: None if runtime.is_zero(value) else value for key, value in table.items()
         }
@@ -521,44 +598,13 @@ class GradientTape:
                     hint="read it into a tensor before the assignment (v0 = tf.identity(v))",
                 )
 
-    def _held_variables(self) -> set[int]:
-        """Variables held in lists, tuples or dicts the block reads (``for w in weights``):
-        their gradients come from differentiating the containers."""
-        if "held" not in self._facts:
-            self._facts["held"] = self._find_held()
-        return self._facts["held"]
-
-    def _find_held(self) -> set[int]:
-        return {
-            id(leaf)
-            for value in self._objects.values()
-            if isinstance(value, (list, tuple, dict))
-            for leaf in leaves(value)
-            if isinstance(leaf, Variable)
-        }
-
-    def _calls_user_code(self) -> bool:
-        """Whether the block calls code outside the libraries (user functions, methods of
-        objects such as layers), which may read Variables the block does not name."""
-        if "user code" not in self._facts:
-            self._facts["user code"] = self._find_user_code()
-        return self._facts["user code"]
-
-    def _find_user_code(self) -> bool:
-        assert self._block is not None
-        for name in self._block.reads:
-            if name in self._objects:
-                if not _is_plain(self._objects[name]):
-                    return True
-            elif name not in self._block.writes:
-                value = self._resolve(name)
-                if callable(value) and not isinstance(value, type) and not from_library(value):
-                    return True
-        return False
-
     def _resolve(self, name: str) -> Any:
         """The function or module a name the block reads (and does not assign) stands for."""
-        return self._code.get(name, self._globals.get(name, getattr(builtins, name, None)))
+        if name in self._code:
+            return self._code[name]
+        if name in self._globals:
+            return self._globals[name]
+        return getattr(builtins, name, None)
 
     def _without_draws(
         self, statements: list[cst.CSTNode]
@@ -667,12 +713,52 @@ def _cotangents(outs: Any, output_gradients: Any) -> Any:
     return np.ones(np.shape(outs), dtype=dtype)[()]
 
 
+def _ones_like(outs: Any) -> Any:
+    """The default cotangent: ones in the shape of each target (a NumPy scalar for a
+    scalar target: immutable, so the sweeps cannot change it in place)."""
+    if type(outs) is not tuple:
+        dtype = getattr(outs, "dtype", None)
+        if dtype is not None and dtype.kind in "fc" and outs.ndim == 0:
+            return (dtype if dtype.itemsize >= 4 else np.dtype(np.float32)).type(1)
+    return _cotangents(outs, None)
+
+
+def _is_zero_policy(policy: UnconnectedGradients | str) -> bool:
+    """Whether unconnected sources get zeros (``'zero'``) rather than ``None``."""
+    if policy is UnconnectedGradients.NONE or policy == "none":
+        return False
+    return UnconnectedGradients(policy) is UnconnectedGradients.ZERO
+
+
+def _as_tensor(g: Any, source: Any) -> Tensor:
+    """A gradient as a tensor of its source's dtype."""
+    dtype = source.value.dtype if isinstance(source, Variable) else np.asarray(source).dtype
+    if getattr(g, "dtype", None) == dtype and type(g) in (np.ndarray, dtype.type):
+        return np.asarray(g).view(EagerTensor)
+    return tensor(g, dtype=dtype)
+
+
 def _value(source: Any) -> Any:
     return source.value if isinstance(source, Variable) else source
 
 
 def _dtype(source: Any) -> Any:
     return np.asarray(_value(source)).dtype
+
+
+_LIBRARY: dict[int, tuple[Any, bool]] = {}
+
+
+def _library(value: Any) -> bool:
+    """:func:`from_library`, remembered per function or module."""
+    hit = _LIBRARY.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    found = from_library(value)
+    if len(_LIBRARY) > 4096:
+        _LIBRARY.clear()
+    _LIBRARY[id(value)] = (value, found)
+    return found
 
 
 def _is_plain(value: Any, depth: int = 0) -> bool:

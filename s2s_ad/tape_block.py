@@ -118,6 +118,9 @@ class Block:
         found_names = names(self.node.body)
         self.reads = found_names.reads
         self.writes = found_names.writes
+        self.written = tuple(dict.fromkeys(self.writes))  # each name once
+        self.written_set = frozenset(self.writes)
+        self.inputs = _inputs(self.statements)
         # names assigned by exactly one statement: their value after the block is that one
         self.assigned_once = {n for n, k in Counter(self.writes).items() if k == 1}
 
@@ -129,13 +132,73 @@ class Block:
         return max(bisect.bisect_right(self.starts, line) - 1, 0)
 
 
+def _inputs(statements: list[cst.CSTNode]) -> list[str]:
+    """The names the statements may read before assigning them, in order: the values the
+    block starts from (a name every path assigns first, such as ``h = ...; loss = f(h)``,
+    needs no value from before the block)."""
+    assigned: set[str] = set()
+    out: dict[str, None] = {}
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                reads, writes = _simple_names(small)
+                out.update((n, None) for n in reads if n not in assigned)
+                assigned.update(writes)
+        else:  # reads anywhere inside count; its assignments may not happen
+            out.update((n, None) for n in names(statement).reads if n not in assigned)
+    return list(out)
+
+
+def _simple_names(small: cst.BaseSmallStatement) -> tuple[list[str], list[str]]:
+    """What a simple statement reads (before it writes) and the plain names it assigns."""
+    if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+        targets = (
+            [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        )
+        plain: list[str] = []
+        reads = list(names(small.value).reads)
+        for target in targets:
+            if _plain_targets(target, plain):
+                continue
+            reads.extend(_reads_of(target))
+        return reads, plain
+    return list(names(small).reads), []
+
+
+def _plain_targets(node: cst.BaseExpression, out: list[str]) -> bool:
+    """Collect the names of a target made only of names (``a``, ``a, b``); ``False`` for
+    other targets (``a[i]``, ``obj.x``), which read what they index."""
+    if isinstance(node, cst.Name):
+        out.append(node.value)
+        return True
+    if isinstance(node, (cst.Tuple, cst.List)) and all(
+        isinstance(el, cst.Element) and not isinstance(el, cst.StarredElement)
+        for el in node.elements
+    ):
+        found: list[str] = []
+        if all(_plain_targets(el.value, found) for el in node.elements):
+            out.extend(found)
+            return True
+    return False
+
+
+def _reads_of(node: cst.CSTNode) -> list[str]:
+    visitor = Names()
+    node.visit(visitor)
+    return visitor.reads
+
+
 _BLOCKS: dict[tuple[str, int, int, int], Block] = {}
 
 
 def block_at(frame: types.FrameType) -> Block:
     """The ``with`` block at the frame's line (parsed once per file version)."""
     filename = frame.f_code.co_filename
-    lines = linecache.getlines(filename, frame.f_globals)
+    entry = linecache.cache.get(filename)
+    if entry is not None and len(entry) == 4:
+        lines = entry[2]
+    else:
+        lines = linecache.getlines(filename, frame.f_globals)
     key = (filename, frame.f_lineno, id(lines), len(lines))  # linecache keeps the list
     block = _BLOCKS.get(key)
     if block is None:
@@ -196,7 +259,7 @@ def inline_inner_tapes(
     """Nested tapes: an inner ``with`` block runs inline, and its ``tape.gradient(t, s)``
     becomes a call of the gradient of the function the inner tape differentiated, so
     that the outer tape differentiates it again (a higher derivative)."""
-    from .api import grad
+    from .transforms import elementwise_grad
 
     if not tapes and not any("stop_recording" in names(st).attrs for st in statements):
         return statements
@@ -238,7 +301,8 @@ def inline_inner_tapes(
                 )
             fn, params = tape._calls[key]
             alias = f"_inner_gradient_{next(_serial)}"
-            namespace[alias] = grad(fn, key[1])
+            # TensorFlow sums a target that is not a scalar: the gradient of the sum
+            namespace[alias] = elementwise_grad(fn, key[1])
             return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in params])
 
     class _Constant(cst.CSTTransformer):

@@ -1,8 +1,10 @@
-"""``Variable`` and ``Tensor``: TensorFlow-like values backed by NumPy arrays.
+"""``Variable``, ``Tensor`` and ``TensorShape``: TensorFlow-like values backed by NumPy.
 
-A ``Tensor`` is an ``ndarray`` that also answers ``.numpy()`` and prints as TensorFlow
-does; a ``Variable`` holds a mutable value (``assign``, ``assign_add``, ``assign_sub``)
-and behaves as its value in arithmetic.
+A ``Tensor`` is an ``ndarray`` that also answers ``.numpy()``, prints as TensorFlow
+does and gives its ``shape`` as a ``TensorShape`` (a tuple of dimensions that also
+answers ``as_list()``, ``rank``, ``num_elements()``...); a ``Variable`` holds a mutable
+value (``assign``, ``assign_add``, ``assign_sub``) and behaves as its value in
+arithmetic.
 """
 
 from __future__ import annotations
@@ -36,8 +38,140 @@ def _default_dtype(value: Any, dtype: Any) -> Any:
     return arr.dtype
 
 
+def _dim(value: Any) -> int | None:
+    if value is None:
+        return None
+    value = getattr(value, "value", value)  # a Dimension-like object
+    return None if value is None else int(value)
+
+
+class TensorShape(tuple):
+    """The shape of a tensor: a tuple of dimensions (``None``: unknown).
+
+    Args:
+        dims: The dimensions (ints, ``None``), or ``None`` for an unknown rank.
+    """
+
+    _unknown_rank = False  # a class default: known shapes are made without setting it
+
+    def __new__(cls, dims: Any = ()) -> TensorShape:
+        if dims is None:
+            shape = super().__new__(cls, ())
+            shape._unknown_rank = True
+            return shape
+        if isinstance(dims, int) or hasattr(dims, "__index__") and not hasattr(dims, "__len__"):
+            dims = (dims,)
+        return super().__new__(cls, [_dim(d) for d in dims])
+
+    # --- TensorFlow's accessors ---------------------------------------------------------
+
+    @property
+    def rank(self) -> int | None:
+        """The number of dimensions (``None`` when unknown)."""
+        return None if self._unknown_rank else len(self)
+
+    @property
+    def ndims(self) -> int | None:
+        return self.rank
+
+    @property
+    def dims(self) -> list[int | None] | None:
+        return None if self._unknown_rank else list(self)
+
+    def as_list(self) -> list[int | None]:
+        """The dimensions as a list (``ValueError`` for an unknown rank, as TensorFlow)."""
+        if self._unknown_rank:
+            raise ValueError("as_list() is not defined on an unknown TensorShape.")
+        return list(self)
+
+    def num_elements(self) -> int | None:
+        """The product of the dimensions (``None`` if one is unknown)."""
+        if self._unknown_rank or any(d is None for d in self):
+            return None
+        count = 1
+        for d in self:
+            count *= d
+        return count
+
+    def is_fully_defined(self) -> bool:
+        return not self._unknown_rank and all(d is not None for d in self)
+
+    def concatenate(self, other: Any) -> TensorShape:
+        other = other if isinstance(other, TensorShape) else TensorShape(other)
+        if self._unknown_rank or other._unknown_rank:
+            return TensorShape(None)
+        return TensorShape((*self, *other))
+
+    def is_compatible_with(self, other: Any) -> bool:
+        """Whether the two shapes could be the same (unknown dimensions match anything)."""
+        other = other if isinstance(other, TensorShape) else TensorShape(other)
+        if self._unknown_rank or other._unknown_rank:
+            return True
+        return len(self) == len(other) and all(
+            a is None or b is None or a == b for a, b in zip(self, other)
+        )
+
+    def __getitem__(self, key: Any) -> Any:
+        if type(key) is slice:
+            return _known(tuple.__getitem__(self, key))
+        return tuple.__getitem__(self, key)
+
+    # --- comparisons and printing -------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TensorShape):
+            if self._unknown_rank or other._unknown_rank:
+                return self._unknown_rank and other._unknown_rank
+            return tuple(self) == tuple(other)
+        if isinstance(other, (tuple, list)):
+            return not self._unknown_rank and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        if self._unknown_rank:
+            return "TensorShape(None)"
+        return f"TensorShape({list(self)!r})"
+
+    def __str__(self) -> str:
+        if self._unknown_rank:
+            return "<unknown>"
+        inner = ", ".join("None" if d is None else str(d) for d in self)
+        return f"({inner},)" if len(self) == 1 else f"({inner})"
+
+    def __reduce__(self) -> Any:
+        return (TensorShape, (None if self._unknown_rank else tuple(self),))
+
+
+_new_tuple = tuple.__new__
+
+
+def _known(dims: tuple[Any, ...]) -> TensorShape:
+    """A ``TensorShape`` of dimensions that are already ints or ``None`` (no checks)."""
+    return _new_tuple(TensorShape, dims)
+
+
+# --- tensors ------------------------------------------------------------------------------
+
+
+_ARRAY_SHAPE = np.ndarray.shape
+
+
 class Tensor(np.ndarray):
-    """An array with TensorFlow's ``numpy()`` and printing."""
+    """An array with TensorFlow's ``numpy()``, printing and ``shape`` (a ``TensorShape``)."""
+
+    @property  # type: ignore[override]
+    def shape(self) -> TensorShape:
+        return _new_tuple(TensorShape, _ARRAY_SHAPE.__get__(self))
+
+    @shape.setter
+    def shape(self, value: Any) -> None:
+        _ARRAY_SHAPE.__set__(self, value)
 
     def numpy(self) -> Any:
         """The value as NumPy: a scalar for 0-d tensors, else an array."""
@@ -57,8 +191,18 @@ def _numpy_text(arr: np.ndarray) -> str:
     return str(arr[()]) if arr.ndim == 0 else repr(arr)
 
 
+_ARRAYS: set[type] = {np.ndarray}  # EagerTensor joins below
+_SCALARS = {np.float64, np.float32, np.float16, np.complex128, np.complex64}
+
+
 def tensor(value: Any, dtype: Any = None) -> Tensor:
     """``value`` as a ``Tensor`` (its gradient passes through unchanged)."""
+    if dtype is None:  # the common cases: an op's NumPy result
+        kind = type(value)
+        if kind in _ARRAYS:
+            return value.view(EagerTensor)
+        if kind in _SCALARS:
+            return np.asarray(value).view(EagerTensor)
     if isinstance(value, Variable):
         if READS:
             _read(value)
@@ -97,8 +241,8 @@ class Variable:
         self.name = _full_name(name)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
+    def shape(self) -> TensorShape:
+        return _new_tuple(TensorShape, self.value.shape)
 
     @property
     def dtype(self) -> Any:
@@ -221,6 +365,9 @@ _register()
 
 class EagerTensor(Tensor):
     """The class of tensors, named as TensorFlow's (``type(x).__name__`` in the guides)."""
+
+
+_ARRAYS.add(EagerTensor)
 
 
 class ResourceVariable(Variable):

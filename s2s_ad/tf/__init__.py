@@ -10,7 +10,7 @@ from __future__ import annotations
 from ..custom import custom_gradient
 from ..custom import stop_gradient as _stop
 from ..tape import GradientTape, UnconnectedGradients
-from ..variable import Tensor, Variable
+from ..variable import Tensor, TensorShape, Variable
 from . import data, dtypes, errors, keras, linalg, math, nn, random
 from .dtypes import (
     TensorSpec,
@@ -145,6 +145,7 @@ __all__ = [
     "GradientTape",
     "Module",
     "Tensor",
+    "TensorShape",
     "TensorSpec",
     "UnconnectedGradients",
     "Variable",

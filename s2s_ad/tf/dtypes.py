@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from ..variable import TensorShape
+
 _serial = itertools.count(1)
 
 float16 = half = np.float16
@@ -43,13 +45,13 @@ class TensorSpec:
     """The shape (``None`` for any size) and dtype a ``tf.function`` argument must have."""
 
     def __init__(self, shape: Any = None, dtype: Any = np.float32, name: str | None = None) -> None:
-        self.shape = None if shape is None else tuple(shape)
+        self.shape = TensorShape(shape)  # TensorShape(None): any rank
         self.dtype = np.dtype(dtype)
         self.name = name
 
     def is_compatible_with(self, value: Any) -> Any:
         arr = np.asarray(value)
-        if self.shape is not None and (
+        if self.shape.rank is not None and (
             arr.ndim != len(self.shape)
             or any(want is not None and want != got for want, got in zip(self.shape, arr.shape))
         ):

@@ -86,6 +86,10 @@ def _eigh_grad(g: Any, tensor_: Any, name: Any = None) -> Any:
     return np.tril(grad + grad.T) - np.diag(np.diag(grad))
 
 
+def _zero(g: Any) -> bool:
+    return g is None or (type(g) is float and g == 0.0)
+
+
 defgrad(eigh, _eigh_grad)
 
 
@@ -97,37 +101,18 @@ def eigvalsh(tensor_: Any, name: str | None = None) -> Tensor:
 def svd(
     tensor_: Any, full_matrices: bool = False, compute_uv: bool = True, name: Any = None
 ) -> Any:
-    """TensorFlow's order: ``s, u, v`` (``v`` not transposed), or ``s`` alone. The gradient
-    flows through the singular values only."""
-    s, u, v = _svd(tensor_)
+    """TensorFlow's order: ``s, u, v`` (``v`` not transposed), or ``s`` alone.
+
+    Gradients flow through ``s``, ``u`` and ``v`` (NumPy's SVD rule). Singular vectors
+    are defined up to sign, so only functions that do not change when a pair ``u[:, i],
+    v[:, i]`` flips sign have a gradient; where singular values repeat (or, for a
+    non-square matrix, one is zero) the gradient through the vectors is infinite, as in
+    TensorFlow.
+    """
     if not compute_uv:
-        return s
-    return s, tensor(u), tensor(v)
-
-
-def _svd(matrix: Any) -> tuple[Tensor, np.ndarray, np.ndarray]:
-    u, s, vt = np.linalg.svd(np.asarray(matrix), full_matrices=False)
-    return tensor(s), u, np.swapaxes(vt, -1, -2)
-
-
-def _svd_grad(g: Any, matrix: Any) -> Any:
-    g_s, g_u, g_v = g
-    if not (_zero(g_u) and _zero(g_v)):
-        from ..errors import TransformError
-
-        raise TransformError(
-            "the gradient of tf.linalg.svd through its singular vectors",
-            hint="differentiate the singular values (compute_uv=False)",
-        )
-    u, s, vt = np.linalg.svd(np.asarray(matrix), full_matrices=False)
-    return (u * np.asarray(g_s)) @ vt
-
-
-def _zero(g: Any) -> bool:
-    return g is None or (type(g) is float and g == 0.0)
-
-
-defgrad(_svd, _svd_grad)
+        return tensor(np.linalg.svd(tensor_, compute_uv=False))
+    u, s, vh = np.linalg.svd(tensor_, full_matrices=full_matrices)
+    return tensor(s), tensor(u), tensor(np.swapaxes(vh, -1, -2))
 
 
 def norm(

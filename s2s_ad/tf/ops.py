@@ -229,31 +229,31 @@ def rank(x: Any, name: str | None = None) -> Tensor:
 
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.sum(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.sum(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.mean(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.mean(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.max(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.max(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.min(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.min(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.prod(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.prod(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_variance(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.var(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.var(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_std(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.std(x, axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.std(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_logsumexp(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:

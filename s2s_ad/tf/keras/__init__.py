@@ -1,7 +1,16 @@
 """``tf.keras`` (also ``from s2s_ad.tf import keras``): layers, models, losses, metrics,
 optimizers, activations and initializers backed by NumPy."""
 
-from . import activations, initializers, layers, losses, metrics, models, optimizers
+from . import (
+    activations,
+    callbacks,
+    initializers,
+    layers,
+    losses,
+    metrics,
+    models,
+    optimizers,
+)
 from .base import Input
 from .models import Model, Sequential
 
@@ -10,6 +19,7 @@ __all__ = [
     "Model",
     "Sequential",
     "activations",
+    "callbacks",
     "initializers",
     "layers",
     "losses",

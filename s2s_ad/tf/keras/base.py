@@ -17,7 +17,7 @@ import numpy as np
 
 from ...replay import unrecorded
 from ...rules.registry import nondiff
-from ...variable import Variable
+from ...variable import TensorShape, Variable
 from ..module import Module, to_snake_case
 from . import initializers
 
@@ -38,7 +38,7 @@ class KerasTensor:
     def __init__(
         self, shape: tuple[Any, ...], dtype: Any, layer: Any = None, inputs: Any = None
     ) -> None:
-        self.shape = shape
+        self.shape = TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.layer = layer
         self.inputs = inputs
@@ -118,6 +118,24 @@ class Layer(Module):
         if self._expects_training:
             return self.call(inputs, training=training)
         return self.call(inputs)
+
+    def _s2s_forward(
+        self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+        """What differentiated code calls for ``layer(x)``: ``layer.call`` directly, as
+        ``__call__`` would for a built layer called on arrays (one dispatch less)."""
+        if (
+            type(self).__call__ is not Layer.__call__
+            or not self.built
+            or len(args) != 1
+            or any(key != "training" for key in kwargs)
+            or any(label != 0 for label in labels)
+            or isinstance(args[0], (KerasTensor, list, tuple, dict))
+        ):
+            return None
+        if self._expects_training:
+            return self.call, args, {"training": kwargs.get("training")}
+        return self.call, args, {}
 
     def _build_for(self, shape: Any) -> None:
         with unrecorded():

@@ -107,11 +107,16 @@ class Dropout(Layer):
 class BatchNormalization(Layer):
     """Normalize over the batch in training (and update the moving statistics:
     ``moving = moving * momentum + batch * (1 - momentum)``), with the moving
-    statistics otherwise; then scale by ``gamma`` and shift by ``beta``."""
+    statistics otherwise; then scale by ``gamma`` and shift by ``beta``.
+
+    ``axis`` names the feature axis (or axes, as a list): the statistics are taken over
+    all the others, and ``gamma``, ``beta`` and the moving statistics have the shape of
+    the input along it (``axis=1`` for channels-first images: one per channel).
+    """
 
     def __init__(
         self,
-        axis: int = -1,
+        axis: Any = -1,
         momentum: float = 0.99,
         epsilon: float = 0.001,
         center: bool = True,
@@ -119,7 +124,7 @@ class BatchNormalization(Layer):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.axis = axis
+        self.axis = list(axis) if isinstance(axis, (list, tuple)) else axis
         self.momentum = float(momentum)
         self.epsilon = float(epsilon)
         self.center, self.scale = center, scale
@@ -127,11 +132,20 @@ class BatchNormalization(Layer):
         self.beta: Any = None
         self.moving_mean: Any = None
         self.moving_variance: Any = None
+        self._features: tuple[int, ...] = ()  # the feature axes, non-negative
+        self._reduced: tuple[int, ...] = ()  # the axes the statistics are taken over
+        self._broadcast: tuple[int, ...] = ()  # the parameters' shape against inputs
 
     def build(self, input_shape: Any) -> None:
-        if self.axis % len(input_shape) != len(input_shape) - 1:
-            raise NotImplementedError("BatchNormalization over an axis other than the last")
-        size = (int(input_shape[self.axis]),)
+        ndim = len(input_shape)
+        given = self.axis if isinstance(self.axis, list) else [self.axis]
+        features = sorted({int(a) % ndim if -ndim <= int(a) < ndim else ndim for a in given})
+        if not features or features[-1] >= ndim:
+            raise ValueError(f"BatchNormalization: axis {self.axis} out of range for rank {ndim}")
+        self._features = tuple(features)
+        self._reduced = tuple(a for a in range(ndim) if a not in features)
+        self._broadcast = tuple(int(input_shape[a]) if a in features else 1 for a in range(ndim))
+        size = tuple(int(input_shape[a]) for a in features)
         if self.scale:
             self.gamma = self.add_weight("gamma", size, initializer="ones")
         if self.center:
@@ -145,21 +159,26 @@ class BatchNormalization(Layer):
         self.built = True
 
     def call(self, inputs: Any, training: Any = None) -> Any:
-        ndim = np.ndim(inputs)
-        last = self.axis % ndim
-        axes = tuple(a for a in range(ndim) if a != last)
+        if np.ndim(inputs) != len(self._broadcast):
+            raise ValueError(
+                f"BatchNormalization built for rank {len(self._broadcast)}, "
+                f"called on rank {np.ndim(inputs)}"
+            )
+        shape = self._broadcast
         if training:
-            mean = np.mean(inputs, axis=axes)
-            variance = np.mean(np.square(inputs - mean), axis=axes)
+            mean = np.mean(inputs, axis=self._reduced, keepdims=True)
+            variance = np.mean(np.square(inputs - mean), axis=self._reduced, keepdims=True)
             keep = self.momentum
-            self.moving_mean.assign(self.moving_mean * keep + mean * (1.0 - keep))
-            self.moving_variance.assign(self.moving_variance * keep + variance * (1.0 - keep))
+            batch_mean = np.reshape(mean, self.moving_mean.shape)
+            batch_variance = np.reshape(variance, self.moving_variance.shape)
+            self.moving_mean.assign(self.moving_mean * keep + batch_mean * (1.0 - keep))
+            self.moving_variance.assign(self.moving_variance * keep + batch_variance * (1.0 - keep))
         else:
-            mean = self.moving_mean
-            variance = self.moving_variance
+            mean = np.reshape(self.moving_mean, shape)
+            variance = np.reshape(self.moving_variance, shape)
         y = (inputs - mean) / np.sqrt(variance + self.epsilon)
         if self.scale:
-            y = y * self.gamma
+            y = y * np.reshape(self.gamma, shape)
         if self.center:
-            y = y + self.beta
+            y = y + np.reshape(self.beta, shape)
         return y

@@ -25,9 +25,10 @@ def _log_probabilities(y_pred: Any, from_logits: bool) -> Any:
 
 
 def _values(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
-    """Labels as arrays (no gradient), predictions as tensors (lists accepted)."""
-    y_pred = tensor(y_pred)
-    kind = np.asarray(y_pred).dtype
+    """Labels and predictions as plain arrays (NumPy's reductions of a plain array are the
+    fast ones), predictions with TensorFlow's dtypes (lists of floats: float32)."""
+    y_pred = np.asarray(tensor(y_pred))
+    kind = y_pred.dtype
     return np.asarray(y_true, dtype=kind if kind.kind == "f" else np.float64), y_pred
 
 
@@ -108,8 +109,8 @@ class Loss:
         if self.reduction == "none":
             return per_example
         if self.reduction == "sum":
-            return tensor(np.sum(per_example))
-        return tensor(np.mean(per_example))
+            return tensor(np.sum(np.asarray(per_example)))
+        return tensor(np.mean(np.asarray(per_example)))
 
 
 class MeanSquaredError(Loss):

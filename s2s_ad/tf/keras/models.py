@@ -13,6 +13,7 @@ from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .base import InputLayer, KerasTensor, Layer
+from .callbacks import CallbackList, History
 
 __all__ = ["History", "Model", "Sequential"]
 
@@ -132,35 +133,54 @@ class Model(Layer):
         verbose: Any = "auto",
         shuffle: bool = True,
         validation_data: Any = None,
+        callbacks: Any = None,
+        initial_epoch: int = 0,
         **kwargs: Any,
     ) -> History:
-        """Train for ``epochs`` passes over ``(x, y)`` in batches (32 by default)."""
+        """Train for ``epochs`` passes over ``(x, y)`` in batches (32 by default),
+        calling the ``callbacks`` (``keras.callbacks``) as Keras does; the ``History``
+        returned (also ``model.history``) holds the logs of each epoch."""
         if self.optimizer is None or self.loss is None:
             raise RuntimeError("You must compile your model before training/testing.")
         x, y = np.asarray(x), np.asarray(y)
         size = batch_size or 32
-        history = History()
+        steps = -(-len(x) // size)
+        hooks = CallbackList(
+            callbacks, self, {"verbose": verbose, "epochs": epochs, "steps": steps}
+        )
+        self.stop_training = False
         rng = np.random.default_rng(0)
-        for epoch in range(epochs):
+        hooks.on_train_begin()
+        logs: dict[str, Any] = {}
+        for epoch in range(initial_epoch, epochs):
+            hooks.on_epoch_begin(epoch)
             order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
             for metric in self.compiled_metrics:
                 metric.reset_state()
             total, count = 0.0, 0
-            for start in range(0, len(x), size):
-                rows = order[start : start + size]
+            for step in range(steps):
+                hooks.on_train_batch_begin(step)
+                rows = order[step * size : (step + 1) * size]
                 loss = self.train_step(tensor(x[rows]), tensor(y[rows]))
                 total += float(loss) * len(rows)
                 count += len(rows)
-            logs = {"loss": total / count}
-            logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
+                logs = {"loss": total / count}  # the epoch's running mean, as Keras logs
+                logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
+                hooks.on_train_batch_end(step, logs)
+                if self.stop_training:
+                    break
             if validation_data is not None:
                 scores = self.evaluate(*validation_data, verbose=0, return_dict=True)
                 logs.update({f"val_{k}": v for k, v in scores.items()})
-            history.record(epoch, logs)
             if verbose:
                 shown = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
                 print(f"Epoch {epoch + 1}/{epochs}\n - {shown}")
-        return history
+            hooks.on_epoch_end(epoch, logs)
+            if self.stop_training:
+                break
+        hooks.on_train_end(logs)
+        assert hooks.history is not None
+        return hooks.history
 
     def evaluate(
         self,
@@ -239,16 +259,3 @@ class Sequential(Model):
         for layer in self._layers:
             x = layer(x, training=training)
         return x
-
-
-class History:
-    """What ``fit`` returns: ``history`` maps each logged quantity to its values by epoch."""
-
-    def __init__(self) -> None:
-        self.history: dict[str, list[float]] = {}
-        self.epoch: list[int] = []
-
-    def record(self, epoch: int, logs: dict[str, float]) -> None:
-        self.epoch.append(epoch)
-        for key, value in logs.items():
-            self.history.setdefault(key, []).append(value)
