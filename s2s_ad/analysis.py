@@ -335,11 +335,15 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     if info.kind == "user":
         from .targets import signature
 
+        written = written_params(info.func)
+        if not written:
+            return out
         try:
             bound = signature(info.func).bind(*call.args, **dict(call.kwargs))
         except TypeError:
             return list(expr_atoms(call))
-        written = written_params(info.func)
+        if call.star is not None or call.starstar is not None:
+            return list(expr_atoms(call))  # where the packed arguments land is not known
         return out + [a for p, a in bound.arguments.items() if p in written]
     obj = call.callee.obj
     if not call.callee.resolved or getattr(obj, "_s2s_dispatched", False):

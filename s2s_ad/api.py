@@ -559,6 +559,31 @@ def _value_and_grad_of_entries(
     return GradientFunction(value_and_grad_fun, value_and_grad, fun, wrt, has_aux)
 
 
+class _EntrySpec:
+    """What ``grad(f, k + i)`` computes for ``f(..., *args)``: entry ``i`` of the gradient
+    of the whole ``*args`` tuple, as a generated function that is differentiated again."""
+
+    def __init__(self, fun: Any, star: str, entries: list[int], single: bool) -> None:
+        self.whole = _GradSpec(fun, (star,), True)
+        self.label, self.entries, self.single = _label(fun), entries, single
+        self._pure: Any = None
+        self.owner: Any = None
+
+    def pure_function(self) -> Any:
+        if self._pure is None:
+            from .targets import define
+
+            picks = [f"{{grad}}(*args, **kwargs)[{i}]" for i in self.entries]
+            body = picks[0] if self.single else "(" + ", ".join(picks) + ",)"
+            params = [
+                inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL),
+                inspect.Parameter("kwargs", inspect.Parameter.VAR_KEYWORD),
+            ]
+            name = f"{self.label}_grad_entries"
+            self._pure = define(name, params, body, {"grad": self.whole.pure_function()})
+        return self._pure
+
+
 def _ints(items: list[Any]) -> list[Any]:
     """Positions as ints (names kept as they are)."""
     return [int(i) if isinstance(i, (int, np.integer)) else i for i in items]
@@ -598,11 +623,18 @@ def grad(
         value, grads = inner(*args, **kwargs)
         return (grads, value[1]) if has_aux else grads
 
-    refusal = (
-        f"grad({_label(fun)}) with respect to an entry of *args, differentiated again: "
-        "give the function a named parameter for it"
-    )
-    mark(grad_fun, fun, refusal)
+    items = _ints([wrt] if _single_wrt(wrt) else list(wrt))
+    if all(isinstance(i, int) and i >= star[1] for i in items):
+        mark(grad_fun, fun)
+        spec = _EntrySpec(fun, star[0], [i - star[1] for i in items], _single_wrt(wrt))
+        spec.owner = grad_fun
+        setattr(grad_fun, SPEC, spec)
+    else:
+        refusal = (
+            f"grad({_label(fun)}) with respect to entries of *args and named parameters, "
+            "differentiated again: give the function named parameters for them"
+        )
+        mark(grad_fun, fun, refusal)
     grad_fun.__wrapped__ = inner.__wrapped__  # type: ignore[attr-defined]
     return GradientFunction(grad_fun, grad, fun, wrt, has_aux)
 

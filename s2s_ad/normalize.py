@@ -464,6 +464,8 @@ class Normalizer:
     def assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if self.freeze(targets, value):
             return
+        if self.factory_call(targets, value):
+            return
         first = targets[0]
         if isinstance(first, cst.Name) and first.value not in self.env:
             self.lower_into(first.value, value)
@@ -1304,6 +1306,78 @@ class Normalizer:
             raise self.error(problem, node, "define the function at module level")
         self.nested[name] = node
 
+    def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
+        """``step = make_step(a)``, where ``make_step`` (a function of this module) ends by
+        returning a function it defines: its body is inlined here (its locals renamed
+        apart for this call) and ``step`` becomes that local function, inlined where it is
+        called. ``step`` must be bound only here and only called."""
+        if (
+            len(targets) != 1
+            or not isinstance(targets[0], cst.Name)
+            or not isinstance(value, cst.Call)
+            or not isinstance(value.func, cst.Name)
+            or self.env
+            or targets[0].value not in self._frozen_names
+        ):
+            return False
+        factory = _factory(self.resolve(value.func.value), self.p.globals)
+        if factory is None:
+            return False
+        target = targets[0].value
+        fdef, inner = factory
+        name = fdef.name.value
+        if name in self.inlining:
+            raise self.error(f"recursive call of {name}", value)
+        bound = self._bind_params(fdef, value)
+        scan = _Names()
+        fdef.body.visit(scan)
+        local = sorted((scan.assigned | {p for p, _ in bound}) - {inner})
+        rename = {n: self.fresh(f"{name}_{n}_") for n in local}
+        rename[inner] = self.reserve(f"{target}_def")
+        self.locals.update(v for k, v in rename.items() if k != inner)
+        self.views |= {rename[v] for v in scan.views if v in rename}
+        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        for param, atom in bound:
+            self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var):
+                self.copies.append((rename[param], atom.name))
+        renamer = _Rename(rename, self.origin)
+        body = [stmt.visit(renamer) for stmt in list(fdef.body.body)[:-1]]
+        line, src, memo = self.line, self.src, self.memo
+        self.inlining.append(name)
+        try:
+            self.block(body)
+        finally:
+            self.inlining.pop()
+            self.line, self.src, self.memo = line, src, memo
+        self.nested[target] = self.nested[rename[inner]]
+        return True
+
+    def _bind_params(self, fdef: cst.FunctionDef, call: cst.Call) -> list[tuple[str, ir.Atom]]:
+        """A call's arguments bound to a function's parameters (defaults filled in)."""
+        params = fdef.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
+            raise self.error(f"call of {fdef.name.value} with *args/**kwargs", call)
+        if any(a.star for a in call.args):
+            raise self.error(f"call of {fdef.name.value} with starred arguments", call)
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in plist]
+        given: dict[str, cst.BaseExpression] = {}
+        for pos, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key is None and pos < len(names):
+                key = names[pos]
+            if key is None or key not in names or key in given:
+                raise self.error(f"call of {fdef.name.value} with arguments that do not fit", call)
+            given[key] = arg.value
+        bound: list[tuple[str, ir.Atom]] = []
+        for param in plist:
+            value = given.get(param.name.value, param.default)
+            if value is None:
+                raise self.error(f"call missing argument {param.name.value!r}", call)
+            bound.append((param.name.value, self.atom(value)))
+        return bound
+
     def inline_def(self, fdef: cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local function: its locals renamed apart, its final ``return``
         an assignment. Names it reads from the enclosing function are read where it is
@@ -1613,6 +1687,61 @@ def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
     if isinstance(node, cst.While):
         return f"while {parsed.code(node.test)}:"
     return f"for {parsed.code(node.target)} in {parsed.code(node.iter)}:"
+
+
+def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] | None:
+    """A function of the same module whose body ends by returning a function it defines
+    (and returns nowhere else): its definition and the returned function's name."""
+    if (
+        not isinstance(obj, types.FunctionType)
+        or obj.__globals__ is not globals_
+        or obj.__closure__
+        or obj.__code__.co_flags & (0x04 | 0x08 | 0x20)  # *args, **kwargs, generator
+    ):
+        return None
+    code = obj.__code__
+    if not any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return None  # defines no function
+    from .source import parse_function
+
+    try:
+        node = parse_function(obj).node
+    except Exception:
+        return None
+    if not isinstance(node, cst.FunctionDef) or node.decorators:
+        return None
+    body = list(node.body.body)
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and len(last.body) == 1
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Name)
+    ):
+        return None
+    inner = last.body[0].value.value
+    defs = [st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == inner]
+    if len(defs) != 1 or _own_returns(node) != 1:
+        return None
+    return node, inner
+
+
+def _own_returns(fdef: cst.FunctionDef) -> int:
+    """How many ``return`` statements a function has (not counting nested functions')."""
+    found: list[cst.Return] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Return(self, n: cst.Return) -> None:
+            found.append(n)
+
+        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
+            return n is fdef
+
+        def visit_Lambda(self, n: cst.Lambda) -> bool:
+            return False
+
+    fdef.visit(_V())
+    return len(found)
 
 
 def _yields_own(fdef: cst.FunctionDef) -> bool:

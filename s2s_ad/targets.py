@@ -392,10 +392,12 @@ def define(
     parts = []
     star = False
     for k, p in enumerate(params):
+        if p.kind == p.VAR_POSITIONAL:
+            star = True
         if p.kind == p.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
-        text = p.name
+        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
         if p.default is not p.empty:
             if isinstance(p.default, _Text):
                 text += f"={p.default}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import s2s_ad
 from s2s_ad import TransformError, check_grads, grad, hvp
 from tests.fd import flatten, numerical_grad
 
@@ -186,3 +187,74 @@ def test_hessian_vector_product_of_an_rnn_started_from_zeros():
     eps = 1e-5
     want = (grad(loss)(w + eps * v) - grad(loss)(w - eps * v)) / (2 * eps)
     np.testing.assert_allclose(hvp(loss)(w, v), want, rtol=1e-5, atol=1e-7)
+
+
+# --- closures returned by a function of a differentiated value ----------------------------
+
+
+def make_step(a, scale=2.0):
+    shift = a * scale
+
+    def step(x):
+        return np.tanh(x * a + shift)
+
+    return step
+
+
+def repeated_steps(a, x):
+    step = make_step(a)
+    total = 0.0
+    for _ in range(3):
+        total = total + np.sum(step(x) ** 2)
+    return total
+
+
+def make_cell(W, b):
+    def cell(h, x):
+        return np.tanh(h @ W + x + b)
+
+    return cell
+
+
+def rnn_from_factory(W, b, xs):
+    cell = make_cell(W, b)
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = cell(h, x)
+    return np.sum(h**2)
+
+
+def two_closures(a, b, x):
+    up = make_step(a)
+    down = make_step(b, scale=-1.0)
+    return np.sum(up(x) * down(x))
+
+
+def closure_passed_on(a, x):
+    step = make_step(a)
+    return np.sum(list(map(step, [x, 2 * x]))[0])
+
+
+def test_closure_returned_by_a_factory_both_modes_and_second_order():
+    x = RNG.normal(size=4)
+    check_grads(repeated_steps, (0.7, x), order=2)
+    check_grads(repeated_steps, (0.7, x), modes=("fwd",))
+
+
+def test_rnn_cell_made_by_a_factory():
+    W, b, xs = 0.5 * RNG.normal(size=(3, 3)), RNG.normal(size=3), RNG.normal(size=(5, 3))
+    check_grads(rnn_from_factory, (W, b, xs), order=2)
+    source = s2s_ad.source(s2s_ad.grad(rnn_from_factory))
+    assert "# L" in source and "cell_def_h" in source
+
+
+def test_two_closures_from_one_factory_keep_their_own_values():
+    x = RNG.normal(size=3)
+    grads = s2s_ad.grad(two_closures, wrt=(0, 1))(0.4, -0.3, x)
+    expected = [numerical_grad(two_closures, (0.4, -0.3, x), i) for i in (0, 1)]
+    np.testing.assert_allclose(grads, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_closure_used_as_a_value_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match="used as a value"):
+        s2s_ad.grad(closure_passed_on)(0.5, np.ones(2))

@@ -164,6 +164,14 @@ def test_positions_inside_star_args_pick_entries():
     assert (value, g) == pytest.approx((14.0, 6.0))
 
 
+def test_second_derivatives_of_star_args_entries():
+    hess = [[grad(grad(sum_of_squares, i), j)(1.0, 2.0, 3.0) for j in range(3)] for i in range(3)]
+    _close(hess, 2 * np.eye(3))
+    x, y = 0.4, -1.2
+    # scaled_energy(x, y) = 3 x y^2: d2/dx dy = 6 y
+    assert grad(grad(scaled_energy, 0), 1)(x, y) == pytest.approx(6 * y)
+
+
 def test_decorator_with_star_args_wrapper_is_differentiated():
     x, y = RNG.normal(size=3), RNG.normal(size=3)
     gx, gy = grad(scaled_energy, argnums=(0, 1))(x, y)
