@@ -108,6 +108,54 @@ def power(x, n):
     return x * power(x, n - 1)
 
 
+def rnn(W, xs):
+    def cell(h, x):
+        return np.tanh(h @ W + x)
+
+    h = np.zeros(W.shape[0])
+    for x in xs:
+        h = cell(h, x)
+    return np.sum(h)
+
+
+def combine(a, *rest, scale=1.0):
+    total = a
+    for r in rest:
+        total = total * r
+    return total * scale
+
+
+def star_call(x, y):
+    parts = (x, y)
+    return combine(*parts, scale=2.0)
+
+
+def layers(flat):
+    yield flat[:2], flat[2]
+    yield flat[3:5], flat[5]
+
+
+def generator_loop(flat, x):
+    for w, b in layers(flat):
+        x = np.tanh(w * x + b)
+    return np.sum(x)
+
+
+def make_step(a):
+    def step(x):
+        return 0.5 * (x + a / x)
+
+    return step
+
+
+def fixed_point(a):
+    step = make_step(a)
+    x = 1.0
+    while abs(step(x) - x) > 1e-10:
+        x = step(x)
+    return x
+
+
 EXAMPLES = [
     ("Straight-line NumPy code", straight_line, 0),
     ("if / elif / else", branch, 0),
@@ -123,6 +171,10 @@ EXAMPLES = [
     ("A dict of parameters", dict_parameter, 0),
     ("Calls to other functions", user_call, 0),
     ("Recursion", power, 0),
+    ("A function defined inside the function (inlined where it is called)", rnn, 0),
+    ("*args parameters and star-calls (dispatched when they run)", star_call, (0, 1)),
+    ("A generator helper iterated by a for loop", generator_loop, 0),
+    ("A step function returned by a helper (a closure), in a fixed-point loop", fixed_point, 0),
 ]
 
 

@@ -634,6 +634,13 @@ class Reverse:
             code = expr.callee.code
             if code.startswith("_ad.") and self.ad != "_ad":
                 code = self.ad + code[3:]
+            if (
+                code.endswith(".__getitem__")
+                and len(expr.args) == 1
+                and not expr.kwargs
+                and not self.pure  # code parsed again reads np.r_[t] as np.r_[(t,)]
+            ):
+                return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
             return f"{code}({self.call_args(expr)})"
         if isinstance(expr, ir.Attr):
             return f"{a(expr.obj)}.{expr.name}"
@@ -1454,7 +1461,7 @@ class Reverse:
         entry = set(live)
         own = self._own_before_loop(s.body, live)
         last_test = self.bwd_block(s.test_body, live)
-        body, head = self._fixpoint(s.body + s.test_body, live)
+        body, head = self._fixpoint(s.test_body + s.body, live)  # a trip: test, then body
         indexed = _indexed(s.body)
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()

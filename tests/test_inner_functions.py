@@ -258,3 +258,25 @@ def test_two_closures_from_one_factory_keep_their_own_values():
 def test_closure_used_as_a_value_is_refused():
     with pytest.raises(s2s_ad.TransformError, match="used as a value"):
         s2s_ad.grad(closure_passed_on)(0.5, np.ones(2))
+
+
+def make_newton_step(a):
+    def step(x):
+        return 0.5 * (x + a / x)
+
+    return step
+
+
+def square_root(a):
+    """A fixed-point iteration whose step function is returned by a helper."""
+    step = make_newton_step(a)
+    x = 1.0
+    while abs(step(x) - x) > 1e-12:
+        x = step(x)
+    return x
+
+
+def test_fixed_point_iteration_with_a_step_from_a_factory():
+    for a in (2.0, 9.0, 0.3):
+        assert grad(square_root)(a) == pytest.approx(0.5 / np.sqrt(a), rel=1e-8)
+        assert grad(grad(square_root))(a) == pytest.approx(-0.25 * a**-1.5, rel=1e-6)

@@ -419,3 +419,24 @@ def test_loop_that_rebinds_then_writes_an_element_each_trip():
 
     a, b = np.array([0.3, -0.4, 1.2]), np.array([0.5, 0.1, -0.7])
     _close(grad(f)(a.copy(), b), numerical_grad(f, (a, b), 0))
+
+
+def test_while_whose_condition_calls_a_local_function_that_assigns():
+    """The backward sweep undid a trip's condition before its body (pops out of order:
+    ``float / None`` in generated code, or wrong values) when the condition's inlined
+    call recorded values."""
+
+    def newton_sqrt(a):
+        def step(x):
+            z = x * 1.0
+            return 0.5 * (z + a / z)
+
+        x = np.ones_like(a)
+        while np.max(np.abs(step(x) - x)) > 1e-12:
+            x = step(x)
+        return np.sum(x)
+
+    a = np.array([2.0, 9.0, 0.3])
+    _close(grad(newton_sqrt)(a), 0.5 / np.sqrt(a))
+    _close(grad(newton_sqrt)(np.float64(2.0)), 0.5 / np.sqrt(2.0))
+    _close(grad(grad(newton_sqrt))(np.array(2.0)), -0.25 * 2.0**-1.5)
