@@ -62,8 +62,14 @@ def identifiers(text: str) -> set[str]:
     return set(_IDENT.findall(text))
 
 
-def render(items: list[Item], pushed: set[int], indent: int = 1, tape: str = "_tape") -> list[str]:
-    """Render items to lines, keeping only the pushes/pops of sites in ``pushed``."""
+SITE = "  #@"  # marks a push or pop with its site, for the optimizer (removed after it)
+
+
+def render(
+    items: list[Item], pushed: set[int], indent: int = 1, tape: str = "_tape", sites: bool = False
+) -> list[str]:
+    """Render items to lines, keeping only the pushes/pops of sites in ``pushed`` (with
+    ``sites``, each ends with a ``#@<site>`` mark)."""
     out: list[str] = []
     pad = "    " * indent
     pending_comment: str | None = None
@@ -77,14 +83,15 @@ def render(items: list[Item], pushed: set[int], indent: int = 1, tape: str = "_t
         elif isinstance(item, Push):
             if item.site not in pushed or not item.code:
                 continue
-            lines = [f"{pad}{tape}.append({item.code})"]
+            lines = [f"{pad}{tape}.append({item.code})" + (f"{SITE}{item.site}" if sites else "")]
         elif isinstance(item, Pop):
             if item.site not in pushed:
                 continue
-            lines = [pad + (item.text or f"{item.target} = {tape}.pop()")]
+            text = item.text or f"{item.target} = {tape}.pop()"
+            lines = [pad + text + (f"{SITE}{item.site}" if sites and "\n" not in text else "")]
         else:
-            body = render(item.body, pushed, indent + 1, tape)
-            orelse = render(item.orelse, pushed, indent + 1, tape) if item.orelse else []
+            body = render(item.body, pushed, indent + 1, tape, sites)
+            orelse = render(item.orelse, pushed, indent + 1, tape, sites) if item.orelse else []
             if not body and not orelse and not item.keep_empty:
                 continue
             if not body and orelse and item.header.startswith("if ") and item.orelse is not None:

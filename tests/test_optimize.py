@@ -1,0 +1,88 @@
+"""The clean-up passes over generated code (``s2s_ad/optimize.py``): every corpus function
+gives the same gradient with them on and off, and what they remove is really dead."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from corpus import collect
+from fd import flatten
+
+import s2s_ad
+from s2s_ad import optimize
+from s2s_ad.api import clear_cache
+
+CASES = collect()
+SKIP = {"scalars.math_gamma_lgamma"}  # refused (no rule): nothing to compare
+
+
+def _gradients(c: Any, point: str, enabled: bool) -> Any:
+    saved = optimize.ENABLED
+    optimize.ENABLED = enabled
+    clear_cache()
+    try:
+        return s2s_ad.grad(c.fun, c.wrt)(*copy.deepcopy(c.args(point)))
+    finally:
+        optimize.ENABLED = saved
+        clear_cache()
+
+
+@pytest.mark.parametrize("c", [c for c in CASES if c.label not in SKIP], ids=lambda c: c.label)
+def test_same_gradients_with_and_without_the_optimizer(c: Any) -> None:
+    for point in c.points:
+        on = flatten(_gradients(c, point, True))
+        off = flatten(_gradients(c, point, False))
+        np.testing.assert_array_equal(on, off, err_msg=f"{c.label}[{point}]")
+
+
+def _source(fun: Any, enabled: bool) -> str:
+    saved = optimize.ENABLED
+    optimize.ENABLED = enabled
+    clear_cache()
+    try:
+        return s2s_ad.source(s2s_ad.grad(fun))
+    finally:
+        optimize.ENABLED = saved
+        clear_cache()
+
+
+def first_positive_sum(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] < 0:
+            break
+        s = s * np.cos(x[i]) + x[i] ** 2
+    return s
+
+
+def test_a_branch_flag_nothing_reads_is_neither_pushed_nor_restored():
+    before, after = _source(first_positive_sum, False), _source(first_positive_sum, True)
+    assert "_tape.append(_t1)" in before and "_t1 = _tape.pop()" in before
+    assert "_tape.append(_t1)" not in after and "_t1 = _tape.pop()" not in after
+    assert after.count("_tape.append(") == after.count("_tape.pop()")
+    assert re.search(r"# L\d+: if x\[i\] < 0:", after)
+    assert re.search(r"# L\d+: s = s \* np.cos", after)
+    x = np.array([0.5, 0.2, -0.1, 0.3])
+    assert s2s_ad.grad(first_positive_sum)(x, 4) == pytest.approx(
+        _reference(first_positive_sum, x, 4)
+    )
+
+
+def _reference(fun: Any, x: np.ndarray, *rest: Any) -> np.ndarray:
+    from fd import numerical_grad
+
+    return numerical_grad(fun, (x, *rest), 0)
+
+
+def test_site_marks_never_reach_the_generated_code():
+    text = _source(first_positive_sum, True)
+    assert "#@" not in text
+
+
+def test_disabled_optimizer_leaves_the_sweeps_as_built():
+    text = _source(first_positive_sum, False)
+    assert text.count("_tape.append(") > _source(first_positive_sum, True).count("_tape.append(")
