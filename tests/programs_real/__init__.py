@@ -21,8 +21,8 @@ from typing import Any
 
 MODULES = (
     "mlp",
-    # "sequence",
-    # "bayes",
+    "sequence",
+    "bayes",
     # "dynamics",
     # "physics",
     # "piecewise",
