@@ -23,7 +23,7 @@ MODULES = (
     "mlp",
     "sequence",
     "bayes",
-    # "dynamics",
+    "dynamics",
     # "physics",
     # "piecewise",
     # "structures",

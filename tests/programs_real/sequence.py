@@ -158,6 +158,10 @@ PROGRAMS = [
         (_lstm_params(), _rs.randn(_H, 2), _rs.randn(4, _D), _rs.randn(2)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd"),
+        xfail={
+            "fwd": "crash (ValueError in tangent code): the zero tangent 0.0 of a *args entry "
+            "(data x) taken out of zip(pairs[0::2], ...) reaches np.matmul(x_dot, W) undensified"
+        },
     ),
     Program("gru_loss", (_gru, _rs.randn(5, _D), _rs.randn(5, 2)), checks=("grad", "vg", "fwd")),
     Program(
