@@ -24,8 +24,8 @@ MODULES = (
     "sequence",
     "bayes",
     "dynamics",
-    # "physics",
-    # "piecewise",
+    "physics",
+    "piecewise",
     # "structures",
 )
 
@@ -52,6 +52,7 @@ class Program:
         rtol: Relative tolerance of the comparisons.
         atol: Absolute tolerance of the comparisons.
         xfail: Check name -> one-line diagnosis of a known failure of s2s_ad.
+        tag: Tells apart programs of the same function at different points.
         module: Set by :func:`collect`.
     """
 
@@ -63,11 +64,12 @@ class Program:
     rtol: float = 1e-5
     atol: float = 1e-7
     xfail: dict[str, str] = field(default_factory=dict)
+    tag: str = ""
     module: str = ""
 
     @property
     def label(self) -> str:
-        return f"{self.module}.{self.name}"
+        return f"{self.module}.{self.name}" + (f"[{self.tag}]" if self.tag else "")
 
     def fun(self) -> Callable[..., Any]:
         return getattr(importlib.import_module(f"programs_real.{self.module}"), self.name)
