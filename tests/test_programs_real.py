@@ -55,6 +55,38 @@ def _direction(template: Any, seed: int = 7) -> Any:
     return unflatten(template, rng.standard_normal(flatten(template).size))
 
 
+def _plain(x: Any) -> Any:
+    """``x`` with namedtuples turned into tuples (fd.unflatten rebuilds by ``type(x)(items)``)."""
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return tuple(_plain(v) for v in x)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_plain(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def _rebuild(template: Any, x: Any) -> Any:
+    """Inverse of :func:`_plain` given the original structure."""
+    if isinstance(template, tuple) and hasattr(template, "_fields"):
+        return type(template)(*(_rebuild(t, v) for t, v in zip(template, x)))
+    if isinstance(template, (list, tuple)):
+        return type(template)(_rebuild(t, v) for t, v in zip(template, x))
+    if isinstance(template, dict):
+        return {k: _rebuild(template[k], x[k]) for k in template}
+    return x
+
+
+def _fd(prog: Program) -> tuple[Any, ...]:
+    """Finite-difference gradients of the wrt arguments, as a tuple."""
+    fun = prog.fun()
+
+    def on_plain(*plain: Any) -> Any:
+        return fun(*(_rebuild(t, a) for t, a in zip(prog.args, plain)))
+
+    return _as_tuple(prog, numerical_grad(on_plain, [_plain(a) for a in prog.args], prog.wrt))
+
+
 def _autograd_grads(prog: Program) -> tuple[Any, ...]:
     twin = prog.twin()
     return tuple(autograd.grad(twin, pos)(*prog.args) for pos in _wrt(prog))
@@ -66,7 +98,7 @@ def test_program(prog: Program, check: str) -> None:
     args = prog.args
     if check == "grad":
         got = _as_tuple(prog, s2s_ad.grad(fun, prog.wrt)(*args))
-        fd = _as_tuple(prog, numerical_grad(fun, args, prog.wrt))
+        fd = _fd(prog)
         _close(prog, got, fd, "grad vs finite differences", scale=10.0)
         if prog.autograd:
             _close(prog, got, _autograd_grads(prog), "grad vs autograd")
@@ -82,7 +114,7 @@ def test_program(prog: Program, check: str) -> None:
         vs = [_direction(args[p], seed=11 + p) for p in pos]
         out, dout = _jvp_wrt(fun, args, pos, vs)
         _close(prog, out, fun(*args), "tangent program value vs plain call")
-        fd = _as_tuple(prog, numerical_grad(fun, args, prog.wrt))
+        fd = _fd(prog)
         want = sum(float(flatten(g) @ flatten(v)) for g, v in zip(fd, vs))
         _close(prog, dout, want, "jvp vs finite differences", scale=10.0)
     elif check == "hvp":

@@ -26,7 +26,7 @@ MODULES = (
     "dynamics",
     "physics",
     "piecewise",
-    # "structures",
+    "structures",
 )
 
 # Checks a program can ask for:
