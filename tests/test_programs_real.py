@@ -118,12 +118,18 @@ def test_program(prog: Program, check: str) -> None:
         want = sum(float(flatten(g) @ flatten(v)) for g, v in zip(fd, vs))
         _close(prog, dout, want, "jvp vs finite differences", scale=10.0)
     elif check == "hvp":
-        (pos,) = _wrt(prog)
+        pos = _wrt(prog)[0]
         v = _direction(args[pos])
         got = s2s_ad.hvp(fun, pos)(*args, v)
-        _close(prog, got, _hvp_reference(prog, pos, v), "hvp vs differences of the gradient", scale=100.0)
+        _close(
+            prog,
+            got,
+            _hvp_reference(prog, pos, v),
+            "hvp vs differences of the gradient",
+            scale=100.0,
+        )
     elif check == "gradgrad":
-        (pos,) = _wrt(prog)
+        pos = _wrt(prog)[0]
         got = s2s_ad.grad(s2s_ad.grad(fun, pos), pos)(*args)
         if prog.autograd:
             g1 = autograd.grad(prog.twin(), pos)

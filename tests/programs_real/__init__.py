@@ -33,7 +33,8 @@ MODULES = (
 #   grad      s2s_ad.grad against finite differences (and autograd when the twin runs)
 #   vg        value_and_grad: value equals a plain call, gradient equals grad's
 #   fwd       the tangent program (jvp) along a random direction of the wrt arguments
-#   hvp       hvp(fun, wrt)(*args, v) against differences of the gradient along v
+#   hvp       hvp(fun, pos)(*args, v) against differences of the gradient along v (pos: the
+#             first wrt position)
 #   gradgrad  grad(grad(fun)) for a function of one float
 CHECKS = ("grad", "vg", "fwd", "hvp", "gradgrad")
 

@@ -63,12 +63,7 @@ def gmm_neg_log_lik(params, data):
     logits, mus, log_sigmas = params
     log_w = logits - scipy.special.logsumexp(logits)
     sig = np.exp(log_sigmas)
-    comp = (
-        log_w
-        - 0.5 * ((data[:, None] - mus) / sig) ** 2
-        - log_sigmas
-        - 0.5 * np.log(2 * np.pi)
-    )
+    comp = log_w - 0.5 * ((data[:, None] - mus) / sig) ** 2 - log_sigmas - 0.5 * np.log(2 * np.pi)
     return -np.sum(scipy.special.logsumexp(comp, axis=1))
 
 
@@ -113,7 +108,7 @@ PROGRAMS = [
     Program(
         "gmm_neg_log_lik",
         ((_rs.randn(3), np.array([-2.0, 0.0, 1.0]), 0.2 * _rs.randn(3)), _gmm_data),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "student_t_regression",

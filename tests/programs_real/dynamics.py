@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from s2s_ad import grad
-
 from programs_real import Program
+from s2s_ad import grad
 
 
 def kalman_neg_log_lik(log_q, log_r, A, H, ys):
@@ -149,20 +148,20 @@ PROGRAMS = [
         "kalman_neg_log_lik",
         (-1.0, -0.5, _A, _Hobs, _rs.randn(8)),
         wrt=(0, 1, 2),
-        checks=("grad", "vg", "fwd"),
-        xfail=dict.fromkeys(("grad", "vg"), _OUTER),
+        checks=("grad", "vg", "fwd", "hvp"),
+        xfail=dict.fromkeys(("grad", "vg", "hvp"), _OUTER),
     ),
     Program(
         "kalman_broadcast",
         (-1.0, -0.5, _A, _Hobs, _rs.randn(8)),
         wrt=(0, 1, 2),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "euler_final_energy",
         (np.array([2.0, 0.3]), np.array([1.0, 0.0])),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "rk4_fit",
@@ -173,7 +172,7 @@ PROGRAMS = [
         "newton_minimize",
         (np.array([0.5, 0.8]), np.array([1.2, -1.1])),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program("fixed_point_sqrt", (2.5,), checks=("grad", "vg", "fwd", "gradgrad")),
     Program(
@@ -184,6 +183,6 @@ PROGRAMS = [
     Program(
         "grad_norm_penalty",
         (_rs.randn(3), _rs.randn(5, 3), _rs.randn(5)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
 ]

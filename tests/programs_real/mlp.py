@@ -154,7 +154,7 @@ PROGRAMS = [
     Program(
         "conv1d_net",
         ({"filters": _rs.randn(2, 3), "w_out": _rs.randn(2, 8)}, _sig, 0.7),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # autograd has no VJP of np.convolve for its second argument
     ),
     Program("conv1d_loops", (_rs.randn(3), _sig), checks=("grad", "vg", "fwd", "hvp")),
@@ -162,8 +162,8 @@ PROGRAMS = [
     Program(
         "model_params_loss",
         ([_rs.randn(3, 4), _rs.randn(4, 2)], _model, _X, _rs.randn(6, 2)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,
-        xfail=dict.fromkeys(("grad", "vg", "fwd"), _SETATTR),
+        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _SETATTR),
     ),
 ]

@@ -72,7 +72,13 @@ def catenary_energy(y, penalty):
 
 
 _rs = np.random.RandomState(11)
-_ring = np.stack([np.cos(np.linspace(0, 2 * np.pi, 6, endpoint=False)), np.sin(np.linspace(0, 2 * np.pi, 6, endpoint=False))], axis=1)
+_ring = np.stack(
+    [
+        np.cos(np.linspace(0, 2 * np.pi, 6, endpoint=False)),
+        np.sin(np.linspace(0, 2 * np.pi, 6, endpoint=False)),
+    ],
+    axis=1,
+)
 _lj = np.array([[0.0, 0.0, 0.0], [1.1, 0.1, 0.0], [0.2, 1.2, 0.1], [1.0, 1.1, 0.9]])
 
 PROGRAMS = [
@@ -80,28 +86,28 @@ PROGRAMS = [
         "spring_chain_energy",
         (_ring + 0.1 * _rs.randn(6, 2), 1.0 + _rs.rand(6), 0.9),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program("lennard_jones", (_lj,), checks=("grad", "vg", "fwd", "hvp"), rtol=1e-5, atol=1e-6),
     Program(
         "pendulum_inplace",
         (np.array([9.8, 0.2]), 0.8),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # array item assignment
     ),
     Program(
         "heat_stencil",
         (np.sin(np.linspace(0, np.pi, 9)), 0.2),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,
     ),
     Program(
         "accumulate_forces",
         (_rs.randn(4, 2), 0.7),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,
     ),
     Program(

@@ -103,19 +103,19 @@ PROGRAMS = [
     Program(
         "svm_hinge",
         ({"w": _rs.randn(3), "b": 0.1}, _X, np.sign(_rs.randn(8))),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "ppo_clip_objective",
         (_rs.randn(8) * 0.3, _rs.randn(8) * 0.3, _rs.randn(8)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program("trimmed_loss", (_rs.randn(3), _X, _rs.randn(8)), checks=("grad", "vg", "fwd")),
     Program(
         "argsort_weighted",
         (_rs.randn(6), _rs.randn(6)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "pairwise_ranking",
@@ -125,13 +125,13 @@ PROGRAMS = [
     Program(
         "attention",
         ((_rs.randn(3, 4), _rs.randn(3, 4), _rs.randn(3, 4)), _rs.randn(2, 3), _rs.randn(5, 3)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "bilinear_trace",
         (_rs.randn(3, 3), _rs.randn(3, 2), _rs.randn(2, 3)),
         wrt=(0, 1, 2),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # autograd's einsum VJP fails on the trace "ii->"
     ),
     Program("branchy_activation", (0.7,), checks=("grad", "vg", "fwd", "gradgrad"), tag="mid"),
@@ -141,7 +141,7 @@ PROGRAMS = [
         "soft_threshold_loss",
         (_rs.randn(7), 0.25),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program("max_pool_net", (_rs.randn(2), _rs.randn(12)), checks=("grad", "vg", "fwd")),
 ]

@@ -134,6 +134,10 @@ _gru = {
     }.items()
 }
 
+_ZERO_TANGENT = (
+    "crash (ValueError in tangent code): the zero tangent 0.0 of a *args entry (data x) "
+    "taken out of zip(pairs[0::2], ...) reaches np.matmul(x_dot, W) undensified"
+)
 _STARRED = "refused (TransformError): starred assignment target `*pairs, b = weights_and_bias`"
 
 PROGRAMS = [
@@ -150,18 +154,15 @@ PROGRAMS = [
         "lstm_loss",
         (_lstm_params(), _rs.randn(_H, 2), _rs.randn(4, _D), _rs.randn(2)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd"), _STARRED),
+        checks=("grad", "vg", "fwd", "hvp"),
+        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _STARRED),
     ),
     Program(
         "lstm_sliced_loss",
         (_lstm_params(), _rs.randn(_H, 2), _rs.randn(4, _D), _rs.randn(2)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
-        xfail={
-            "fwd": "crash (ValueError in tangent code): the zero tangent 0.0 of a *args entry "
-            "(data x) taken out of zip(pairs[0::2], ...) reaches np.matmul(x_dot, W) undensified"
-        },
+        checks=("grad", "vg", "fwd", "hvp"),
+        xfail=dict.fromkeys(("fwd", "hvp"), _ZERO_TANGENT),
     ),
     Program("gru_loss", (_gru, _rs.randn(5, _D), _rs.randn(5, 2)), checks=("grad", "vg", "fwd")),
     Program(

@@ -10,9 +10,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from s2s_ad import grad
-
 from programs_real import Program
+from s2s_ad import grad
 
 
 def zip_star_loss(pairs, x):
@@ -129,8 +128,8 @@ PROGRAMS = [
     Program(
         "zip_star_loss",
         ([(_rs.randn(3, 4), _rs.randn(4)), (_rs.randn(4, 2), _rs.randn(2))], _X),
-        checks=("grad", "vg", "fwd"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd"), _SHADOW),
+        checks=("grad", "vg", "fwd", "hvp"),
+        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _SHADOW),
     ),
     Program("kwargs_loss", (_rs.randn(3), _X, _rs.randn(6)), checks=("grad", "vg", "fwd")),
     Program(
@@ -139,43 +138,43 @@ PROGRAMS = [
             {"weights": [_rs.randn(3, 4), _rs.randn(4, 2)], "biases": [_rs.randn(4), _rs.randn(2)]},
             _X,
         ),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "namedtuple_loss",
         ([Layer(_rs.randn(3, 4), _rs.randn(4)), Layer(_rs.randn(4, 2), _rs.randn(2))], _X),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # autograd's grad does not build namedtuple gradients
-        xfail=dict.fromkeys(("grad", "vg", "fwd"), _NAMEDTUPLE),
+        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _NAMEDTUPLE),
     ),
     Program(
         "reduce_compose",
         ([0.5 * _rs.randn(3, 3) for _ in range(3)], _rs.randn(3)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd"), _REDUCE),
+        checks=("grad", "vg", "fwd", "hvp"),
+        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REDUCE),
     ),
     Program(
         "generator_expression_loss",
         ([0.5, -1.2, 2.0], _rs.randn(5)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "method_input_gradient",
         (_X, LinearModel(3), _rs.randn(6)),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # the model object is a plain-numpy instance
     ),
     Program(
         "unrolled_sgd",
         (0.3, _rs.randn(3), _X, _rs.randn(6)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
     Program(
         "list_append_states",
         ([0.7 * _rs.randn(3, 3) for _ in range(3)], _rs.randn(3)),
         wrt=(0, 1),
-        checks=("grad", "vg", "fwd"),
+        checks=("grad", "vg", "fwd", "hvp"),
     ),
 ]
