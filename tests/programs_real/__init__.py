@@ -27,6 +27,7 @@ MODULES = (
     "physics",
     "piecewise",
     "structures",
+    "idioms",
 )
 
 # Checks a program can ask for:
