@@ -1,8 +1,9 @@
-"""``np.take``, ``np.take_along_axis``, ``np.pad`` and ``np.interp``: backward passes that
-scatter with ``np.add.at`` (memory of the size of the input plus the output, no one-hot
-matrix), checked end to end in both modes, at second order (Hessians of user code) and
-against autograd; the options that used to be ignored (``np.take(mode='clip')``,
-``np.interp``'s ``left``, ``right`` and ``period``) against finite differences."""
+"""``np.take``, ``np.take_along_axis``, ``np.pad``, ``np.interp`` and ``np.gradient``:
+backward passes that scatter with ``np.add.at`` or sum a band (memory of the size of the
+input plus the output, no one-hot or difference matrix), checked end to end in both
+modes, at second order (Hessians of user code) and against autograd; the options that
+used to be ignored (``np.take(mode='clip')``, ``np.interp``'s ``left``, ``right`` and
+``period``) against finite differences."""
 
 from __future__ import annotations
 
@@ -89,6 +90,16 @@ def periodic_profile(fp, x):
     return np.sum(np.interp(x, XP, fp, period=2.0) ** 3)
 
 
+COORDS = np.array([0.0, 0.3, 0.5, 1.1, 1.2, 1.9])
+
+
+def field_energy(u):
+    """Finite-difference energy of a 2-D field on a non-uniform grid (second-order edges)."""
+    du_dy, du_dx = np.gradient(u, 0.5, COORDS[:4], edge_order=2)
+    lap = np.gradient(du_dx, COORDS[:4], axis=1)
+    return np.sum(du_dx**2 + du_dy**2) + 0.1 * np.sum(lap * np.sin(u))
+
+
 X_TAKE = np.array([0.3, -1.1, 0.8, 1.7, -0.4, 0.9])
 SCORES = RNG.standard_normal((3, 5))
 SIGNAL = np.cos(np.arange(7.0))
@@ -106,6 +117,7 @@ CASES = [
     (table_lookup, (FP, XS)),
     (table_with_fill, (FP, XS)),
     (periodic_profile, (FP, X_PERIODIC)),
+    (field_energy, (IMG,)),
 ]
 IDS = [f.__name__ for f, _ in CASES]
 
@@ -202,6 +214,7 @@ def test_backward_memory_grows_with_input_plus_output() -> None:
         (lambda a: np.sum(np.take_along_axis(a, np.sort(idx)[None, :], 1) ** 2), np.ones((1, n))),
         (lambda a: np.sum(np.pad(a, m, "reflect") ** 2), rng.standard_normal(n)),
         (lambda fp: np.sum(np.interp(x, xp, fp) ** 2), rng.standard_normal(n)),
+        (lambda a: np.sum(np.gradient(a, edge_order=2) ** 2), rng.standard_normal(n)),
     ]
     for fun, arg in cases:
         assert _peak_bytes(fun, arg) < 40 * (n + 2 * m) * 8

@@ -243,7 +243,14 @@ def diff_jvp(t: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> An
 
 def gradient_vjp(g: Any, f: Any, spacing: Any, axis: Any, edge_order: int) -> Any:
     """VJP of ``np.gradient(f, *spacing, axis=, edge_order=)`` in ``f``: along each axis the
-    transpose of the difference matrix ``D = np.gradient(I)`` (exact for any spacing)."""
+    transpose of the difference matrix ``D`` (exact for any spacing), without forming it.
+
+    ``D`` is banded: row ``i`` reads columns ``i - 2 .. i + 2`` at most (one-sided edge
+    formulas reach two entries in). The columns ``j`` with ``j % 5 == c`` never share a row,
+    so ``np.gradient`` of their indicator gives, in row ``i``, the one entry ``D[i, j]``
+    of that band; ``(D.T g)[j]`` sums ``D[i, j] g[i]`` over the five rows around ``j``.
+    Memory: a few arrays the size of ``f``.
+    """
     nd = np.ndim(f)
     if axis is None:
         axes = list(range(nd))
@@ -260,13 +267,24 @@ def gradient_vjp(g: Any, f: Any, spacing: Any, axis: Any, edge_order: int) -> An
         gi = gs[i]
         if is_zero(gi):
             continue
-        eye = np.eye(np.shape(f)[ax])
-        if len(spacing) == 0:
-            d = np.gradient(eye, axis=0, edge_order=edge_order)
-        else:
-            step = spacing[0] if len(spacing) == 1 else spacing[i]
-            d = np.gradient(eye, step, axis=0, edge_order=edge_order)
-        out = out + np.moveaxis(np.tensordot(d, gi, axes=([0], [ax])), 0, ax)
+        n = np.shape(f)[ax]
+        rows = np.moveaxis(gi, ax, 0)
+        lead = (n,) + (1,) * (nd - 1)
+        for c in range(5):
+            probe = (np.arange(n) % 5 == c) * 1.0
+            if len(spacing) == 0:
+                band = np.gradient(probe, edge_order=edge_order)
+            else:
+                step = spacing[0] if len(spacing) == 1 else spacing[i]
+                band = np.gradient(probe, step, edge_order=edge_order)
+            r = np.reshape(band, lead) * rows
+            wide = np.concatenate(
+                [np.zeros((2,) + np.shape(r)[1:]), r, np.zeros((2,) + np.shape(r)[1:])]
+            )
+            window = (
+                wide[0:n] + wide[1 : n + 1] + wide[2 : n + 2] + wide[3 : n + 3] + wide[4 : n + 4]
+            )
+            out = out + np.moveaxis(window * np.reshape(probe, lead), 0, ax)
     return out
 
 
