@@ -55,14 +55,19 @@ NOTES: dict[str, str] = {
     "np.sqrt": "infinite at 0 (as the derivative is)",
     "np.interp": (
         "in `x`: the slope of the segment (the right one at a knot), 0 outside the knots; in "
-        "`fp`: the interpolation weights; `xp` is not differentiated"
+        "`fp`: the interpolation weights; `left`/`right`: where `x` lies outside (with "
+        "`period`: none); `xp` is not differentiated"
     ),
-    "np.take": "repeated indices accumulate their gradients",
+    "np.take": "repeated indices accumulate their gradients (all of `mode`)",
     "np.take_along_axis": "repeated indices accumulate their gradients",
     "np.pad": "the padded entries send their gradient to the entries they copy",
     "np.sinc": "exact at 0 (derivative 0 there)",
     "np.nan_to_num": "replaced entries (NaN, infinities) get no gradient",
     "np.real": "real input only (complex inputs are refused)",
+    "np.real_if_close": "real input only (complex inputs are refused)",
+    "np.partition": "the gradient follows the entries as `np.argpartition` moves them",
+    "np.cross": "2-vectors count as 3-vectors with a zero third component",
+    "np.astype": "an integer or boolean `dtype` cuts the gradient",
     "np.gradient": "linear in `f`; the spacings are not differentiated",
     "np.select": "the conditions carry no gradient",
     # np.linalg
