@@ -1,6 +1,8 @@
-"""``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.astype`` and ``np.real_if_close``
-(functions autograd differentiates that were refused before) in user programs: both modes
-against finite differences, second order, and autograd as a second oracle."""
+"""``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.compress``, ``np.ptp``,
+``np.astype``, ``np.real_if_close`` and the methods ``x.take``, ``x.compress``,
+``x.cumprod`` (which autograd differentiates and which were refused before) in user
+programs: both modes against finite differences, second order, and autograd as a second
+oracle."""
 
 from __future__ import annotations
 
@@ -73,6 +75,21 @@ def cast_and_fix(x):
     return np.sum(y**2)
 
 
+def normalized_range(batch):
+    """Min-max scaling of each feature column (np.ptp), on the rows a mask keeps."""
+    kept = np.compress(batch[:, 0] > -1.0, batch, axis=0)
+    scaled = (kept - np.min(kept, axis=0)) / np.ptp(kept, axis=0)
+    return np.sum(scaled**2 * np.arange(1.0, 4.0)) + np.ptp(batch) ** 2
+
+
+def method_calls(x):
+    """The array-method spellings: ``x.take``, ``x.compress``, ``x.cumprod``."""
+    rows = x.take([0, 2, 2, -1], axis=0)
+    cols = x.compress([True, False, True], axis=1)
+    growth = (1.0 + 0.1 * x).cumprod(axis=0)
+    return np.sum(rows**2) + np.sum(np.sin(cols)) + np.sum(growth[-1])
+
+
 SCORES = RNG.standard_normal((3, 6))
 PTS = RNG.standard_normal((6, 2))
 
@@ -83,6 +100,8 @@ CASES = [
     (channels_first, (IMAGES,)),
     (top_k_loss, (SCORES,)),
     (median_like, (np.cos(np.arange(1.0, 8.0)),)),
+    (normalized_range, (POS,)),
+    (method_calls, (POS,)),
 ]
 if hasattr(np, "astype"):
     CASES.append((cast_and_fix, (POS,)))
@@ -130,10 +149,17 @@ def test_against_autograd() -> None:
         mid = anp.partition(x, [n // 2, n // 2 + 1])
         return mid[n // 2] ** 2 + mid[n // 2 + 1] * mid[0]
 
+    def methods(x: Any) -> Any:  # the same through indexing (autograd's take has no VJP)
+        rows = x[np.array([0, 2, 2, -1])]
+        cols = x[:, np.array([0, 2])]
+        last = anp.prod(1.0 + 0.1 * x, axis=0)  # the last row of the cumulative product
+        return anp.sum(rows**2) + anp.sum(anp.sin(cols)) + anp.sum(last)
+
     for ours, theirs, args in [
         (angular_momentum_energy, ang, (POS, VEL)),
         (channels_first, roll, (IMAGES,)),
         (median_like, median, (np.cos(np.arange(1.0, 8.0)),)),
+        (method_calls, methods, (POS,)),
     ]:
         for i in range(len(args)):
             np.testing.assert_allclose(

@@ -41,6 +41,9 @@ NOTES: dict[str, str] = {
     "np.prod": "exact at zeros: the product of the other entries, never a division by zero",
     "ndarray.prod": "exact at zeros: the product of the other entries, never a division",
     "np.cumprod": "exact at zeros: products of the other entries, never a division by zero",
+    "ndarray.cumprod": "exact at zeros: products of the other entries, never a division",
+    "np.ptp": "ties: the gradient is split equally among the maximal (and the minimal) entries",
+    "ndarray.take": "repeated indices accumulate their gradients (all of `mode`)",
     "np.sort": "ties: each sorted entry's gradient goes back to the entry `argsort` picked",
     "np.linalg.norm": (
         "zero gradient at the zero vector (the norm is not differentiable there); the "

@@ -1,6 +1,7 @@
 """NumPy functions autograd differentiates that the other rule modules did not cover:
-``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.astype`` and ``np.real_if_close``
-(real input: complex arguments are refused by every transform)."""
+``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.compress``, ``np.ptp``,
+``np.astype`` and ``np.real_if_close`` (real input: complex arguments are refused by
+every transform)."""
 
 from __future__ import annotations
 
@@ -82,3 +83,27 @@ if hasattr(np, "astype"):  # NumPy >= 2.1
         kwonly={"copy": "True", "device": "None"},
     )
     set_jvps(astype, x="t * np.issubdtype(np.dtype(dtype), np.inexact)")
+compress = vjp_rule(
+    "np.compress",
+    [np.compress],
+    ("condition", "a", "axis", "out"),
+    {"a": "_ad.take_vjp(g, a, np.flatnonzero(condition), axis)"},
+    [([True, False, True], _P, 1), ([False, True], _P), (np.array([1, 0]), _T, 0), ([1], _T, 2)],
+    defaults={"axis": "None", "out": "None"},
+    linear=True,
+)
+set_jvps(compress, a="np.compress(condition, t, axis)")
+_MAX = "_ad.max_vjp({g}, a, np.max(a, axis, keepdims=keepdims), axis, keepdims)"
+_MIN = "_ad.min_vjp({g}, a, np.min(a, axis, keepdims=keepdims), axis, keepdims)"
+ptp = vjp_rule(
+    "np.ptp",
+    [np.ptp],
+    ("a", "axis", "out", "keepdims"),
+    {"a": f"{_MAX.format(g='g')} - {_MIN.format(g='g')}"},
+    [(_P,), (_P, 1), (_T, (0, 2)), (_T, {"axis": -1, "keepdims": True}), (_V3,)],
+    defaults={"axis": "None", "out": "None", "keepdims": "False"},
+)
+set_jvps(
+    ptp,
+    a=f"np.sum(t * ({_MAX.format(g='1.0')} - {_MIN.format(g='1.0')}), axis, keepdims=keepdims)",
+)
