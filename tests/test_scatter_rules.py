@@ -218,3 +218,24 @@ def test_backward_memory_grows_with_input_plus_output() -> None:
     ]
     for fun, arg in cases:
         assert _peak_bytes(fun, arg) < 40 * (n + 2 * m) * 8
+
+
+def knots_from_scalars(x, c):
+    """``fp`` and the array read by ``np.take``/``np.pad`` built as lists of expressions."""
+    y = np.interp(x, XP, [c, 2.0 * c, 0.5, c**2, 1.1], left=c)
+    z = np.take([c, 2.0 * c, c**2], [0, 2, 2])
+    w = np.pad([c, 3.0 * c, c**3], 2, "symmetric")
+    return y**2 + np.sum(z**2) + np.sum(w * np.arange(7.0))
+
+
+@pytest.mark.parametrize("x", [0.7, -0.4, 1.8])
+def test_list_arguments(x: float) -> None:
+    s2s_ad.check_grads(knots_from_scalars, (x, 1.3), modes=("rev", "fwd"))
+    s2s_ad.check_grads(knots_from_scalars, (x, 1.3), order=2)
+
+
+def test_float32_adjoints_keep_their_dtype() -> None:
+    a = np.arange(6, dtype=np.float32)
+    got = s2s_ad.grad(lambda a: np.sum(np.take(a, [1, 1, 4]) ** 2))(a)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, [0.0, 4.0, 0.0, 0.0, 8.0, 0.0])

@@ -370,8 +370,9 @@ def interp_vjp_fp(
     lo, hi, offset, width, inside, above, keep = _interp_segments(x, xp, left, right, period)
     theta = (x - offset) / width * inside + above
     gk = np.broadcast_to(g * keep, np.shape(theta))
-    w = add_at(0.0, fp, np.ravel(lo), np.ravel(gk * (1.0 - theta)))
-    return add_at(w, fp, np.ravel(hi), np.ravel(gk * theta))
+    knots = np.asarray(fp)
+    w = add_at(0.0, knots, np.ravel(lo), np.ravel(gk * (1.0 - theta)))
+    return add_at(w, knots, np.ravel(hi), np.ravel(gk * theta))
 
 
 def _convolve_full(g: Any, na: int, nv: int, mode: str) -> Any:
@@ -449,7 +450,7 @@ def take_vjp(g: Any, a: Any, indices: Any, axis: Any, mode: str = "raise") -> An
     ax = axis % np.ndim(a)
     idx = _take_index(indices, np.shape(a)[ax], mode)
     key = tuple([slice(None)] * ax) + (idx,)
-    return add_at(0.0, a, key, g)
+    return add_at(0.0, np.asarray(a), key, g)
 
 
 def take_along_axis_vjp(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
@@ -460,7 +461,7 @@ def take_along_axis_vjp(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
     if axis is None:
         flat = take_along_axis_vjp(g, np.ravel(arr), indices, 0)
         return np.reshape(flat, np.shape(arr))
-    return add_at(0.0, arr, _along_axis_key(np.shape(arr), indices, axis), g)
+    return add_at(0.0, np.asarray(arr), _along_axis_key(np.shape(arr), indices, axis), g)
 
 
 def _along_axis_key(shape: Any, indices: Any, axis: int) -> Any:
