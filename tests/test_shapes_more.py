@@ -1,8 +1,8 @@
 """``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.compress``, ``np.ptp``,
-``np.astype``, ``np.real_if_close`` and the methods ``x.take``, ``x.compress``,
-``x.cumprod`` (which autograd differentiates and which were refused before) in user
-programs: both modes against finite differences, second order, and autograd as a second
-oracle."""
+``np.astype``, ``np.real_if_close``, ``np.fft.fftshift``/``ifftshift`` and the methods
+``x.take``, ``x.compress``, ``x.cumprod`` (which autograd differentiates and which were
+refused before) in user programs: both modes against finite differences, second order,
+and autograd as a second oracle."""
 
 from __future__ import annotations
 
@@ -90,6 +90,14 @@ def method_calls(x):
     return np.sum(rows**2) + np.sum(np.sin(cols)) + np.sum(growth[-1])
 
 
+def centered_kernel(k):
+    """A kernel stored with its origin first, centred with ``np.fft.fftshift`` and back."""
+    centered = np.fft.fftshift(k, axes=1)
+    weights = np.exp(-(np.linspace(-1.0, 1.0, k.shape[1]) ** 2))
+    back = np.fft.ifftshift(centered * weights)
+    return np.sum(back * np.cos(k)) + np.sum(np.fft.fftshift(k) ** 3)
+
+
 SCORES = RNG.standard_normal((3, 6))
 PTS = RNG.standard_normal((6, 2))
 
@@ -102,6 +110,7 @@ CASES = [
     (median_like, (np.cos(np.arange(1.0, 8.0)),)),
     (normalized_range, (POS,)),
     (method_calls, (POS,)),
+    (centered_kernel, (RNG.standard_normal((3, 5)),)),
 ]
 if hasattr(np, "astype"):
     CASES.append((cast_and_fix, (POS,)))
@@ -155,11 +164,18 @@ def test_against_autograd() -> None:
         last = anp.prod(1.0 + 0.1 * x, axis=0)  # the last row of the cumulative product
         return anp.sum(rows**2) + anp.sum(anp.sin(cols)) + anp.sum(last)
 
+    def shifted(k: Any) -> Any:
+        centered = anp.fft.fftshift(k, axes=1)
+        weights = np.exp(-(np.linspace(-1.0, 1.0, k.shape[1]) ** 2))
+        back = anp.fft.ifftshift(centered * weights)
+        return anp.sum(back * anp.cos(k)) + anp.sum(anp.fft.fftshift(k) ** 3)
+
     for ours, theirs, args in [
         (angular_momentum_energy, ang, (POS, VEL)),
         (channels_first, roll, (IMAGES,)),
         (median_like, median, (np.cos(np.arange(1.0, 8.0)),)),
         (method_calls, methods, (POS,)),
+        (centered_kernel, shifted, (SCORES,)),
     ]:
         for i in range(len(args)):
             np.testing.assert_allclose(

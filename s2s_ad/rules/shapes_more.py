@@ -1,7 +1,8 @@
 """NumPy functions autograd differentiates that the other rule modules did not cover:
 ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.compress``, ``np.ptp``,
-``np.astype`` and ``np.real_if_close`` (real input: complex arguments are refused by
-every transform)."""
+``np.astype``, ``np.real_if_close`` (real input: complex arguments are refused by every
+transform) and ``np.fft.fftshift``/``ifftshift`` (the rest of ``np.fft`` makes complex
+values, which are not modelled)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,23 @@ set_jvps(
     ptp,
     a=f"np.sum(t * ({_MAX.format(g='1.0')} - {_MIN.format(g='1.0')}), axis, keepdims=keepdims)",
 )
+fftshift = vjp_rule(
+    "np.fft.fftshift",
+    [np.fft.fftshift],
+    ("x", "axes"),
+    {"x": "np.fft.ifftshift(_ad.materialize(g, ans), axes)"},
+    [(_V3,), (_T,), (_T, 1), (_T, (0, 2)), (np.arange(5.0) - 1.5, {"axes": 0})],
+    defaults={"axes": "None"},
+    linear=True,
+)
+set_jvps(fftshift, x="np.fft.fftshift(t, axes)")
+ifftshift = vjp_rule(
+    "np.fft.ifftshift",
+    [np.fft.ifftshift],
+    ("x", "axes"),
+    {"x": "np.fft.fftshift(_ad.materialize(g, ans), axes)"},
+    [(_V3,), (_T,), (_T, -1), (_T, (1, 2)), (np.arange(5.0) - 1.5,)],
+    defaults={"axes": "None"},
+    linear=True,
+)
+set_jvps(ifftshift, x="np.fft.ifftshift(t, axes)")
