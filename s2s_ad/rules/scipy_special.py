@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
+from . import incgamma_vjps as V
 from . import scipy_vjps as W
 from .registry import elementwise, set_jvps, vjp_rule
 
@@ -210,25 +211,33 @@ log_softmax = vjp_rule(
 )
 set_jvps(log_softmax, x="t - np.sum(np.exp(ans) * t, axis, keepdims=True)")
 
-# --- incomplete gamma and beta functions: differentiable in ``x`` only ------------------------
-# (their derivatives in the shape parameters have no closed form: refused when differentiated)
+# --- incomplete gamma and beta functions ------------------------------------------------------
+# ``gammainc`` in ``a``: summed by ``_ad.gammainc_da`` (series / continued fraction, to
+# round-off); ``betainc`` in ``a`` and ``b`` has no such helper yet: refused.
 
+_GAMMA_PDF = "np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))"
+gammainc_da = elementwise(
+    "_ad.gammainc_da",
+    [V.gammainc_da],
+    ("a", "x"),
+    (f"{_GAMMA_PDF} * (np.log(x) - _ad.digamma(a))",),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5)],
+    diff=("x",),
+)
 gammainc = elementwise(
     "scipy.special.gammainc",
     [sc.gammainc],
     ("a", "x"),
-    ("np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))",),
-    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1)],
-    diff=("x",),
+    ("_ad.gammainc_da(a, x)", _GAMMA_PDF),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5), (30.0, 27.0)],
     sympy="gammainc",
 )
 gammaincc = elementwise(
     "scipy.special.gammaincc",
     [sc.gammaincc],
     ("a", "x"),
-    ("-np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))",),
-    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1)],
-    diff=("x",),
+    ("-_ad.gammainc_da(a, x)", f"-{_GAMMA_PDF}"),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5), (30.0, 34.0)],
     sympy="gammaincc",
 )
 betainc = elementwise(

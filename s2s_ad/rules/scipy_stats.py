@@ -8,12 +8,12 @@ SymPy by the tests); they bind positionally and by keyword as SciPy's methods do
 (``norm.logpdf(x, mu, sigma)``, ``norm.logpdf(x, loc=mu, scale=sigma)``).
 
 Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``, ``gamma``,
-``beta`` (logpdf pdf; cdf logcdf sf logsf in ``x``, ``loc``, ``scale``), ``laplace`` and
-``lognorm`` (logpdf pdf), ``poisson`` and
-``binom`` (logpmf pmf in ``mu`` / ``p``), ``multivariate_normal`` (logpdf pdf in ``x``,
-``mean`` and ``cov``). Not covered, and refused when differentiated: the shape parameters
-of the distribution functions of ``t``, ``gamma`` and ``beta`` (derivatives of incomplete
-beta/gamma functions in their parameters), and the count arguments of discrete
+``beta`` (logpdf pdf; cdf logcdf sf logsf in ``x``, ``loc``, ``scale``, and ``gamma``'s in
+its shape ``a`` through ``_ad.gammainc_da``), ``laplace`` and ``lognorm`` (logpdf pdf),
+``poisson`` and ``binom`` (logpmf pmf in ``mu`` / ``p``), ``multivariate_normal`` (logpdf
+pdf in ``x``, ``mean`` and ``cov``). Not covered, and refused when differentiated: the
+shape parameters of the distribution functions of ``t`` and ``beta`` (derivatives of the
+incomplete beta function in its parameters), and the count arguments of discrete
 distributions. Frozen distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)``
 and then ``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for
 the methods with a rule; any other use of a frozen distribution whose parameters are
@@ -206,8 +206,8 @@ gamma = _family(
         f"({_Z} - a) / scale",
     ),
     [(0.7, 2.5), (_POS, 1.7), (_POS, _SCALES, -0.3), (_POS, 3.0, 0.1, _SCALES), (2.5, 0.8)],
-    cdf=(_G_PDF, f"-{_G_PDF}", f"-{_Z} * {_G_PDF}"),
-    cdf_params=("x", "loc", "scale"),
+    cdf=(_G_PDF, f"_ad.gammainc_da(a, np.maximum({_Z}, 0.0))", f"-{_G_PDF}", f"-{_Z} * {_G_PDF}"),
+    cdf_params=("x", "a", "loc", "scale"),
     defaults=_LOC_SCALE,
 )
 
