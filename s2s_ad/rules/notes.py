@@ -25,12 +25,11 @@ _SVD = (
     "`full_matrices=True` the extra vectors of a non-square matrix are not unique: a "
     "gradient reaching them raises `TransformError` when it runs"
 )
-_GAMMA_A = (
-    "in `a`: series or continued fraction summed to round-off (no closed form; tested "
-    "against high-precision differences, not SymPy), for `a` up to 1e6; a second derivative "
-    "in `a` is refused"
+_SHAPE_SERIES = (
+    "in the shape parameters: series or continued fractions summed to round-off (no closed "
+    "form; tested against high-precision differences, not SymPy), for shapes up to 1e6; a "
+    "second derivative in them is refused"
 )
-_CDF_SHAPE = "the derivative in the shape parameters is refused (`TransformError`)"
 _KINK = "the derivative at the kink is taken as 0 (the subgradient JAX and autograd use)"
 
 NOTES: dict[str, str] = {
@@ -99,14 +98,14 @@ NOTES: dict[str, str] = {
         _SYMMETRIC + "; the returned factor's unused triangle holds arbitrary values and "
         "carries no gradient"
     ),
-    "scipy.stats.t.cdf": _CDF_SHAPE,
-    "scipy.stats.t.sf": _CDF_SHAPE,
-    "scipy.stats.t.logcdf": _CDF_SHAPE,
-    "scipy.stats.t.logsf": _CDF_SHAPE,
-    "scipy.stats.beta.cdf": _CDF_SHAPE,
-    "scipy.stats.beta.sf": _CDF_SHAPE,
-    "scipy.stats.beta.logcdf": _CDF_SHAPE,
-    "scipy.stats.beta.logsf": _CDF_SHAPE,
+    "scipy.stats.t.cdf": _SHAPE_SERIES,
+    "scipy.stats.t.sf": _SHAPE_SERIES,
+    "scipy.stats.t.logcdf": _SHAPE_SERIES,
+    "scipy.stats.t.logsf": _SHAPE_SERIES,
+    "scipy.stats.beta.cdf": _SHAPE_SERIES,
+    "scipy.stats.beta.sf": _SHAPE_SERIES,
+    "scipy.stats.beta.logcdf": _SHAPE_SERIES,
+    "scipy.stats.beta.logsf": _SHAPE_SERIES,
     "scipy.stats.poisson.logpmf": "the counts `k` are integers: no gradient",
     "scipy.stats.poisson.pmf": "the counts `k` are integers: no gradient",
     "scipy.stats.binom.logpmf": "the counts `k`, `n` are integers: no gradient",
@@ -120,11 +119,11 @@ NOTES: dict[str, str] = {
         "`cov` may be a matrix, a vector (diagonal) or a scalar. " + _SYMMETRIC
     ),
     "scipy.special.logsumexp": "`return_sign=True` (a tuple) is refused when differentiated",
-    "scipy.special.gammainc": _GAMMA_A,
-    "scipy.special.gammaincc": _GAMMA_A,
-    "scipy.stats.gamma.cdf": _GAMMA_A,
-    "scipy.stats.gamma.sf": _GAMMA_A,
-    "scipy.stats.gamma.logcdf": _GAMMA_A,
-    "scipy.stats.gamma.logsf": _GAMMA_A,
-    "scipy.special.betainc": "differentiated in `x` only; the derivatives in `a`, `b` are refused",
+    "scipy.special.gammainc": _SHAPE_SERIES,
+    "scipy.special.gammaincc": _SHAPE_SERIES,
+    "scipy.stats.gamma.cdf": _SHAPE_SERIES,
+    "scipy.stats.gamma.sf": _SHAPE_SERIES,
+    "scipy.stats.gamma.logcdf": _SHAPE_SERIES,
+    "scipy.stats.gamma.logsf": _SHAPE_SERIES,
+    "scipy.special.betainc": _SHAPE_SERIES,
 }

@@ -212,8 +212,9 @@ log_softmax = vjp_rule(
 set_jvps(log_softmax, x="t - np.sum(np.exp(ans) * t, axis, keepdims=True)")
 
 # --- incomplete gamma and beta functions ------------------------------------------------------
-# ``gammainc`` in ``a``: summed by ``_ad.gammainc_da`` (series / continued fraction, to
-# round-off); ``betainc`` in ``a`` and ``b`` has no such helper yet: refused.
+# In the shape parameters (no closed form): summed to round-off by ``_ad.gammainc_da``,
+# ``_ad.betainc_da`` and ``_ad.betainc_db`` (series / continued fractions), whose own
+# rules differentiate them in ``x`` only.
 
 _GAMMA_PDF = "np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))"
 gammainc_da = elementwise(
@@ -240,13 +241,30 @@ gammaincc = elementwise(
     [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5), (30.0, 34.0)],
     sympy="gammaincc",
 )
+_BETA_PDF = "np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - _ad.betaln(a, b))"
+_BETA_SAMPLES = [(2.5, 1.5, 0.3), (1.3, 2.2, _PROB), (_POS, 1.7, 0.6), (0.4, 30.0, 0.02)]
+betainc_da = elementwise(
+    "_ad.betainc_da",
+    [V.betainc_da],
+    ("a", "b", "x"),
+    (f"{_BETA_PDF} * (np.log(x) - _ad.digamma(a) + _ad.digamma(a + b))",),
+    _BETA_SAMPLES,
+    diff=("x",),
+)
+betainc_db = elementwise(
+    "_ad.betainc_db",
+    [V.betainc_db],
+    ("a", "b", "x"),
+    (f"{_BETA_PDF} * (np.log1p(-x) - _ad.digamma(b) + _ad.digamma(a + b))",),
+    _BETA_SAMPLES,
+    diff=("x",),
+)
 betainc = elementwise(
     "scipy.special.betainc",
     [sc.betainc],
     ("a", "b", "x"),
-    ("np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - _ad.betaln(a, b))",),
-    [(2.5, 1.5, 0.3), (1.3, 2.2, _PROB), (_POS, 1.7, 0.6)],
-    diff=("x",),
+    ("_ad.betainc_da(a, b, x)", "_ad.betainc_db(a, b, x)", _BETA_PDF),
+    _BETA_SAMPLES + [(40.0, 3.0, 0.95)],
     sympy="betainc",
 )
 erfcinv = elementwise(

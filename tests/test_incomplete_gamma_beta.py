@@ -1,12 +1,13 @@
-"""The derivative of the regularized incomplete gamma function in its shape parameter
-(``_ad.gammainc_da``): ``scipy.special.gammainc``/``gammaincc`` and ``scipy.stats.gamma``'s
-distribution functions in ``a``.
+"""The derivatives of the regularized incomplete gamma and beta functions in their shape
+parameters (``_ad.gammainc_da``, ``_ad.betainc_da``, ``_ad.betainc_db``):
+``scipy.special.gammainc``/``gammaincc``/``betainc`` and the distribution functions of
+``scipy.stats.gamma``, ``beta`` and ``t`` in ``a``, ``b``, ``df``.
 
-There is no closed form to compare with and autograd does not differentiate ``gammainc``
-in ``a``; the reference is SciPy's own ``gammainc`` differentiated numerically to high
-precision without mpmath: central differences of ``log P`` (or ``log Q``, whichever of the
-two is below one half, so that no digits cancel), Richardson-extrapolated over four step
-sizes, times ``P`` (``Q``).
+There is no closed form to compare with and autograd does not differentiate these in
+their shapes; the reference is SciPy's own function differentiated numerically to high
+precision without mpmath: central differences of ``log F`` (or of the log of the
+complement, whichever is below one half, so that no digits cancel), Richardson-extrapolated
+over four step sizes, times ``F``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,21 @@ import s2s_ad
 
 sc = pytest.importorskip("scipy.special")
 st = pytest.importorskip("scipy.stats")
+
+
+def richardson_log(lower: Any, upper: Any, p: float) -> float:
+    """``d/dp`` of ``lower(p)`` (``1 - upper(p)``, used when ``lower(p) >= 0.5``) from
+    Richardson-extrapolated central differences of its logarithm."""
+    use_lower = lower(p) < 0.5
+    value = lower(p) if use_lower else upper(p)
+    if value == 0.0:
+        return 0.0
+    f = lower if use_lower else upper
+    h = min(0.02 * max(np.sqrt(p), 0.1), 0.25 * p)
+    table = [(np.log(f(p + h / 2**k)) - np.log(f(p - h / 2**k))) / (2 * h / 2**k) for k in range(4)]
+    for m in range(1, 4):
+        table = [(4**m * table[k + 1] - table[k]) / (4**m - 1) for k in range(len(table) - 1)]
+    return value * table[0] if use_lower else -value * table[0]
 
 
 def reference_da(a: float, x: float) -> float:
@@ -128,3 +144,74 @@ def test_too_large_a_shape_is_refused_not_approximated() -> None:
     with pytest.raises(s2s_ad.TransformError, match="above 1e6"):
         s2s_ad.grad(lambda a: sc.gammainc(a, a * 1.0001))(1e10)
     s2s_ad.grad(lambda a: sc.gammainc(a, a + 1.0))(1e6)  # the largest shape: converges
+
+
+BETA_SHAPES = [0.1, 0.5, 1.0, 2.5, 10.0, 80.0, 1000.0]
+
+
+def _beta_points() -> list[tuple[float, float, float]]:
+    out = []
+    for a in BETA_SHAPES:
+        for b in (0.2, 1.0, 3.0, 40.0, 500.0):
+            mode = a / (a + b)
+            for x in (1e-3, 0.5 * mode, mode, 0.5, min(0.999, mode + 0.1), 0.999):
+                out.append((a, b, x))
+    return out
+
+
+@pytest.mark.parametrize(("a", "b", "x"), _beta_points())
+def test_betainc_shapes_against_high_precision_differences(a: float, b: float, x: float) -> None:
+    got = s2s_ad.grad(lambda a, b: sc.betainc(a, b, x), (0, 1))(a, b)
+    want_a = richardson_log(lambda s: sc.betainc(s, b, x), lambda s: sc.betainc(b, s, 1 - x), a)
+    want_b = richardson_log(lambda s: sc.betainc(a, s, x), lambda s: sc.betainc(s, a, 1 - x), b)
+    for g, w in zip(got, (want_a, want_b)):
+        if abs(w) < 1e-290:
+            assert abs(g) < 1e-280
+        else:
+            np.testing.assert_allclose(g, w, rtol=5e-8)
+
+
+@pytest.mark.parametrize("df", [0.7, 3.0, 30.0, 300.0])
+@pytest.mark.parametrize("x", [-30.0, -3.0, -0.5, 0.0, 0.4, 2.0, 10.0])
+def test_t_cdf_in_df(df: float, x: float) -> None:
+    got = s2s_ad.grad(lambda d: st.t.cdf(x, d, 0.2, 1.5), 0)(df)
+    want = richardson_log(lambda d: st.t.cdf(x, d, 0.2, 1.5), lambda d: st.t.sf(x, d, 0.2, 1.5), df)
+    np.testing.assert_allclose(got, want, rtol=5e-8, atol=1e-300)
+    sf = s2s_ad.grad(lambda d: st.t.sf(x, d, 0.2, 1.5), 0)(df)
+    np.testing.assert_allclose(sf, -got, rtol=1e-15, atol=0)
+
+
+def beta_interval_loglik(a, b):
+    """Proportions binned into intervals, a beta model with a shifted support."""
+    edges = np.array([0.0, 0.1, 0.3, 0.6, 0.9, 1.0])
+    counts = np.array([2.0, 6.0, 11.0, 5.0, 1.0])
+    cdf = st.beta.cdf(edges * 0.9 + 0.05, a, b, loc=0.0, scale=1.0)
+    return np.sum(counts * np.log(np.diff(cdf) + 1e-12))
+
+
+def robust_tails(df, x):
+    """Student-t tail probabilities of residuals, in the degrees of freedom and the data."""
+    return np.sum(st.t.logsf(np.abs(x), df, scale=0.8)) + np.sum(st.t.logcdf(x, df) * x)
+
+
+@pytest.mark.parametrize(
+    ("fun", "args"),
+    [
+        (beta_interval_loglik, (1.8, 3.1)),
+        (beta_interval_loglik, (0.6, 0.9)),
+        (robust_tails, (3.5, np.array([-2.1, -0.3, 0.5, 1.7, 4.0]))),
+        (
+            robust_tails,
+            (np.array([0.9, 2.0, 7.0, 40.0, 3.0]), np.array([-2.1, -0.3, 0.5, 1.7, 4.0])),
+        ),
+    ],
+)
+def test_beta_and_t_programs_in_both_modes(fun: Any, args: tuple[Any, ...]) -> None:
+    s2s_ad.check_grads(fun, args, modes=("rev", "fwd"), rtol=1e-6)
+
+
+def test_betainc_mixed_second_derivatives_are_exact() -> None:
+    dI = s2s_ad.grad(lambda a, b, x: sc.betainc(a, b, x), (0, 1))
+    for a, b, x in [(2.5, 1.5, 0.3), (0.4, 30.0, 0.02), (40.0, 3.0, 0.95)]:
+        for k in (0, 1):
+            s2s_ad.check_grads(lambda x, a=a, b=b, k=k: dI(a, b, x)[k], (x,), modes=("rev", "fwd"))
