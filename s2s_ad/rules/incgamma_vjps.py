@@ -39,6 +39,7 @@ _CF_TOL = 1e-15  # a few units in the last place: the steps' products round
 _TINY = 1e-300
 _MAX_TERMS = 20000
 _MAX_SHAPE = 1e6
+_NEGLIGIBLE = 1e-300
 
 
 def _not_converged(what: str) -> TransformError:
@@ -65,6 +66,9 @@ def _series(a: Any, x: Any) -> Any:
         step = term * weight
         deriv = deriv + step
         active = (term > _EPS * total) | (np.abs(step) > _EPS * (np.abs(deriv) + total))
+        # terms never grow here (x <= a + 1): below 1e-300 the rest cannot matter, and
+        # subnormal terms would stop shrinking
+        active = active & (term > _NEGLIGIBLE)
         if not np.any(active):
             return deriv
     raise _not_converged("series")
