@@ -326,6 +326,15 @@ SYMPY_AD = types.SimpleNamespace(
     i1=_exact(SYMPY_EXTRA["i1"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]
+# Partials with no closed form (SymPy answers with a Meijer G function it cannot evaluate
+# numerically): checked against Richardson-extrapolated differences in
+# tests/test_incomplete_gamma_beta.py instead.
+NO_CLOSED_FORM = {
+    ("scipy.special.gammainc", "a"),
+    ("scipy.special.gammaincc", "a"),
+    ("scipy.special.betainc", "a"),
+    ("scipy.special.betainc", "b"),
+}
 
 
 def sympy_function(name: str) -> Any:
@@ -342,6 +351,8 @@ def test_partials_match_sympy(rule: Rule) -> None:
     f = primal(rule)
     modules = ["scipy", "numpy"] if _has_scipy() else "numpy"
     for param, partial in rule.partials.items():
+        if (rule.name, param) in NO_CLOSED_FORM:
+            continue
         expected = sympy.diff(expr, symbols[param])
         # Symbolically: the template over SymPy objects equals the derivative.
         names = {p: f"_s_{p}" for p in params}

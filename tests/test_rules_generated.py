@@ -775,6 +775,27 @@ FROM_SOURCE_CASES.update(
     }
 )
 
+_P2 = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
+FROM_SOURCE_CASES.update(
+    {
+        "cross_vjp_a": (
+            lambda g, b: (
+                np.sum(vjps.cross_vjp_a(g, _P2, b) * _P2)
+                + np.sum(vjps.cross_vjp_a(g[:, 0], _P2[:, :2], b[:2]) ** 2)
+            ),
+            (np.cos(np.arange(6.0)).reshape(2, 3), _W),
+        ),
+        "cross_vjp_b": (
+            lambda g, a: np.sum(vjps.cross_vjp_b(g, a, _P2.T, axisb=0) * _P2.T),
+            (np.cos(np.arange(6.0)).reshape(2, 3), _W),
+        ),
+        "rollaxis_vjp": (
+            lambda g: np.sum(vjps.rollaxis_vjp(g, _T3, 2, 0) * _T3),
+            (np.cos(np.arange(24.0)).reshape(4, 2, 3),),
+        ),
+    }
+)
+
 
 def test_from_source_list_is_complete() -> None:
     assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)

@@ -5,6 +5,7 @@
 * :mod:`.arrays` -- reductions, linear algebra, shape ops, copies, constructors
 * :mod:`.linalg` -- decompositions and the rest of ``np.linalg``
 * :mod:`.shapes` -- the rest of NumPy's array manipulation, ``np.r_``/``np.c_``
+* :mod:`.shapes_more` -- ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.ptp``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
 * :mod:`.builtins_rules` -- ``abs sum min max pow float`` and ``math.fsum``
@@ -26,6 +27,7 @@ from . import (  # noqa: F401
     nondiff,
     operators,
     shapes,
+    shapes_more,
     vjps,
 )
 from .generated_rules import RULES as _helper_rules  # noqa: F401  (the _ad helpers)

@@ -112,6 +112,30 @@ _rule = method(
 )
 set_jvps(_rule, self="np.cumsum(t, axis)")
 _rule = method(
+    "cumprod",
+    ("self", "axis", "dtype", "out"),
+    {"self": "_ad.cumprod_vjp(g, self, axis)"},
+    [(_A,), (_T, 1), (np.array([[0.0, 1.2, -0.8], [1.5, 0.0, 0.0]]), 1)],
+    defaults={"axis": "None", "dtype": "None", "out": "None"},
+)
+set_jvps(_rule, self="_ad.cumprod_jvp(t, self, axis)")
+_rule = method(
+    "take",
+    ("self", "indices", "axis", "out", "mode"),
+    {"self": "_ad.take_vjp(g, self, indices, axis, mode)"},
+    [(_A, [0, 2, 2, 5]), (_A, np.array([[1, 0], [2, 2]]), 1), (_V, [-1, 7], None, None, "clip")],
+    defaults={"axis": "None", "out": "None", "mode": "'raise'"},
+)
+set_jvps(_rule, self="np.take(t, indices, axis, None, mode)")
+_rule = method(
+    "compress",
+    ("self", "condition", "axis", "out"),
+    {"self": "_ad.take_vjp(g, self, np.flatnonzero(condition), axis)"},
+    [(_A, [True, False, True], 1), (_A, [False, True]), (_T, np.array([1, 0]), 0)],
+    defaults={"axis": "None", "out": "None"},
+)
+set_jvps(_rule, self="np.compress(condition, t, axis)")
+_rule = method(
     "trace",
     ("self", "offset", "axis1", "axis2", "dtype", "out"),
     {"self": "_ad.trace_vjp(g, self, offset, axis1, axis2)"},

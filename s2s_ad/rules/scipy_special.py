@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.special as sc
 
+from . import incgamma_vjps as V
 from . import scipy_vjps as W
 from .registry import elementwise, set_jvps, vjp_rule
 
@@ -210,34 +211,60 @@ log_softmax = vjp_rule(
 )
 set_jvps(log_softmax, x="t - np.sum(np.exp(ans) * t, axis, keepdims=True)")
 
-# --- incomplete gamma and beta functions: differentiable in ``x`` only ------------------------
-# (their derivatives in the shape parameters have no closed form: refused when differentiated)
+# --- incomplete gamma and beta functions ------------------------------------------------------
+# In the shape parameters (no closed form): summed to round-off by ``_ad.gammainc_da``,
+# ``_ad.betainc_da`` and ``_ad.betainc_db`` (series / continued fractions), whose own
+# rules differentiate them in ``x`` only.
 
+_GAMMA_PDF = "np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))"
+gammainc_da = elementwise(
+    "_ad.gammainc_da",
+    [V.gammainc_da],
+    ("a", "x"),
+    (f"{_GAMMA_PDF} * (np.log(x) - _ad.digamma(a))",),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5)],
+    diff=("x",),
+)
 gammainc = elementwise(
     "scipy.special.gammainc",
     [sc.gammainc],
     ("a", "x"),
-    ("np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))",),
-    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1)],
-    diff=("x",),
+    ("_ad.gammainc_da(a, x)", _GAMMA_PDF),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5), (30.0, 27.0)],
     sympy="gammainc",
 )
 gammaincc = elementwise(
     "scipy.special.gammaincc",
     [sc.gammaincc],
     ("a", "x"),
-    ("-np.exp((a - 1.0) * np.log(x) - x - _ad.gammaln(a))",),
-    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1)],
-    diff=("x",),
+    ("-_ad.gammainc_da(a, x)", f"-{_GAMMA_PDF}"),
+    [(2.5, 0.7), (1.3, _POS), (_POS, 1.1), (0.4, 3.5), (30.0, 34.0)],
     sympy="gammaincc",
+)
+_BETA_PDF = "np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - _ad.betaln(a, b))"
+_BETA_SAMPLES = [(2.5, 1.5, 0.3), (1.3, 2.2, _PROB), (_POS, 1.7, 0.6), (0.4, 30.0, 0.02)]
+betainc_da = elementwise(
+    "_ad.betainc_da",
+    [V.betainc_da],
+    ("a", "b", "x"),
+    (f"{_BETA_PDF} * (np.log(x) - _ad.digamma(a) + _ad.digamma(a + b))",),
+    _BETA_SAMPLES,
+    diff=("x",),
+)
+betainc_db = elementwise(
+    "_ad.betainc_db",
+    [V.betainc_db],
+    ("a", "b", "x"),
+    (f"{_BETA_PDF} * (np.log1p(-x) - _ad.digamma(b) + _ad.digamma(a + b))",),
+    _BETA_SAMPLES,
+    diff=("x",),
 )
 betainc = elementwise(
     "scipy.special.betainc",
     [sc.betainc],
     ("a", "b", "x"),
-    ("np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - _ad.betaln(a, b))",),
-    [(2.5, 1.5, 0.3), (1.3, 2.2, _PROB), (_POS, 1.7, 0.6)],
-    diff=("x",),
+    ("_ad.betainc_da(a, b, x)", "_ad.betainc_db(a, b, x)", _BETA_PDF),
+    _BETA_SAMPLES + [(40.0, 3.0, 0.95)],
     sympy="betainc",
 )
 erfcinv = elementwise(

@@ -8,15 +8,14 @@ SymPy by the tests); they bind positionally and by keyword as SciPy's methods do
 (``norm.logpdf(x, mu, sigma)``, ``norm.logpdf(x, loc=mu, scale=sigma)``).
 
 Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``, ``gamma``,
-``beta`` (logpdf pdf; cdf logcdf sf logsf in ``x``, ``loc``, ``scale``), ``laplace`` and
-``lognorm`` (logpdf pdf), ``poisson`` and
-``binom`` (logpmf pmf in ``mu`` / ``p``), ``multivariate_normal`` (logpdf pdf in ``x``,
-``mean`` and ``cov``). Not covered, and refused when differentiated: the shape parameters
-of the distribution functions of ``t``, ``gamma`` and ``beta`` (derivatives of incomplete
-beta/gamma functions in their parameters), and the count arguments of discrete
-distributions. Frozen distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)``
-and then ``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for
-the methods with a rule; any other use of a frozen distribution whose parameters are
+``beta`` (logpdf pdf; cdf logcdf sf logsf in every parameter: the shape parameters through
+``_ad.gammainc_da``, ``_ad.betainc_da`` and ``_ad.betainc_db``), ``laplace`` and
+``lognorm`` (logpdf pdf), ``poisson`` and ``binom`` (logpmf pmf in ``mu`` / ``p``),
+``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``). Not covered, and
+refused when differentiated: the count arguments of discrete distributions. Frozen
+distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)`` and then
+``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for the
+methods with a rule; any other use of a frozen distribution whose parameters are
 differentiated (``d.rvs()``, ``d.mean()``, ``d`` passed to a function) is refused.
 """
 
@@ -174,6 +173,15 @@ _T_LOGPDF = (
     f"- np.log(scale) - (df + 1.0) / 2.0 * np.log1p({_Z} ** 2 / df)"
 )
 _T_PDF = f"np.exp({_T_LOGPDF})"
+# cdf = I_w(df/2, 1/2) / 2 below the centre (1 minus that above) with w = df / (df + z**2):
+# in df, the shape derivative of the incomplete beta plus its density times dw/d(df) (zero
+# at z = 0, where the density is infinite but w does not move).
+_T_W = f"(df / (df + {_Z} ** 2))"
+_T_CDF_DF = (
+    f"-0.5 * np.sign({_Z}) * (0.5 * _ad.betainc_da(df / 2.0, 0.5, {_T_W}) + np.where({_Z} == 0.0, "
+    f"0.0, np.exp((df / 2.0 - 1.0) * np.log({_T_W}) - 0.5 * np.log1p(-{_T_W}) "
+    f"- _ad.betaln(df / 2.0, 0.5)) * {_Z} ** 2 / (df + {_Z} ** 2) ** 2))"
+)
 t = _family(
     st.t,
     "t",
@@ -186,8 +194,8 @@ t = _family(
         f"((df + 1.0) * {_Z} ** 2 / (df + {_Z} ** 2) - 1.0) / scale",
     ),
     [(0.7, 3.0), (_X, 4.5), (_X, _SCALES + 1.0, _LOCS), (_X, 2.5, 0.3, _SCALES), (-1.1, 7.0)],
-    cdf=(_T_PDF, f"-{_T_PDF}", f"-{_Z} * {_T_PDF}"),
-    cdf_params=("x", "loc", "scale"),
+    cdf=(_T_PDF, _T_CDF_DF, f"-{_T_PDF}", f"-{_Z} * {_T_PDF}"),
+    cdf_params=("x", "df", "loc", "scale"),
     defaults=_LOC_SCALE,
 )
 
@@ -206,8 +214,8 @@ gamma = _family(
         f"({_Z} - a) / scale",
     ),
     [(0.7, 2.5), (_POS, 1.7), (_POS, _SCALES, -0.3), (_POS, 3.0, 0.1, _SCALES), (2.5, 0.8)],
-    cdf=(_G_PDF, f"-{_G_PDF}", f"-{_Z} * {_G_PDF}"),
-    cdf_params=("x", "loc", "scale"),
+    cdf=(_G_PDF, f"_ad.gammainc_da(a, np.maximum({_Z}, 0.0))", f"-{_G_PDF}", f"-{_Z} * {_G_PDF}"),
+    cdf_params=("x", "a", "loc", "scale"),
     defaults=_LOC_SCALE,
 )
 
@@ -235,8 +243,14 @@ beta = _family(
         (_UNIT, np.array([[0.8], [2.5]]), 1.3),
         (_UNIT * 2.0, 2.0, 2.5, 0.1, 2.2),
     ],
-    cdf=(_B_PDF, f"-{_B_PDF}", f"-{_Z} * {_B_PDF}"),
-    cdf_params=("x", "loc", "scale"),
+    cdf=(
+        _B_PDF,
+        f"_ad.betainc_da(a, b, np.clip({_Z}, 0.0, 1.0))",
+        f"_ad.betainc_db(a, b, np.clip({_Z}, 0.0, 1.0))",
+        f"-{_B_PDF}",
+        f"-{_Z} * {_B_PDF}",
+    ),
+    cdf_params=("x", "a", "b", "loc", "scale"),
     defaults=_LOC_SCALE,
 )
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import TransformError
-from ..runtime import is_zero, unbroadcast
+from ..runtime import add_at, is_zero, unbroadcast
 from .registry import nondiff
 
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
@@ -243,7 +243,14 @@ def diff_jvp(t: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> An
 
 def gradient_vjp(g: Any, f: Any, spacing: Any, axis: Any, edge_order: int) -> Any:
     """VJP of ``np.gradient(f, *spacing, axis=, edge_order=)`` in ``f``: along each axis the
-    transpose of the difference matrix ``D = np.gradient(I)`` (exact for any spacing)."""
+    transpose of the difference matrix ``D`` (exact for any spacing), without forming it.
+
+    ``D`` is banded: row ``i`` reads columns ``i - 2 .. i + 2`` at most (one-sided edge
+    formulas reach two entries in). The columns ``j`` with ``j % 5 == c`` never share a row,
+    so ``np.gradient`` of their indicator gives, in row ``i``, the one entry ``D[i, j]``
+    of that band; ``(D.T g)[j]`` sums ``D[i, j] g[i]`` over the five rows around ``j``.
+    Memory: a few arrays the size of ``f``.
+    """
     nd = np.ndim(f)
     if axis is None:
         axes = list(range(nd))
@@ -260,13 +267,24 @@ def gradient_vjp(g: Any, f: Any, spacing: Any, axis: Any, edge_order: int) -> An
         gi = gs[i]
         if is_zero(gi):
             continue
-        eye = np.eye(np.shape(f)[ax])
-        if len(spacing) == 0:
-            d = np.gradient(eye, axis=0, edge_order=edge_order)
-        else:
-            step = spacing[0] if len(spacing) == 1 else spacing[i]
-            d = np.gradient(eye, step, axis=0, edge_order=edge_order)
-        out = out + np.moveaxis(np.tensordot(d, gi, axes=([0], [ax])), 0, ax)
+        n = np.shape(f)[ax]
+        rows = np.moveaxis(gi, ax, 0)
+        lead = (n,) + (1,) * (nd - 1)
+        for c in range(5):
+            probe = (np.arange(n) % 5 == c) * 1.0
+            if len(spacing) == 0:
+                band = np.gradient(probe, edge_order=edge_order)
+            else:
+                step = spacing[0] if len(spacing) == 1 else spacing[i]
+                band = np.gradient(probe, step, edge_order=edge_order)
+            r = np.reshape(band, lead) * rows
+            wide = np.concatenate(
+                [np.zeros((2,) + np.shape(r)[1:]), r, np.zeros((2,) + np.shape(r)[1:])]
+            )
+            window = (
+                wide[0:n] + wide[1 : n + 1] + wide[2 : n + 2] + wide[3 : n + 3] + wide[4 : n + 4]
+            )
+            out = out + np.moveaxis(window * np.reshape(probe, lead), 0, ax)
     return out
 
 
@@ -285,36 +303,76 @@ def select_vjp(g: Any, condlist: Any, choicelist: Any) -> Any:
     return _as_container(choicelist, parts)
 
 
-def _interp_segments(x: Any, xp: Any) -> Any:
-    """``(idx, inside)``: the left knot of each ``x``'s segment, and whether ``x`` lies within
-    ``[xp[0], xp[-1]]`` (outside, ``np.interp`` is constant)."""
-    idx = np.clip(np.searchsorted(xp, x, "right") - 1, 0, np.shape(xp)[0] - 2)
-    inside = np.logical_and(x >= xp[0], x <= xp[-1])
-    return idx, inside
+def _interp_segments(x: Any, xp: Any, left: Any, right: Any, period: Any) -> Any:
+    """``(lo, hi, offset, width, inside, above, keep)`` for each ``x`` of ``np.interp``:
+    the indices into ``fp`` of the two knots of its segment, the position of the left knot
+    and the segment's width, whether ``x`` lies within ``[xp[0], xp[-1]]`` (or is periodic),
+    whether it lies above, and whether the value comes from ``fp`` at all (not from
+    ``left``/``right``). The weight of the right knot is
+    ``(x - offset) / width * inside + above``.
+
+    Below ``xp[0]`` both knots are the first one, above ``xp[-1]`` the last one. With a
+    ``period``, the knots are reduced and sorted as NumPy does, one wrapped knot is added at
+    each end, and ``offset`` includes the whole periods between ``x`` and its reduction.
+    """
+    x = np.asarray(x, dtype=float)
+    xp = np.asarray(xp, dtype=float)
+    n = np.shape(xp)[0]
+    if period is not None:
+        period = abs(period)
+        order = np.argsort(xp % period)
+        reduced = (xp % period)[order]
+        knots = np.concatenate([reduced[-1:] - period, reduced, reduced[:1] + period])
+        source = np.concatenate([order[-1:], order, order[:1]])
+        shift = x - x % period
+        seg = np.clip(np.searchsorted(knots, x - shift, "right") - 1, 0, n)
+        inside = np.ones(np.shape(x), dtype=bool)
+        keep = np.ones(np.shape(x))
+        lo = source[seg]
+        hi = source[seg + 1]
+        width = knots[seg + 1] - knots[seg]
+        return lo, hi, knots[seg] + shift, width, inside, 0.0 * keep, keep
+    seg = np.clip(np.searchsorted(xp, x, "right") - 1, 0, n - 2)
+    below = x < xp[0]
+    above = x > xp[-1]
+    inside = np.logical_not(np.logical_or(below, above))
+    lo = np.where(above, n - 1, seg)
+    hi = np.where(below, 0, seg + 1)
+    width = np.where(inside, xp[seg + 1] - xp[seg], 1.0)
+    keep = inside * 1.0
+    if left is None:
+        keep = keep + below
+    if right is None:
+        keep = keep + above
+    return lo, hi, xp[seg], width, inside, above * 1.0, keep
 
 
-def interp_vjp_x(g: Any, x: Any, xp: Any, fp: Any) -> Any:
-    """VJP of ``np.interp(x, xp, fp)`` in ``x``: ``g`` times the slope of the segment (the
-    right one at a knot), zero outside ``[xp[0], xp[-1]]``."""
-    idx, inside = _interp_segments(x, xp)
-    slope = (fp[idx + 1] - fp[idx]) / (xp[idx + 1] - xp[idx])
+def interp_vjp_x(
+    g: Any, x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None
+) -> Any:
+    """VJP of ``np.interp(x, xp, fp, left, right, period)`` in ``x``: ``g`` times the slope
+    of the segment (the right one at a knot), zero outside ``[xp[0], xp[-1]]``."""
+    lo, hi, offset, width, inside, above, keep = _interp_segments(x, xp, left, right, period)
+    fp = np.asarray(fp)
+    slope = (fp[hi] - fp[lo]) / width
     return g * slope * inside
 
 
-def interp_vjp_fp(g: Any, x: Any, xp: Any, fp: Any) -> Any:
-    """VJP of ``np.interp(x, xp, fp)`` in ``fp``: each ``g`` shared between the two knots of
-    its segment by the interpolation weights (all to the end knot outside the range)."""
+def interp_vjp_fp(
+    g: Any, x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None
+) -> Any:
+    """VJP of ``np.interp(x, xp, fp, left, right, period)`` in ``fp``: each ``g`` shared
+    between the two knots of its segment by the interpolation weights (all to the end knot
+    outside the range, nothing where ``left``/``right`` gives the value), scattered with
+    ``np.add.at`` (memory of the size of ``x`` plus ``fp``)."""
     if is_zero(g):
         return np.zeros(np.shape(fp))
-    idx, inside = _interp_segments(x, xp)
-    theta = (x - xp[idx]) / (xp[idx + 1] - xp[idx])
-    theta = np.where(inside, theta, np.where(x > xp[-1], 1.0, 0.0))
-    n = np.shape(fp)[0]
-    knots = np.arange(n)
-    left = np.ravel(idx)[:, None] == knots
-    right = np.ravel(idx + 1)[:, None] == knots
-    w = np.ravel(g * (1.0 - theta)) @ left + np.ravel(g * theta) @ right
-    return w
+    lo, hi, offset, width, inside, above, keep = _interp_segments(x, xp, left, right, period)
+    theta = (x - offset) / width * inside + above
+    gk = np.broadcast_to(g * keep, np.shape(theta))
+    knots = np.asarray(fp)
+    w = add_at(0.0, knots, np.ravel(lo), np.ravel(gk * (1.0 - theta)))
+    return add_at(w, knots, np.ravel(hi), np.ravel(gk * theta))
 
 
 def _convolve_full(g: Any, na: int, nv: int, mode: str) -> Any:
@@ -370,41 +428,56 @@ def kron_vjp_b(g: Any, a: Any, b: Any) -> Any:
     return np.reshape(np.einsum("ikjl,ij->kl", blocks, a2), np.shape(b))
 
 
-def take_vjp(g: Any, a: Any, indices: Any, axis: Any) -> Any:
-    """VJP of ``np.take(a, indices, axis)``: ``g`` summed into the taken positions (repeated
-    indices accumulate), through a one-hot matrix."""
+def _take_index(indices: Any, n: int, mode: str) -> Any:
+    """The positions ``np.take(..., mode=)`` reads: negative ones wrapped (``'raise'`` and
+    ``'wrap'``) or clipped to the ends (``'clip'``)."""
+    idx = np.asarray(indices)
+    if mode == "clip":
+        return np.clip(idx, 0, n - 1)
+    return idx % n
+
+
+def take_vjp(g: Any, a: Any, indices: Any, axis: Any, mode: str = "raise") -> Any:
+    """VJP of ``np.take(a, indices, axis, mode=)``: ``g`` scattered with ``np.add.at`` onto
+    the positions read (repeated indices accumulate; memory of the size of ``a`` plus
+    ``g``)."""
     if is_zero(g):
         return np.zeros(np.shape(a))
     if axis is None:
-        n = np.size(a)
-        pre = 1
-        post = 1
-    else:
-        ax = axis % np.ndim(a)
-        n = np.shape(a)[ax]
-        pre = int(np.prod(np.shape(a)[:ax]))
-        post = int(np.prod(np.shape(a)[ax + 1 :]))
-    idx = np.ravel(indices) % n
-    onehot = np.arange(n)[:, None] == idx[None, :]
-    blocks = np.reshape(g, (pre, np.size(idx), post))
-    return np.reshape(np.einsum("ik,pkq->piq", onehot * 1.0, blocks), np.shape(a))
+        flat = np.ravel(a)
+        idx = _take_index(indices, np.size(a), mode)
+        return np.reshape(add_at(0.0, flat, idx, g), np.shape(a))
+    ax = axis % np.ndim(a)
+    idx = _take_index(indices, np.shape(a)[ax], mode)
+    key = tuple([slice(None)] * ax) + (idx,)
+    return add_at(0.0, np.asarray(a), key, g)
 
 
 def take_along_axis_vjp(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
-    """VJP of ``np.take_along_axis(arr, indices, axis)``: ``g`` summed into the positions it
-    was taken from, through a one-hot comparison along ``axis``."""
+    """VJP of ``np.take_along_axis(arr, indices, axis)``: ``g`` scattered with
+    ``np.add.at`` onto the positions it was taken from (repeated indices accumulate)."""
     if is_zero(g):
         return np.zeros(np.shape(arr))
     if axis is None:
         flat = take_along_axis_vjp(g, np.ravel(arr), indices, 0)
         return np.reshape(flat, np.shape(arr))
-    ax = axis % np.ndim(arr)
-    n = np.shape(arr)[ax]
-    shape = [1] * (np.ndim(arr) + 1)
-    shape[ax] = n
-    positions = np.reshape(np.arange(n), shape)
-    hits = np.expand_dims(indices % n, ax) == positions
-    return np.sum(np.expand_dims(g, ax) * hits, ax + 1)
+    return add_at(0.0, np.asarray(arr), _along_axis_key(np.shape(arr), indices, axis), g)
+
+
+def _along_axis_key(shape: Any, indices: Any, axis: int) -> Any:
+    """The fancy index equal to ``take_along_axis``'s reads: ``indices`` along ``axis``,
+    open ``arange`` grids on the other axes (broadcast against ``indices``)."""
+    nd = len(shape)
+    ax = axis % nd
+    key = []
+    for i in range(nd):
+        if i == ax:
+            key.append(np.asarray(indices) % shape[ax])
+        else:
+            grid = [1] * nd
+            grid[i] = shape[i]
+            key.append(np.reshape(np.arange(shape[i]), grid))
+    return tuple(key)
 
 
 def meshgrid_vjp(g: Any, xi: Any, indexing: str, sparse: bool) -> Any:
@@ -439,20 +512,26 @@ def _check_pad(mode: Any, reflect_type: str) -> None:
 
 def pad_vjp(g: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) -> Any:
     """VJP of ``np.pad(array, pad_width, mode)`` for the modes that copy entries: ``g``
-    summed onto the entries each padded position copies (constant padding: none)."""
+    scattered with ``np.add.at`` onto the entries each output position copies (constant
+    padding: none); memory of the size of the input plus the output."""
     _check_pad(mode, reflect_type)
     if is_zero(g):
         return np.zeros(np.shape(array))
-    n = np.size(array)
-    source = np.reshape(np.arange(n), np.shape(array))
     if mode == "constant":
-        copied = np.pad(source + 1, pad_width, "constant") - 1
-    else:
-        copied = np.pad(source, pad_width, mode)
-    flat = np.ravel(copied)
-    keep = flat >= 0
-    onehot = (np.arange(n)[:, None] == flat[None, :]) * keep
-    return np.reshape(onehot @ np.ravel(g), np.shape(array))
+        inner = _pad_interior(np.shape(array), pad_width)
+        return np.reshape(g[inner], np.shape(array)) * 1.0
+    flat = np.ravel(array)
+    source = np.pad(np.reshape(np.arange(np.size(array)), np.shape(array)), pad_width, mode)
+    out = add_at(0.0, flat, np.ravel(source), np.ravel(g))
+    return np.reshape(out, np.shape(array))
+
+
+def _pad_interior(shape: Any, pad_width: Any) -> Any:
+    """The slices of ``np.pad``'s output that hold the input."""
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    return tuple(
+        [slice(int(widths[i][0]), int(widths[i][0]) + shape[i]) for i in range(len(shape))]
+    )
 
 
 def pad_jvp(t: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) -> Any:
@@ -464,4 +543,7 @@ def pad_jvp(t: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) ->
 
 
 # Checks and index computations: no gradient flows through them.
-nondiff("shape checks", [_check_pad, _interp_segments])
+nondiff(
+    "shape checks",
+    [_check_pad, _interp_segments, _take_index, _along_axis_key, _pad_interior],
+)

@@ -220,12 +220,19 @@ take = vjp_rule(
     "np.take",
     [np.take],
     ("a", "indices", "axis", "out", "mode"),
-    {"a": "_ad.take_vjp(g, a, indices, axis)"},
-    [(_A, [0, 2, 2, 5]), (_A, np.array([[1, 0], [2, 2]]), 1), (_T, [0, -1], 0), (_V, 3)],
+    {"a": "_ad.take_vjp(g, a, indices, axis, mode)"},
+    [
+        (_A, [0, 2, 2, 5]),
+        (_A, np.array([[1, 0], [2, 2]]), 1),
+        (_T, [0, -1], 0),
+        (_V, 3),
+        (_V, [-1, 5, 1, 1], None, None, "clip"),
+        (_A, np.array([[4, -1], [2, 7]]), 1, None, "wrap"),
+    ],
     defaults={"axis": "None", "out": "None", "mode": "'raise'"},
     linear=True,
 )
-set_jvps(take, a="np.take(t, indices, axis)")
+set_jvps(take, a="np.take(t, indices, axis, None, mode)")
 take_along_axis = vjp_rule(
     "np.take_along_axis",
     [np.take_along_axis],
@@ -246,18 +253,35 @@ set_jvps(take_along_axis, arr="np.take_along_axis(t, indices, axis)")
 
 _XP = np.array([0.0, 0.5, 1.3, 2.0])
 _FP = np.array([1.0, -0.5, 0.7, 2.2])
+_ZFP = "np.zeros(np.shape(fp))"
 interp = vjp_rule(
     "np.interp",
     [np.interp],
     ("x", "xp", "fp", "left", "right", "period"),
-    {"x": "_ad.interp_vjp_x(g, x, xp, fp)", "fp": "_ad.interp_vjp_fp(g, x, xp, fp)"},
-    [(np.array([0.2, 0.9, 1.7, -0.5, 2.4]), _XP, _FP), (0.7, _XP, _FP), (_A + 0.95, _XP, _FP)],
+    {
+        "x": "_ad.interp_vjp_x(g, x, xp, fp, left, right, period)",
+        "fp": "_ad.interp_vjp_fp(g, x, xp, fp, left, right, period)",
+        "left": f"np.sum(g * np.interp(x, xp, {_ZFP}, 1.0, 0.0, period))",
+        "right": f"np.sum(g * np.interp(x, xp, {_ZFP}, 0.0, 1.0, period))",
+    },
+    [
+        (np.array([0.2, 0.9, 1.7, -0.5, 2.4]), _XP, _FP),
+        (0.7, _XP, _FP),
+        (_A + 0.95, _XP, _FP),
+        (np.array([0.2, 0.9, 1.7, -0.5, 2.4]), _XP, _FP, -0.3, 1.4),
+        (np.array([-0.5, 2.4, 1.1]), _XP, _FP, None, 0.6),
+        (np.array([0.2, 2.9, 4.4, -0.6, -3.1]), _XP, _FP, None, None, 2.5),
+        (np.array([0.2, 1.9, 0.05, -0.7]), np.array([0.1, 0.6, 1.2, 2.7]), _FP, {"period": 2.0}),
+    ],
     defaults={"left": "None", "right": "None", "period": "None"},
 )
 set_jvps(
     interp,
-    x="t * _ad.interp_vjp_x(1.0, x, xp, fp)",
-    fp="np.interp(x, xp, t)",
+    x="t * _ad.interp_vjp_x(1.0, x, xp, fp, left, right, period)",
+    fp="np.interp(x, xp, t, 0.0 if left is not None else None, "
+    "0.0 if right is not None else None, period)",
+    left=f"np.interp(x, xp, {_ZFP}, t, 0.0, period)",
+    right=f"np.interp(x, xp, {_ZFP}, 0.0, t, period)",
 )
 convolve = vjp_rule(
     "np.convolve",
