@@ -16,6 +16,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .errors import TransformError
 
 Packed = tuple[str, Any]
@@ -142,6 +144,11 @@ def entry(grad: Any, sub: Any) -> Any:
 
 def packed_tangent(sig: inspect.Signature, name: str, given: dict[Any, Any], value: Any) -> Any:
     """The tangent of a packed parameter from its entries' tangents (zeros elsewhere)."""
+    from .runtime import zeros_like
+
+    def zero(entry: Any) -> Any:  # dense for arrays: matrix products read the tangent
+        return zeros_like(entry) if hasattr(entry, "shape") and np.ndim(entry) else 0.0
+
     if sig.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
-        return tuple(given.get(i, 0.0) for i in range(len(value)))
-    return {k: given.get(k, 0.0) for k in value}
+        return tuple(given[i] if i in given else zero(v) for i, v in enumerate(value))
+    return {k: given[k] if k in given else zero(value[k]) for k in value}

@@ -149,7 +149,6 @@ PROGRAMS = [
         (-1.0, -0.5, _A, _Hobs, _rs.randn(8)),
         wrt=(0, 1, 2),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "hvp"), _OUTER),
     ),
     Program(
         "kalman_broadcast",

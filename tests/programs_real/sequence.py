@@ -162,7 +162,6 @@ PROGRAMS = [
         (_lstm_params(), _rs.randn(_H, 2), _rs.randn(4, _D), _rs.randn(2)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("fwd", "hvp"), _ZERO_TANGENT),
     ),
     Program("gru_loss", (_gru, _rs.randn(5, _D), _rs.randn(5, 2)), checks=("grad", "vg", "fwd")),
     Program(
