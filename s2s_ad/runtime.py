@@ -439,7 +439,8 @@ def broadcast_like(t: Any, ans: Any) -> Any:
     """A tangent with the shape of its value (an operand's tangent may be smaller)."""
     if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape:
         return t
-    if type(t) is _float and type(ans) is _float:
+    tt, ta = type(t), type(ans)
+    if (tt is _float or tt is _float64) and (ta is _float or ta is _float64):
         return t
     shape = np.shape(ans)
     if np.shape(t) == shape or is_zero(t):
