@@ -213,3 +213,23 @@ def test_hvp_of_a_model_method():
         v = RNG.standard_normal(4)
         want = (a + a.T) @ v - np.cos(x) * v
         np.testing.assert_allclose(hv(x, v), want, rtol=1e-10)
+
+
+def test_forward_jacobian_after_clear_cache_binds_the_program_generated_again():
+    from s2s_ad import forward_batch
+
+    def layer(x):
+        return np.tanh(np.reshape(np.arange(6.0), (2, 3)) @ x) * x[:2]
+
+    jac = s2s_ad.jacobian(layer, mode="fwd")
+    x = RNG.standard_normal(3)
+    first = jac(x)
+    np.testing.assert_array_equal(jac(x), first)
+    (entry,) = forward_batch._BOUND[layer].values()
+    assert api._CACHE.get(entry[2]) is entry[0]
+    clear_cache()
+    np.testing.assert_array_equal(jac(x), first)
+    (again,) = forward_batch._BOUND[layer].values()
+    assert again[0] is not entry[0] and api._CACHE.get(again[2]) is again[0]
+    want = np.stack([numerical_grad(lambda u, k=k: layer(u)[k], [x]) for k in range(2)])
+    np.testing.assert_allclose(first, want, rtol=1e-6, atol=1e-8)
