@@ -17,6 +17,7 @@ _ndarray = np.ndarray
 _float = float
 _float64 = np.float64
 _add_reduce = np.add.reduce
+_zeros = np.zeros
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
@@ -53,12 +54,18 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def zeros_like(x: Any) -> Any:
     """A zero adjoint with the structure of ``x`` (floats for non-float leaves)."""
+    tx = type(x)
+    if tx is _ndarray and x.flags.c_contiguous:  # what np.zeros_like gives, without its frame
+        return _zeros(x.shape, x.dtype if x.dtype.kind in "fc" else _float64)
     if isinstance(x, np.ndarray):
         if np.issubdtype(x.dtype, np.inexact):
             return np.zeros_like(x)
         return np.zeros(x.shape)
+    if tx is tuple or tx is list:
+        parts = [zeros_like(v) for v in x]
+        return parts if tx is list else tuple(parts)
     if isinstance(x, tuple):
-        return tuple(zeros_like(v) for v in x)
+        return tuple([zeros_like(v) for v in x])
     if isinstance(x, list):
         return [zeros_like(v) for v in x]
     if isinstance(x, dict):
@@ -75,12 +82,16 @@ def is_zero(g: Any) -> bool:
 
 def add(a: Any, b: Any) -> Any:
     """Sum of two adjoints of the same structure (tuples, lists and dicts elementwise)."""
+    if type(a) is _ndarray and type(b) is _ndarray:
+        return a + b
     if is_zero(a):
         return b
     if is_zero(b):
         return a
     if isinstance(a, (tuple, list)):
-        parts = [add(u, v) for u, v in zip(a, b)]
+        parts = []
+        for u, v in zip(a, b):
+            parts.append(u + v if type(u) is _ndarray and type(v) is _ndarray else add(u, v))
         return parts if isinstance(a, list) else tuple(parts)
     if isinstance(a, dict):
         return {k: add(a[k], b[k]) for k in a}

@@ -39,6 +39,9 @@ def check_float(name: str, value: Any) -> None:
     Raises:
         TypeError: Naming the argument and what to pass instead.
     """
+    tv = type(value)
+    if tv is float or (tv is np.ndarray and value.dtype.kind == "f"):
+        return
     if isinstance(value, (tuple, list)):
         for v in value:
             check_float(name, v)

@@ -233,3 +233,53 @@ def test_forward_jacobian_after_clear_cache_binds_the_program_generated_again():
     assert again[0] is not entry[0] and api._CACHE.get(again[2]) is again[0]
     want = np.stack([numerical_grad(lambda u, k=k: layer(u)[k], [x]) for k in range(2)])
     np.testing.assert_allclose(first, want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.ones((3, 2)),
+        np.ones((3, 2), dtype=np.float32),
+        np.ones((3, 2), dtype=complex),
+        np.arange(6).reshape(3, 2),
+        np.asfortranarray(np.ones((3, 2))),
+        np.ones((3, 4))[:, ::2],
+        np.ma.masked_array(np.ones(3)),
+        np.array(2.5),
+    ],
+)
+def test_zeros_like_matches_numpy_for_every_kind_of_array(x):
+    got = runtime.zeros_like(x)
+    kind_ok = x.dtype.kind in "fc"
+    want = np.zeros_like(x) if kind_ok else np.zeros(x.shape)
+    assert type(got) is type(want) and got.dtype == want.dtype and got.shape == want.shape
+    assert got.flags.f_contiguous == want.flags.f_contiguous
+    np.testing.assert_array_equal(got, want)
+    assert not np.shares_memory(got, x)
+
+
+def test_zeros_like_and_add_of_mlp_parameters():
+    params = [(np.ones((4, 3)), np.ones(3)), (np.ones((3, 1)), np.ones(1))]
+    zero = runtime.zeros_like(params)
+    assert type(zero) is list and all(type(p) is tuple for p in zero)
+    total = runtime.add(zero, params)
+    total = runtime.add(total, [(0.0, np.full(3, 2.0)), (np.ones((3, 1)), 0.0)])
+    np.testing.assert_array_equal(total[0][0], np.ones((4, 3)))
+    np.testing.assert_array_equal(total[0][1], np.full(3, 3.0))
+    np.testing.assert_array_equal(total[1][0], np.full((3, 1), 2.0))
+    np.testing.assert_array_equal(total[1][1], np.ones(1))
+    assert type(total) is list and type(total[1]) is tuple
+    assert total[0][1] is not params[0][1]  # a new array, not an alias of an input
+
+
+def test_mlp_gradient_with_a_parameter_list_matches_finite_differences():
+    x, y = RNG.standard_normal((8, 3)), RNG.standard_normal((8, 1))
+    params = [(RNG.standard_normal((3, 4)), RNG.standard_normal(4))]
+    params.append((RNG.standard_normal((4, 1)), RNG.standard_normal(1)))
+    df = s2s_ad.grad(mlp_loss)
+    for _ in range(2):
+        got = df(params, x, y)
+        want = numerical_grad(mlp_loss, [params, x, y])
+        for (gw, gb), (ww, wb) in zip(got, want):
+            np.testing.assert_allclose(gw, ww, rtol=1e-6, atol=1e-8)
+            np.testing.assert_allclose(gb, wb, rtol=1e-6, atol=1e-8)
