@@ -283,3 +283,13 @@ def test_mlp_gradient_with_a_parameter_list_matches_finite_differences():
         for (gw, gb), (ww, wb) in zip(got, want):
             np.testing.assert_allclose(gw, ww, rtol=1e-6, atol=1e-8)
             np.testing.assert_allclose(gb, wb, rtol=1e-6, atol=1e-8)
+
+
+def test_sum_and_mean_vjp_of_a_cotangent_that_broadcasts():
+    a = RNG.standard_normal((2, 3))
+    g = np.array([1.5])  # broadcasts against the (3,) result of a reduction over axis 0
+    for helper, divide in ((vjps.sum_vjp, 1), (vjps.mean_vjp, 2)):
+        got = helper(g, a, 0, False)
+        np.testing.assert_array_equal(got, np.full((2, 3), 1.5 / divide))
+        got = helper(np.ones((1, 1)), a, 1, True)
+        np.testing.assert_array_equal(got, np.full((2, 3), 1.0 / (3 if divide == 2 else 1)))

@@ -155,11 +155,11 @@ def _fill_fast(g: Any, a: Any, axis: Any, keepdims: bool, count: bool) -> Any:
         return None
     axes = _axes(axis, ndim)
     if not keepdims and axes:
-        if g.ndim != ndim - len(axes):
-            return None
         kept = list(a.shape)
         for ax in axes:
             kept[ax] = 1
+        if g.shape != tuple([n for i, n in enumerate(a.shape) if i not in axes]):
+            return None  # a cotangent smaller than the result (it broadcasts): the general path
         g = g.reshape(kept)
     if count:
         g = g / _count(a.shape, axes)
