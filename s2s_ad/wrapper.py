@@ -77,6 +77,12 @@ def fix_grad(g: Any, x: Any) -> Any:
         return g if tg is float else float(g)
     if tx is np.ndarray and tg is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
         return g
+    if (tx is list or tx is tuple) and not is_foreign(g):  # parameter lists, (W, b) pairs
+        if _zero(g):
+            parts = [fix_grad(0.0, v) for v in x]
+        else:
+            parts = [fix_grad(g[i], v) for i, v in enumerate(x)]
+        return parts if tx is list else tuple(parts)
     if is_foreign(g):  # a Dask or CuPy gradient stays in its library, unevaluated
         dtype = getattr(x, "dtype", np.float64)
         return fix_foreign(g, np.shape(x), dtype if np.dtype(dtype).kind == "f" else np.float64)
