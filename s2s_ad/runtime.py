@@ -138,6 +138,25 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """
     if is_zero(g):
         return x_bar
+    tg, tb = type(g), type(x_bar)
+    if (
+        type(x) is _ndarray
+        and (tg is _ndarray or tg is _float or tg is _float64)
+        and (tb is _ndarray or tb is _float or x_bar is None)
+    ):  # plain NumPy: the steps below, without the checks for containers and other libraries
+        if tb is _ndarray:
+            out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
+        elif x_bar is None or x_bar == 0.0:
+            out_a = _zeros(x.shape, x.dtype if x.dtype.kind in "fc" else _float64)
+        else:
+            out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
+        if tg is _ndarray and g.ndim:
+            g = unbroadcast(g, out_a[index])
+        if _basic(index):
+            out_a[index] += g
+        else:
+            np.add.at(out_a, index, g)
+        return out_a
     if isinstance(x, (tuple, list)):
         out = list(zeros_like(x) if is_zero(x_bar) else x_bar)
         if isinstance(index, slice):
@@ -171,6 +190,9 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 
 def _basic(index: Any) -> bool:
     """Whether an index selects each element at most once (ints, slices, None, ...)."""
+    ti = type(index)
+    if ti is int or ti is slice:
+        return True
     if isinstance(index, (int, np.integer, slice)) or index is None or index is Ellipsis:
         return True
     return type(index) is tuple and all(_basic(i) for i in index if type(i) is not tuple)

@@ -293,3 +293,49 @@ def test_sum_and_mean_vjp_of_a_cotangent_that_broadcasts():
         np.testing.assert_array_equal(got, np.full((2, 3), 1.5 / divide))
         got = helper(np.ones((1, 1)), a, 1, True)
         np.testing.assert_array_equal(got, np.full((2, 3), 1.0 / (3 if divide == 2 else 1)))
+
+
+INDEXES = [
+    3,
+    -1,
+    slice(1, 4),
+    slice(None, None, 2),
+    (1, 2),
+    (slice(None), 0),
+    np.array([0, 2, 2]),  # a repeated entry: both reads add up
+    np.array([True, False, True, False]),
+    (np.array([0, 1]), np.array([2, 2])),
+    Ellipsis,
+    None,
+]
+
+
+@pytest.mark.parametrize("index", INDEXES, ids=repr)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("zero", [0.0, None, "array"])
+def test_add_at_on_arrays_matches_numpy_add_at(index, dtype, zero):
+    x = (RNG.standard_normal((4, 3)) * 3).astype(dtype)
+    g = RNG.standard_normal(np.shape(x[index]))
+    if zero == "array":
+        x_bar = RNG.standard_normal((4, 3))
+        want = x_bar.copy()
+    else:
+        x_bar = zero
+        want = np.zeros((4, 3), dtype=dtype if np.dtype(dtype).kind == "f" else np.float64)
+    np.add.at(want, index, g)
+    got = runtime.add_at(x_bar, x, index, g)
+    assert type(got) is np.ndarray and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    if zero == "array":
+        assert got is not x_bar  # a new value: x_bar may alias another adjoint
+    # a scalar cotangent broadcast over the part read
+    got = runtime.add_at(x_bar, x, index, 1.5)
+    want2 = want - 0.0
+    np.add.at(want2, index, 1.5 - g)
+    np.testing.assert_allclose(got, want2, rtol=1e-6 if dtype is np.float32 else 1e-15)
+
+
+def test_add_at_of_a_zero_cotangent_returns_the_adjoint_itself():
+    x_bar = np.ones(3)
+    assert runtime.add_at(x_bar, np.zeros(3), 1, 0.0) is x_bar
+    assert runtime.add_at(0.0, np.zeros(3), 1, None) == 0.0
