@@ -39,6 +39,8 @@ def _pin_threads(argv: list[str]) -> int:
 
 
 THREADS = _pin_threads(sys.argv[1:])
+# the checkout this script lives in, not whichever s2s_ad is installed
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
 import inspect  # noqa: E402

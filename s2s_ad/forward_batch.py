@@ -130,15 +130,30 @@ def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
     return compiled
 
 
-_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], tuple[Compiled, Any]]] = (
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], tuple[Compiled, Any, Any]]] = (
     weakref.WeakKeyDictionary()
 )
+_CACHE_OF: list[dict[Any, Any]] = []  # api._CACHE, looked up once (api imports this module)
 
 
 def batched_jvp(func: Any, wrt: tuple[str, ...]) -> Any:
-    """The bound batched tangent function of ``func`` (bound once per compiled program)."""
-    from .api import primal
+    """The bound batched tangent function of ``func`` (bound once per compiled program).
 
+    A function bound before is taken as it is while its compiled program is still the
+    cached one (``clear_cache`` and ``defgrad`` empty the cache); its keys are the
+    functions ``primal`` returned, for which ``primal`` returns them again."""
+    try:
+        per_func = _BOUND.get(func)
+    except TypeError:  # not weakly referenceable
+        per_func = None
+    if per_func is not None and _CACHE_OF:
+        hit = per_func.get(wrt)
+        if hit is not None and _CACHE_OF[0].get(hit[2]) is hit[0]:
+            return hit[1], hit[0].tangent_params or {}
+    from .api import _CACHE, code_key, primal
+
+    if not _CACHE_OF:
+        _CACHE_OF.append(_CACHE)
     func = primal(func)
     compiled = compile_batched(func, wrt)
     per_func = _BOUND.setdefault(func, {})
@@ -146,7 +161,7 @@ def batched_jvp(func: Any, wrt: tuple[str, ...]) -> Any:
     if hit is not None and hit[0] is compiled:
         return hit[1], compiled.tangent_params or {}
     fn = compiled.bind(func)["jvp"]
-    per_func[wrt] = (compiled, fn)
+    per_func[wrt] = (compiled, fn, ("batched", code_key(func), wrt))
     return fn, compiled.tangent_params or {}
 
 

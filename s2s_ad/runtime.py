@@ -16,6 +16,8 @@ _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad names
 _ndarray = np.ndarray
 _float = float
 _float64 = np.float64
+_add_reduce = np.add.reduce
+_zeros = np.zeros
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
@@ -24,6 +26,8 @@ def unbroadcast(g: Any, x: Any) -> Any:
     if tg is _float or tg is _float64:
         return g
     if type(x) is _float:
+        if tg is _ndarray:
+            return _add_reduce(g, None)  # what g.sum() calls, without its Python frame
         return g.sum() if isinstance(g, _ndarray) or _is_foreign(g) else g
     if tg is _ndarray or isinstance(g, _ndarray) or _is_foreign(g):  # subclasses, Dask too
         xshape = x.shape if type(x) is _ndarray else np.shape(x)
@@ -50,12 +54,18 @@ def unbroadcast(g: Any, x: Any) -> Any:
 
 def zeros_like(x: Any) -> Any:
     """A zero adjoint with the structure of ``x`` (floats for non-float leaves)."""
+    tx = type(x)
+    if tx is _ndarray and x.flags.c_contiguous:  # what np.zeros_like gives, without its frame
+        return _zeros(x.shape, x.dtype if x.dtype.kind in "fc" else _float64)
     if isinstance(x, np.ndarray):
         if np.issubdtype(x.dtype, np.inexact):
             return np.zeros_like(x)
         return np.zeros(x.shape)
+    if tx is tuple or tx is list:
+        parts = [zeros_like(v) for v in x]
+        return parts if tx is list else tuple(parts)
     if isinstance(x, tuple):
-        return tuple(zeros_like(v) for v in x)
+        return tuple([zeros_like(v) for v in x])
     if isinstance(x, list):
         return [zeros_like(v) for v in x]
     if isinstance(x, dict):
@@ -72,12 +82,16 @@ def is_zero(g: Any) -> bool:
 
 def add(a: Any, b: Any) -> Any:
     """Sum of two adjoints of the same structure (tuples, lists and dicts elementwise)."""
+    if type(a) is _ndarray and type(b) is _ndarray:
+        return a + b
     if is_zero(a):
         return b
     if is_zero(b):
         return a
     if isinstance(a, (tuple, list)):
-        parts = [add(u, v) for u, v in zip(a, b)]
+        parts = []
+        for u, v in zip(a, b):
+            parts.append(u + v if type(u) is _ndarray and type(v) is _ndarray else add(u, v))
         return parts if isinstance(a, list) else tuple(parts)
     if isinstance(a, dict):
         return {k: add(a[k], b[k]) for k in a}
@@ -124,6 +138,25 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """
     if is_zero(g):
         return x_bar
+    tg, tb = type(g), type(x_bar)
+    if (
+        type(x) is _ndarray
+        and (tg is _ndarray or tg is _float or tg is _float64)
+        and (tb is _ndarray or tb is _float or x_bar is None)
+    ):  # plain NumPy: the steps below, without the checks for containers and other libraries
+        if tb is _ndarray:
+            out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
+        elif x_bar is None or x_bar == 0.0:
+            out_a = _zeros(x.shape, x.dtype if x.dtype.kind in "fc" else _float64)
+        else:
+            out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
+        if tg is _ndarray and g.ndim:
+            g = unbroadcast(g, out_a[index])
+        if _basic(index):
+            out_a[index] += g
+        else:
+            np.add.at(out_a, index, g)
+        return out_a
     if isinstance(x, (tuple, list)):
         out = list(zeros_like(x) if is_zero(x_bar) else x_bar)
         if isinstance(index, slice):
@@ -157,6 +190,9 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 
 def _basic(index: Any) -> bool:
     """Whether an index selects each element at most once (ints, slices, None, ...)."""
+    ti = type(index)
+    if ti is int or ti is slice:
+        return True
     if isinstance(index, (int, np.integer, slice)) or index is None or index is Ellipsis:
         return True
     return type(index) is tuple and all(_basic(i) for i in index if type(i) is not tuple)
@@ -439,7 +475,8 @@ def broadcast_like(t: Any, ans: Any) -> Any:
     """A tangent with the shape of its value (an operand's tangent may be smaller)."""
     if type(t) is _ndarray and type(ans) is _ndarray and t.shape == ans.shape:
         return t
-    if type(t) is _float and type(ans) is _float:
+    tt, ta = type(t), type(ans)
+    if (tt is _float or tt is _float64) and (ta is _float or ta is _float64):
         return t
     shape = np.shape(ans)
     if np.shape(t) == shape or is_zero(t):

@@ -6,13 +6,14 @@ scalars or vectors, runs it, checks that the value is a scalar and gives each gr
 the structure, shape and dtype of its input.
 
 Most calls repeat the argument types of an earlier call. A call whose arguments are all
-positional and of types that decide every check and the variant by themselves (anything
-but a NumPy array, whose ``ndim`` and ``dtype`` matter; and for a differentiated
-argument a Python or NumPy float) looks its variant up by the tuple of those types and
-skips the checks; when the value is a float and each gradient already has its input's
-type, the result is returned untouched. The entry function doing this is generated for
-the number of parameters and the differentiated positions (so that it unpacks and
-reads the types without a loop) and compiled once per such shape.
+positional and decide every check and the variant by their key (the type; for a NumPy
+array whether it is 1-d and its dtype; a differentiated argument must be a Python or
+NumPy float or a float array) looks its variant up by the tuple of those keys and skips
+the checks; when the value is a float and each gradient already has its input's type
+(for an array: its shape and dtype; a NumPy float for a Python float is converted), the
+result is returned untouched. The entry function doing this is generated for the number
+of parameters and the differentiated positions (so that it unpacks and reads the types
+without a loop) and compiled once per such shape.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ def check_float(name: str, value: Any) -> None:
     Raises:
         TypeError: Naming the argument and what to pass instead.
     """
+    tv = type(value)
+    if tv is float or (tv is np.ndarray and value.dtype.kind == "f"):
+        return
     if isinstance(value, (tuple, list)):
         for v in value:
             check_float(name, v)
@@ -68,9 +72,17 @@ def check_float(name: str, value: Any) -> None:
 
 def fix_grad(g: Any, x: Any) -> Any:
     """Give a gradient the structure, shape and float dtype of its input."""
-    tx = type(x)
-    if tx is float and type(g) is float:
+    tx, tg = type(x), type(g)
+    if tx is float and (tg is float or tg is np.float64):
+        return g if tg is float else float(g)
+    if tx is np.ndarray and tg is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
         return g
+    if (tx is list or tx is tuple) and not is_foreign(g):  # parameter lists, (W, b) pairs
+        if _zero(g):
+            parts = [fix_grad(0.0, v) for v in x]
+        else:
+            parts = [fix_grad(g[i], v) for i, v in enumerate(x)]
+        return parts if tx is list else tuple(parts)
     if is_foreign(g):  # a Dask or CuPy gradient stays in its library, unevaluated
         dtype = getattr(x, "dtype", np.float64)
         return fix_foreign(g, np.shape(x), dtype if np.dtype(dtype).kind == "f" else np.float64)
@@ -193,22 +205,33 @@ class Variants:
 
 
 def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
-    """Whether every check and the variant choice for ``value`` follow from its type."""
+    """Whether every check and the variant choice for ``value`` follow from its key: its
+    type, or for a NumPy array whether it is 1-d and its dtype (:func:`table_key`)."""
+    if t is np.ndarray:  # the variant: 1-d or not; the float check: the dtype's kind
+        return not differentiated or value.dtype.kind == "f"
     if differentiated:
         return t is float or issubclass(t, np.floating)
-    if t is np.ndarray:
-        return False
     return ("s" if issubclass(t, _SCALAR_TYPES) else ".") == kind(value)
 
 
+def table_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The key of the variant table for these arguments: each one's type, or for a NumPy
+    array ``(ndim == 1, dtype)`` (what the generated entry function computes)."""
+    out = []
+    for v in values:
+        t = type(v)
+        out.append((v.ndim == 1, v.dtype) if t is np.ndarray else t)
+    return tuple(out)
+
+
 _ENTRY = """\
-def _s2s_entry(table, general, finish, f64):
+def _s2s_entry(table, general, finish, f64, nd):
     def {name}(*args, **kwargs):
         if kwargs or len(args) != {n}:
             return general(args, kwargs)
         {unpack} = args
         {typevars} = {types}
-        fn = table.get(({typevars}))
+        fn = table.get(({keys}))
         if fn is None:
             return general(args, kwargs)
         value, grads = fn({params})
@@ -218,6 +241,13 @@ def _s2s_entry(table, general, finish, f64):
 """
 
 _ENTRY_CODES: dict[tuple[Any, ...], Any] = {}
+
+
+def _out(result: str, mode: str, has_aux: bool) -> str:
+    """What the entry function returns, given the text of the gradient(s)."""
+    if mode == "grad":
+        return f"({result}, value[1])" if has_aux else result
+    return f"value, {result}"
 
 
 def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, mode: str) -> Any:
@@ -235,21 +265,41 @@ def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, 
     else:
         fast.append(f"{pad}if True:")
         fast.append(f"{pad}    v = value")
-    same = " and ".join(f"type(grads[{i}]) is t{p}" for i, p in enumerate(where))
+    same = " and ".join(
+        f"type(grads[{i}]) is t{p} and (t{p} is not nd or (grads[{i}].shape == a{p}.shape "
+        f"and grads[{i}].dtype == a{p}.dtype))"
+        for i, p in enumerate(where)
+    )
     fast.append(f"{pad}    tv = type(v)")
-    fast.append(f"{pad}    if (tv is float or tv is f64) and {same}:")
+    fast.append(f"{pad}    if tv is float or tv is f64:")
+    inner = pad + " " * 8
     result = "grads[0]" if single else "grads"
-    if mode == "grad":
-        out = f"({result}, value[1])" if has_aux else result
-    else:
-        out = f"value, {result}"
-    fast.append(f"{pad}        return {out}")
+    fast.append(f"{inner}if {same}:")
+    fast.append(f"{inner}    return {_out(result, mode, has_aux)}")
+    # a NumPy float gradient of a Python float input (np.sum(...)): what fix_grad returns
+    for i, p in enumerate(where):
+        fast.append(f"{inner}g{i} = grads[{i}]")
+        fast.append(f"{inner}tg = type(g{i})")
+        fast.append(
+            f"{inner}if tg is not t{p} or (tg is nd and "
+            f"(g{i}.shape != a{p}.shape or g{i}.dtype != a{p}.dtype)):"
+        )
+        fast.append(f"{inner}    if t{p} is float and tg is f64:")
+        fast.append(f"{inner}        g{i} = float(g{i})")
+        fast.append(f"{inner}    else:")
+        fast.append(f"{inner}        return finish(value, grads, args)")
+    result = "g0" if single else "(" + "".join(f"g{i}, " for i in range(len(where))) + ")"
+    fast.append(f"{inner}return {_out(result, mode, has_aux)}")
     text = _ENTRY.format(
         name="call",
         n=n,
         unpack=", ".join(names) + ("," if n == 1 else ""),
         types=", ".join(f"type({a})" for a in names) + ("," if n == 1 else ""),
         typevars=", ".join(f"t{k}" for k in range(n)) + ("," if n == 1 else ""),
+        keys=", ".join(
+            f"t{k} if t{k} is not nd else (a{k}.ndim == 1, a{k}.dtype)" for k in range(n)
+        )
+        + ("," if n == 1 else ""),
         params=", ".join(names),
         fast="\n".join(fast),
     )
@@ -312,11 +362,11 @@ def make_entry(
             types_ = tuple([type(v) for v in values])
             pairs = enumerate(zip(types_, values))
             if all(_type_decides(t, v, k in differentiated) for k, (t, v) in pairs):
-                table[types_] = fn
+                table[table_key(values)] = fn
         value, grads = fn(*values)
         return finish(value, grads, values)
 
     factory = _entry_factory(n, where, single, has_aux, mode)
-    call = factory(table, general, finish, np.float64)
+    call = factory(table, general, finish, np.float64, np.ndarray)
     call.variants = variants
     return call

@@ -31,6 +31,10 @@ import numpy as np
 from .. import duck
 from ..runtime import getitem, is_zero, pack, unbroadcast, zeros_like
 
+_ndarray = np.ndarray
+_float = float
+_float64 = np.float64
+
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
     from collections.abc import Sequence
     from typing import Any
@@ -132,14 +136,52 @@ def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
 # --- reductions --------------------------------------------------------------------
 
 
+def _fill_fast(g: Any, a: Any, axis: Any, keepdims: bool, count: bool) -> Any:
+    """:func:`_fill` of a reduction's cotangent for a NumPy array ``a`` (not 0-d) and a
+    float ``g`` (a Python or NumPy float, or a float array shaped like the reduction's
+    result): the same values, without ``np.broadcast_to``'s Python-level cost. ``count``
+    divides by the number of reduced elements (``mean``). ``None`` for any other case."""
+    tg = type(g)
+    ndim = a.ndim
+    if tg is _float or tg is _float64:
+        if axis is None:
+            if count:
+                g = g / a.size
+            out = np.empty(a.shape)
+            out.fill(g + 0.0)
+            return out
+        return None
+    if tg is not _ndarray or g.dtype.kind != "f" or (axis is None and g.ndim):
+        return None
+    axes = _axes(axis, ndim)
+    if not keepdims and axes:
+        kept = list(a.shape)
+        for ax in axes:
+            kept[ax] = 1
+        if g.shape != tuple([n for i, n in enumerate(a.shape) if i not in axes]):
+            return None  # a cotangent smaller than the result (it broadcasts): the general path
+        g = g.reshape(kept)
+    if count:
+        g = g / _count(a.shape, axes)
+    return np.add(g, 0.0, out=np.empty(a.shape, dtype=g.dtype))
+
+
 def sum_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """VJP of ``np.sum(a, axis, keepdims=keepdims)``: ``g`` broadcast back."""
+    if type(a) is _ndarray and a.ndim:
+        out = _fill_fast(g, a, axis, keepdims, False)
+        if out is not None:
+            return out
     shape = np.shape(a)
     return _fill(_keep(g, _axes(axis, len(shape)), keepdims), shape, a)
 
 
 def mean_vjp(g: Any, a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """VJP of ``np.mean``: ``g`` broadcast back, divided by the count."""
+    if type(a) is _ndarray and a.ndim:
+        out = _fill_fast(g, a, axis, keepdims, True)
+        if out is not None:
+            return out
     shape = np.shape(a)
     axes = _axes(axis, len(shape))
     return _fill(_keep(g, axes, keepdims) / _count(shape, axes), shape, a)
@@ -362,6 +404,12 @@ def inner_vjp_b(g: Any, a: Any, b: Any) -> Any:
 
 def matmul_vjp_x(g: Any, x: Any, y: Any) -> Any:
     """VJP of ``x @ y`` for ``x`` (1-D operands and batch broadcasting as ``np.matmul``)."""
+    if type(g) is _ndarray and type(x) is _ndarray and type(y) is _ndarray:  # fast path
+        if y.ndim == 1:
+            return unbroadcast(g[..., None] * y, x)
+        if x.ndim == 1:
+            return unbroadcast((y @ g[..., None])[..., 0], x)
+        return unbroadcast(g @ (y.T if y.ndim == 2 else mT(y)), x)
     x, y = duck.as_array(x), duck.as_array(y)
     if is_zero(g):
         return np.zeros_like(x, dtype=float) if duck.is_foreign(x) else np.zeros(x.shape)
@@ -377,6 +425,13 @@ def matmul_vjp_x(g: Any, x: Any, y: Any) -> Any:
 
 def matmul_vjp_y(g: Any, x: Any, y: Any) -> Any:
     """VJP of ``x @ y`` for ``y``."""
+    if type(g) is _ndarray and type(x) is _ndarray and type(y) is _ndarray:  # fast path
+        if x.ndim == 1:
+            return unbroadcast(x[:, None] * g[..., None, :] if y.ndim > 1 else g * x, y)
+        xt = x.T if x.ndim == 2 else mT(x)
+        if y.ndim == 1:
+            return unbroadcast((xt @ g[..., None])[..., 0], y)
+        return unbroadcast(xt @ g, y)
     x, y = duck.as_array(x), duck.as_array(y)
     if is_zero(g):
         return np.zeros_like(y, dtype=float) if duck.is_foreign(y) else np.zeros(y.shape)
