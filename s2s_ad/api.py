@@ -517,6 +517,9 @@ def _star_entries(fun: Any, wrt: Any) -> tuple[str, int] | None:
     arguments of the call, so position ``k + i`` is the entry ``i`` of ``*name``."""
     if isinstance(wrt, (str, bool, np.bool_)):
         return None
+    code = getattr(getattr(fun, "__func__", fun), "__code__", None)
+    if code is not None and not code.co_flags & inspect.CO_VARARGS:
+        return None  # (a plain function without *args: no signature to read)
     try:
         params = list(signature(fun).parameters.values())
     except (TypeError, ValueError):

@@ -143,6 +143,8 @@ def fold(expr: str) -> str:
     folded = _Folder().visit(tree)
     ast.fix_missing_locations(folded)
     text = ast.unparse(folded)
+    if isinstance(folded.body, (ast.IfExp, ast.Lambda, ast.NamedExpr)):
+        text = f"({text})"  # the text is composed into larger expressions (a + b)
     return text
 
 

@@ -314,8 +314,8 @@ outer = vjp_rule(
     [np.outer],
     ("a", "b", "out"),
     {
-        "a": "0.0 if _ad.is_zero(g) else np.reshape(g @ np.ravel(b), np.shape(a))",
-        "b": "0.0 if _ad.is_zero(g) else np.reshape(np.ravel(a) @ g, np.shape(b))",
+        "a": "(0.0 if _ad.is_zero(g) else np.reshape(g @ np.ravel(b), np.shape(a)))",
+        "b": "(0.0 if _ad.is_zero(g) else np.reshape(np.ravel(a) @ g, np.shape(b)))",
     },
     [(_W, _V), (_A, _W)],
     defaults={"out": "None"},
@@ -386,7 +386,7 @@ inv = vjp_rule(
     "np.linalg.inv",
     [np.linalg.inv],
     ("a",),
-    {"a": "0.0 if _ad.is_zero(g) else -_ad.mT(ans) @ g @ _ad.mT(ans)"},
+    {"a": "(0.0 if _ad.is_zero(g) else -_ad.mT(ans) @ g @ _ad.mT(ans))"},
     [(_M,), (_MS,)],
 )
 set_jvps(inv, a="-ans @ t @ ans")

@@ -180,7 +180,7 @@ if hasattr(np.linalg, "vector_norm"):  # NumPy >= 2.0
         "np.linalg.outer",
         [np.linalg.outer],
         ("x1", "x2"),
-        {"x1": "0.0 if _ad.is_zero(g) else g @ x2", "x2": "0.0 if _ad.is_zero(g) else x1 @ g"},
+        {"x1": "(0.0 if _ad.is_zero(g) else g @ x2)", "x2": "(0.0 if _ad.is_zero(g) else x1 @ g)"},
         [(_SQ[0], _TALL[:, 0])],
         linear=True,
     )

@@ -133,7 +133,7 @@ inv = vjp_rule(
     "scipy.linalg.inv",
     [sl.inv],
     ("a", "overwrite_a", "check_finite"),
-    {"a": "0.0 if _ad.is_zero(g) else -_ad.mT(ans) @ g @ _ad.mT(ans)"},
+    {"a": "(0.0 if _ad.is_zero(g) else -_ad.mT(ans) @ g @ _ad.mT(ans))"},
     [(_M,), (_SPD,)],
     defaults={"overwrite_a": "False", **_CHECK},
 )
