@@ -8,8 +8,9 @@ and write sets come from the tree), finds what is dead by liveness over the stru
 code (loops to a fixpoint, ``break``/``continue``/``return`` included), and writes the
 function back: kept statements keep their text and their ``# L<n>:`` comments.
 
-Two passes, repeated until nothing changes:
+Three passes, repeated until nothing changes:
 
+* copy propagation in straight-line code (``a = b`` then reads of ``a``);
 * dead stores: ``name = expr`` where ``name`` is not read afterwards and ``expr`` has no
   effect (operators, subscripts, NumPy functions and the pure runtime helpers);
 * dead tape traffic: a variable pushed on the tape and restored where, after every
@@ -266,6 +267,60 @@ def _dead(
     return drop
 
 
+def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
+    """Copy propagation in straight-line code: after ``a = b``, later reads of ``a`` in the
+    same block read ``b`` until either name is bound or written again (the copy itself
+    then dies). Both names hold the same object, so reads see the same value."""
+    progress = False
+    for i, s in enumerate(stmts):
+        for attr in ("body", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                progress = _propagate(inner, changed, tape) or progress
+        if not (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.Name)
+            and tape not in (s.targets[0].id, s.value.id)
+            and s.targets[0].id.startswith("_")  # a temporary: names from the user stay
+        ):
+            continue
+        a, b = s.targets[0].id, s.value.id
+        if a == b:
+            continue
+        for t in stmts[i + 1 :]:
+            if isinstance(t, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
+                break
+            loads = [
+                n for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            ]
+            hit = [n for n in loads if n.id == a]
+            for n in hit:
+                n.id = b
+            if hit:
+                changed.add(id(t))
+                progress = True
+            if _binds(t, {a, b}):
+                break
+    return progress
+
+
+def _binds(s: ast.stmt, names: set[str]) -> bool:
+    """Whether a statement binds or writes into one of ``names``."""
+    for node in ast.walk(s):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            if node.id in names:
+                return True
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+            base = node.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in names:
+                return True
+    return False
+
+
 def _remove(stmts: list[ast.stmt], drop: set[int], notes: dict[int, str]) -> list[ast.stmt]:
     """The statements kept; a dropped statement's comment moves to the next one kept."""
     out: list[ast.stmt] = []
@@ -311,7 +366,9 @@ def _hollow(s: ast.stmt) -> bool:
     return False
 
 
-def _render(stmts: list[ast.stmt], source: str, notes: dict[int, str], pad: str) -> list[str]:
+def _render(
+    stmts: list[ast.stmt], source: str, notes: dict[int, str], pad: str, changed: set[int]
+) -> list[str]:
     """Statements back to text: a kept statement's own text, its comment above it."""
     lines = source.split("\n")
     out: list[str] = []
@@ -326,14 +383,17 @@ def _render(stmts: list[ast.stmt], source: str, notes: dict[int, str], pad: str)
             # ``if c: pass else: body`` (what remains when a branch empties)
             test = ast.get_source_segment(source, s.test) or ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
-            out.extend(_render(s.orelse, source, notes, pad + "    "))
+            out.extend(_render(s.orelse, source, notes, pad + "    ", changed))
             continue
-        out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
+        if id(s) in changed and not isinstance(s, (ast.If, ast.For, ast.While)):
+            out.append(pad + ast.unparse(s))
+        else:
+            out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            out.extend(_render(s.body, source, notes, pad + "    ") or [pad + "    pass"])
+            out.extend(_render(s.body, source, notes, pad + "    ", changed) or [pad + "    pass"])
             if s.orelse:
                 out.append(pad + "else:")
-                out.extend(_render(s.orelse, source, notes, pad + "    "))
+                out.extend(_render(s.orelse, source, notes, pad + "    ", changed))
     return out
 
 
@@ -378,10 +438,14 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
     assert isinstance(func, ast.FunctionDef)
     notes = _comments(func, lines)
     info = _Info()
+    changed: set[int] = set()
     for _ in range(10):
+        copied = _propagate(func.body, changed, tape)
+        if copied:
+            info = _Info()  # read sets changed
         drop = _dead(func, lines, tape, facts, decide_tape, info)
-        if not drop:
+        if not drop and not copied:
             break
         func.body = _remove(func.body, drop, notes) or [ast.Pass()]
     header = lines[func.lineno - 1]
-    return "\n".join([header, *_render(func.body, text, notes, "    ")])
+    return "\n".join([header, *_render(func.body, text, notes, "    ", changed)])
