@@ -371,6 +371,16 @@ class GradientFunction:
     # function, so no Python frame of this class runs per call.
     __call__ = property(operator.attrgetter("_s2s_call"))
 
+    @property
+    def __wrapped__(self) -> Any:
+        """The generated code that ran last: the variant for the argument kinds of the
+        last call (what ``source`` and ``inspect.getsource`` show)."""
+        variants = self.__dict__.get("_s2s_variants")
+        if variants is not None:
+            fn = variants.last[0]
+            return getattr(fn, "func", fn)  # a bound method's variant is a partial
+        return self.__dict__.get("__wrapped__")
+
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else types.MethodType(self, obj)
 

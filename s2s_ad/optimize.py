@@ -8,9 +8,10 @@ and write sets come from the tree), finds what is dead by liveness over the stru
 code (loops to a fixpoint, ``break``/``continue``/``return`` included), and writes the
 function back: kept statements keep their text and their ``# L<n>:`` comments.
 
-Three passes, repeated until nothing changes:
+Passes, repeated until nothing changes (the doubling once, at the end):
 
 * copy propagation in straight-line code (``a = b`` then reads of ``a``);
+* a contribution added to itself (``e + e``, from ``x * x``) written ``2 * e``;
 * dead stores: ``name = expr`` where ``name`` is not read afterwards and ``expr`` has no
   effect (operators, subscripts, NumPy functions and the pure runtime helpers);
 * dead tape traffic: a variable pushed on the tape and restored where, after every
@@ -306,6 +307,34 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
     return progress
 
 
+class _Doubled(ast.NodeTransformer):
+    """``e + e`` (the same expression twice, without effects) as ``2 * e``: the two
+    contributions of ``x * x`` merged."""
+
+    def __init__(self, tape: str) -> None:
+        self.tape, self.hits = tape, 0
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if (
+            isinstance(node.op, ast.Add)
+            and ast.dump(node.left) == ast.dump(node.right)
+            and _pure(node.left, self.tape)
+        ):
+            self.hits += 1
+            return ast.BinOp(ast.Constant(2), ast.Mult(), node.left)
+        return node
+
+
+def _merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
+    for s in _statements(stmts):
+        if isinstance(s, (ast.Assign, ast.AugAssign)):
+            doubled = _Doubled(tape)
+            s.value = doubled.visit(s.value)
+            if doubled.hits:
+                changed.add(id(s))
+
+
 def _binds(s: ast.stmt, names: set[str]) -> bool:
     """Whether a statement binds or writes into one of ``names``."""
     for node in ast.walk(s):
@@ -447,5 +476,6 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
         if not drop and not copied:
             break
         func.body = _remove(func.body, drop, notes) or [ast.Pass()]
+    _merge_doubles(func.body, changed, tape)
     header = lines[func.lineno - 1]
     return "\n".join([header, *_render(func.body, text, notes, "    ", changed)])

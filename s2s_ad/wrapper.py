@@ -192,6 +192,7 @@ class Variants:
         self.make, self.params = make, params
         # no scalar or vector known: the general code
         self.by_mask: dict[tuple[str, ...], Any] = {tuple("." for _ in params): general}
+        self.last = [general]  # the variant that ran last (what ``source`` shows)
 
     def get(self, values: tuple[Any, ...]) -> Any:
         """The variant for the arguments ``values`` (all parameters, in order)."""
@@ -201,6 +202,7 @@ class Variants:
             scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
             vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
             fn = self.by_mask[mask] = self.make(scalars, vectors)
+        self.last[0] = fn
         return fn
 
 
@@ -225,7 +227,7 @@ def table_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 _ENTRY = """\
-def _s2s_entry(table, general, finish, f64, nd):
+def _s2s_entry(table, general, finish, f64, nd, last):
     def {name}(*args, **kwargs):
         if kwargs or len(args) != {n}:
             return general(args, kwargs)
@@ -234,6 +236,7 @@ def _s2s_entry(table, general, finish, f64, nd):
         fn = table.get(({keys}))
         if fn is None:
             return general(args, kwargs)
+        last[0] = fn
         value, grads = fn({params})
 {fast}
         return finish(value, grads, args)
@@ -367,6 +370,6 @@ def make_entry(
         return finish(value, grads, values)
 
     factory = _entry_factory(n, where, single, has_aux, mode)
-    call = factory(table, general, finish, np.float64, np.ndarray)
+    call = factory(table, general, finish, np.float64, np.ndarray, variants.last)
     call.variants = variants
     return call

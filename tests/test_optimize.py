@@ -86,3 +86,28 @@ def test_site_marks_never_reach_the_generated_code():
 def test_disabled_optimizer_leaves_the_sweeps_as_built():
     text = _source(first_positive_sum, False)
     assert text.count("_tape.append(") > _source(first_positive_sum, True).count("_tape.append(")
+
+
+def cubic_energy(x, y):
+    return np.sum(x * x * y + y * y)
+
+
+def test_the_two_contributions_of_x_times_x_are_merged():
+    text = _source(cubic_energy, True)
+    assert "2 * (" in text and "+ _t" not in text.split("# backward sweep")[1].split("x_bar =")[1]
+    x, y = np.array([0.5, -1.0]), np.array([2.0, 0.3])
+    np.testing.assert_allclose(s2s_ad.grad(cubic_energy)(x, y), 2 * x * y)
+
+
+def test_source_shows_the_variant_that_ran_last():
+    import inspect
+
+    df = s2s_ad.grad(cubic_energy)
+    df(np.ones(3), np.ones(3))
+    for_arrays = s2s_ad.source(df)
+    df(2.0, 3.0)
+    for_floats = s2s_ad.source(df)
+    assert for_arrays != for_floats and "unbroadcast" not in for_floats
+    assert inspect.getsource(df) == for_floats
+    df(np.ones(3), np.ones(3))
+    assert s2s_ad.source(df) == for_arrays
