@@ -397,6 +397,13 @@ def sequence(xs: Any) -> Any:
     return list(xs)
 
 
+def unpack_count(xs: Any, least: int) -> None:
+    """Refuse, as Python does, ``a, *rest, b = xs`` when ``xs`` has fewer than ``least``
+    items."""
+    if len(xs) < least:
+        raise ValueError(f"not enough values to unpack (expected at least {least}, got {len(xs)})")
+
+
 def as_grads(grads: Any, n: int) -> tuple[Any, ...]:
     """Normalize a user rule's result to a tuple of ``n`` gradients."""
     if n == 1 and not (isinstance(grads, (tuple, list)) and len(grads) == 1):

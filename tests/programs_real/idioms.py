@@ -128,10 +128,6 @@ _REFUSED_ADD_AT = (
     "refused (TransformError): np.add.at into a fresh zeros buffer (scatter-add) reported as "
     "'may write into its argument in place'"
 )
-_REFUSED_ENUMERATE_START = (
-    "refused (TransformError 'call to enumerate (no gradient rule)'): enumerate with a start "
-    "(enumerate(xs, start=1) or enumerate(xs, 1)); plain enumerate(xs) works"
-)
 _REFUSED_LAMBDAS = (
     "refused (TransformError 'call of f, a function value computed from differentiated "
     "values'): lambdas from a comprehension with the parameter bound as a default"
@@ -191,7 +187,6 @@ PROGRAMS = [
         "running_stats",
         (list(_rs.randn(6)),),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REFUSED_ENUMERATE_START),
     ),
     Program("running_stats_plain", (list(_rs.randn(6)),), checks=("grad", "vg", "fwd", "hvp")),
 ]
