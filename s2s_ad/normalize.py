@@ -1264,6 +1264,10 @@ class Normalizer:
             literal = self.dict_call(node)
             if literal is not None:
                 return literal
+        if parts is not None and self.resolve_dotted(parts) is functools.reduce:
+            folded = self.reduce_call(node)
+            if folded is not None:
+                return folded
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not _MISSING and self._stable_root(parts[0])
@@ -1285,6 +1289,46 @@ class Normalizer:
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def reduce_call(self, node: cst.Call) -> ir.Expr | None:
+        """``functools.reduce(f, xs[, init])`` as a loop ``acc = f(acc, x)`` over ``xs``
+        (``f`` a lambda or a named function; ``None`` for other forms)."""
+        args = node.args
+        if not 2 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        fn = args[0].value
+        if not isinstance(fn, (cst.Lambda, cst.Name)) and self.dotted(fn) is None:
+            return None
+        if isinstance(fn, cst.Name) and fn.value in self.locals and fn.value not in self.lambdas:
+            return None  # a function value computed here: called as it is, not unrolled
+        from .runtime import reduce_start
+
+        line, src = self.line, self.src
+        seq = self._sequence(args[1].value)
+        acc = self.fresh("_acc")
+        self.locals.add(acc)
+        count = self._builtin_call("len", [seq])
+        if len(args) == 3:
+            self.assign(acc, ir.Copy(self.atom(args[2].value)))
+            start: ir.Atom = ir.Const("0")
+        else:
+            check = ir.Callee("_ad.reduce_start", reduce_start, resolved=True)
+            self.emit(ir.ExprStmt(line, src, ir.Call(check, [count], [])))
+            self.assign(acc, ir.Subscript(seq, ir.Index("0")))
+            start = ir.Const("1")
+        k = self.fresh("_k")
+        item = self.fresh("_item")
+        self.locals.add(item)
+        saved, self.out = self.out, []
+        memo, self.memo = self.memo, {}
+        self.assign(item, ir.Subscript(seq, ir.Index(k, (k,))))
+        step = cst.Call(func=fn, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        self.origin[step] = self.origin.get(node, node)
+        self.lower_into(acc, step)
+        body, self.out = self.out, saved
+        self.line, self.src, self.memo = line, src, memo
+        self.emit(ir.For(line, src, k, body, [start, count]))
+        return ir.Copy(ir.Var(acc))
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
