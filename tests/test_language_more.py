@@ -307,3 +307,22 @@ def test_attribute_store_of_state_still_runs():
     x = RS.randn(3)
     _close(s2s_ad.grad(count_calls, 1)(state, x), 2 * x)
     assert state.calls >= 1
+
+
+# --- lambdas made in a comprehension ----------------------------------------------------
+
+
+def lambda_ensemble(scales, x):
+    feats = [lambda z, s=s: np.tanh(s * z) for s in scales]
+    return sum(np.sum(f(x) ** 2) for f in feats)
+
+
+def test_lambdas_from_a_comprehension_called_on_a_differentiated_value():
+    scales, x = [0.5, 1.5, -0.7], RS.randn(4)
+    got = _check(lambda_ensemble, (scales, x), wrt=1)
+    _close(got, _autograd(lambda_ensemble, (scales, x), 1))
+
+
+def test_lambdas_capturing_a_differentiated_value_are_refused():
+    with pytest.raises(TransformError, match="function value computed from differentiated"):
+        s2s_ad.grad(lambda_ensemble, 0)([0.5, 1.5], RS.randn(4))

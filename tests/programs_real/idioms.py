@@ -130,7 +130,8 @@ _REFUSED_ADD_AT = (
 )
 _REFUSED_LAMBDAS = (
     "refused (TransformError 'call of f, a function value computed from differentiated "
-    "values'): lambdas from a comprehension with the parameter bound as a default"
+    "values'): the lambdas capture the differentiated scales as a default (s=s); with only "
+    "x differentiated they work (tests/test_language_more.py)"
 )
 
 PROGRAMS = [
