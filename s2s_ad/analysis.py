@@ -324,6 +324,25 @@ def written_params(func: Any) -> set[str]:
     return written
 
 
+def attribute_store(call: ir.Call) -> tuple[str, str] | None:
+    """For ``obj.name = value`` (lowered to ``setattr(obj, 'name', value)``): the construct
+    and hint of its refusal when the stored value is differentiated, else ``None``.
+
+    The object is not a differentiated value, so what later reads the attribute (a model's
+    ``__call__``) would see the value without its gradient.
+    """
+    if not (call.callee.resolved and call.callee.obj is setattr and len(call.args) == 3):
+        return None
+    name = call.args[1]
+    attr = name.code.strip("'\"") if isinstance(name, ir.Const) else "?"
+    return (
+        f"a differentiated value stored in the attribute .{attr} of an object: what reads "
+        "the attribute later would not carry its gradient",
+        "pass the value to the code that uses it (model(x, W)), or keep the parameters "
+        "in a list or dict argument",
+    )
+
+
 def call_writes(call: ir.Call) -> list[ir.Atom]:
     """The arguments a call may write into in place."""
     out = [a for k, a in call.kwargs if k == "out"]

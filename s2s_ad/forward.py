@@ -334,9 +334,12 @@ class Forward(Reverse):
         if isinstance(value, ir.Attr):
             rule = REGISTRY.attrs.get(value.name)
             if rule is None:
-                if self.tangent(value.obj, has) is not None:
-                    raise self.error(f"attribute .{value.name} of a differentiated value", s)
-                return None
+                t = self.tangent(value.obj, has)
+                if t is None:
+                    return None
+                # a namedtuple's field (anything else refused by _ad.field_index)
+                index = f"{self.runtime('field_index')}({self.atom(value.obj)}, {value.name!r})"
+                return f"{self.runtime('getitem')}({t}, {index})"
             if rule.nondiff:
                 return None
             return self.rule_tangent(

@@ -505,11 +505,12 @@ class Normalizer:
             if value != ir.Var(target.value):
                 self.assign(target.value, ir.Copy(value))
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if any(isinstance(el, cst.StarredElement) for el in target.elements):
+                self.starred_store(target, value)
+                return
             names = []
             nested = []
             for el in target.elements:
-                if isinstance(el, cst.StarredElement):
-                    raise self.error("starred assignment target", el)
                 if isinstance(el.value, cst.Name):
                     names.append(el.value.value)
                 else:
@@ -534,6 +535,34 @@ class Normalizer:
             self.set_attribute(target, value)
         else:
             raise self.error(f"assignment to {type(target).__name__}", target)
+
+    def starred_store(self, target: cst.Tuple | cst.List, value: ir.Atom) -> None:
+        """``first, *rest, last = xs``: elements and a slice of ``xs`` as a sequence, the
+        starred name bound to a list as Python does."""
+        from .runtime import sequence, unpack_count
+
+        elements = target.elements
+        stars = [k for k, el in enumerate(elements) if isinstance(el, cst.StarredElement)]
+        if len(stars) > 1:
+            raise self.error("multiple starred expressions in assignment", target)
+        star = stars[0]
+        after = len(elements) - star - 1
+        seq = self.fresh("_seq")
+        self.assign(seq, ir.Call(ir.Callee("_ad.sequence", sequence, resolved=True), [value], []))
+        check = ir.Callee("_ad.unpack_count", unpack_count, resolved=True)
+        least = ir.Const(str(len(elements) - 1))
+        self.emit(ir.ExprStmt(self.line, self.src, ir.Call(check, [ir.Var(seq), least], [])))
+        for k, el in enumerate(elements):
+            if k == star:
+                part = self.fresh()
+                stop = f"-{after}" if after else ""
+                self.assign(part, ir.Subscript(ir.Var(seq), ir.Index(f"{star}:{stop}")))
+                item = self._builtin_call("list", [ir.Var(part)])
+            else:
+                item = ir.Var(self.fresh())
+                index = ir.Index(str(k) if k < star else str(k - len(elements)))
+                self.assign(item.name, ir.Subscript(ir.Var(seq), index))
+            self.store(el.value, item)
 
     def set_attribute(self, target: cst.Attribute, value: ir.Atom) -> None:
         """``obj.name = value`` runs in the forward sweep as ``setattr(obj, 'name', value)``:
@@ -665,23 +694,52 @@ class Normalizer:
             and all(a.keyword is None and not a.star for a in it.args)
         )
 
+    def _enumerate_start(self, it: cst.BaseExpression) -> cst.BaseExpression | None | bool:
+        """For ``enumerate(xs)``: ``None``; ``enumerate(xs, s)`` or ``enumerate(xs, start=s)``:
+        the start ``s``; any other expression: ``False``."""
+        if not (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "enumerate"
+            and self.resolve("enumerate") is builtins.enumerate
+            and it.func.value not in self.locals
+            and 1 <= len(it.args) <= 2
+            and not any(a.star for a in it.args)
+            and it.args[0].keyword is None
+        ):
+            return False
+        if len(it.args) == 1:
+            return None
+        second = it.args[1]
+        if second.keyword is not None and second.keyword.value != "start":
+            return False
+        return second.value
+
     def _split_iteration(
         self, it: cst.BaseExpression, target: cst.BaseExpression
-    ) -> tuple[list[ir.Atom], cst.BaseExpression | None, list[cst.BaseExpression]]:
-        """Sequences iterated in step, the index target (``enumerate``) and element targets."""
+    ) -> tuple[
+        list[ir.Atom],
+        cst.BaseExpression | None,
+        list[cst.BaseExpression],
+        cst.BaseExpression | None,
+    ]:
+        """Sequences iterated in step, the index target (``enumerate``), element targets
+        and the start of the count (``enumerate(xs, start=1)``)."""
+        start = self._enumerate_start(it)
         if (
-            self._builtin_iter(it, "enumerate")
-            and len(it.args) == 1
+            start is not False
+            and isinstance(it, cst.Call)
             and isinstance(target, (cst.Tuple, cst.List))
             and len(target.elements) == 2
         ):
-            seqs, inner_index, parts = self._split_iteration(
+            seqs, inner_index, parts, _ = self._split_iteration(
                 it.args[0].value, target.elements[1].value
             )
             if inner_index is None:
-                return seqs, target.elements[0].value, parts
+                return seqs, target.elements[0].value, parts, start or None
         if (
             self._builtin_iter(it, "zip")
+            and isinstance(it, cst.Call)
             and isinstance(target, (cst.Tuple, cst.List))
             and len(target.elements) == len(it.args)
         ):
@@ -689,20 +747,27 @@ class Normalizer:
                 [self._sequence(a.value) for a in it.args],
                 None,
                 [e.value for e in target.elements],
+                None,
             )
-        return [self._sequence(it)], None, [target]
+        return [self._sequence(it)], None, [target], None
 
     def iteration(self, node: cst.For, line: int, src: str) -> None:
         """``for x in xs`` (and over ``enumerate``/``zip``) as a loop over indices."""
-        seqs, index_target, parts = self._split_iteration(node.iter, node.target)
+        seqs, index_target, parts, start = self._split_iteration(node.iter, node.target)
+        offset = None if start is None else self.atom(start)
         lengths = [self._builtin_call("len", [s]) for s in seqs]
         count = lengths[0] if len(lengths) == 1 else self._builtin_call("min", lengths)
-        if isinstance(index_target, cst.Name):
+        if isinstance(index_target, cst.Name) and offset is None:
             index = index_target.value
         else:
             index = self.fresh("_k")
         saved, self.out = self.out, []
-        if index_target is not None and not isinstance(index_target, cst.Name):
+        if offset is not None:
+            assert index_target is not None
+            counted = self.fresh("_n")
+            self.assign(counted, ir.BinOp("+", ir.Var(index), offset))
+            self.store(index_target, ir.Var(counted))
+        elif index_target is not None and not isinstance(index_target, cst.Name):
             self.store(index_target, ir.Var(index))
         for seq, part in zip(seqs, parts):
             item = ir.Subscript(seq, ir.Index(index, (index,)))
@@ -908,8 +973,10 @@ class Normalizer:
             raise self.error("assignment expression (:=)", node)
         if isinstance(node, cst.Lambda):
             return self.opaque(node, "lambda used as a value")
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)) and self._comprehensible(node):
-            return ir.Copy(self.comprehension(node))
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+            scoped = self._scoped(node)
+            if scoped is not None:
+                return ir.Copy(self.comprehension(scoped))
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
@@ -918,18 +985,43 @@ class Normalizer:
             return self.opaque(node, type(node).__name__)
         return ir.Copy(self.atom(node))
 
-    def _comprehensible(self, node: cst.ListComp | cst.GeneratorExp) -> bool:
-        """Whether a comprehension can become a loop (its variables clash with no local)."""
+    def _scoped(
+        self, node: cst.ListComp | cst.GeneratorExp
+    ) -> cst.ListComp | cst.GeneratorExp | None:
+        """``node`` with its loop variables renamed apart from the function's names, so
+        that it can become a loop (``None`` when it cannot).
+
+        A comprehension has its own scope: in ``for W in Ws: ...`` followed by
+        ``sum(np.sum(W**2) for W in Ws)`` the second ``W`` is not the first.
+        """
         if self.env:
-            return False
-        names: set[str] = set()
+            return None
+        names: list[str] = []
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             if comp.asynchronous is not None:
-                return False
-            names.update(_reads(comp.target))
+                return None
+            names.extend(n for n in _reads(comp.target) if n not in names)
             comp = comp.inner_for_in
-        return not names & ((self.locals - self.comp_names) | set(self.params))
+        taken = (self.locals - self.comp_names) | set(self.params)
+        clashes = {
+            n: self.fresh(n)
+            for n in names
+            if n in taken or n in self.nested or self.resolve(n) is not _MISSING
+        }
+        if not clashes:
+            return node
+        rename = _Rename(clashes, self.origin)
+        outer = node.for_in
+        # the outermost iterable is evaluated in the enclosing scope: left as it is
+        for_in = outer.with_changes(
+            target=outer.target.visit(rename),
+            ifs=[cond.visit(rename) for cond in outer.ifs],
+            inner_for_in=outer.inner_for_in.visit(rename) if outer.inner_for_in else None,
+        )
+        renamed = node.with_changes(elt=node.elt.visit(rename), for_in=for_in)
+        self.origin[renamed] = self.origin.get(node, node)
+        return renamed
 
     def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> ir.Atom:
         """``[e for v in xs if c]`` as a loop appending to a fresh list."""
@@ -1172,6 +1264,10 @@ class Normalizer:
             literal = self.dict_call(node)
             if literal is not None:
                 return literal
+        if parts is not None and self.resolve_dotted(parts) is functools.reduce:
+            folded = self.reduce_call(node)
+            if folded is not None:
+                return folded
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not _MISSING and self._stable_root(parts[0])
@@ -1193,6 +1289,46 @@ class Normalizer:
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def reduce_call(self, node: cst.Call) -> ir.Expr | None:
+        """``functools.reduce(f, xs[, init])`` as a loop ``acc = f(acc, x)`` over ``xs``
+        (``f`` a lambda or a named function; ``None`` for other forms)."""
+        args = node.args
+        if not 2 <= len(args) <= 3 or any(a.keyword is not None or a.star for a in args):
+            return None
+        fn = args[0].value
+        if not isinstance(fn, (cst.Lambda, cst.Name)) and self.dotted(fn) is None:
+            return None
+        if isinstance(fn, cst.Name) and fn.value in self.locals and fn.value not in self.lambdas:
+            return None  # a function value computed here: called as it is, not unrolled
+        from .runtime import reduce_start
+
+        line, src = self.line, self.src
+        seq = self._sequence(args[1].value)
+        acc = self.fresh("_acc")
+        self.locals.add(acc)
+        count = self._builtin_call("len", [seq])
+        if len(args) == 3:
+            self.assign(acc, ir.Copy(self.atom(args[2].value)))
+            start: ir.Atom = ir.Const("0")
+        else:
+            check = ir.Callee("_ad.reduce_start", reduce_start, resolved=True)
+            self.emit(ir.ExprStmt(line, src, ir.Call(check, [count], [])))
+            self.assign(acc, ir.Subscript(seq, ir.Index("0")))
+            start = ir.Const("1")
+        k = self.fresh("_k")
+        item = self.fresh("_item")
+        self.locals.add(item)
+        saved, self.out = self.out, []
+        memo, self.memo = self.memo, {}
+        self.assign(item, ir.Subscript(seq, ir.Index(k, (k,))))
+        step = cst.Call(func=fn, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        self.origin[step] = self.origin.get(node, node)
+        self.lower_into(acc, step)
+        body, self.out = self.out, saved
+        self.line, self.src, self.memo = line, src, memo
+        self.emit(ir.For(line, src, k, body, [start, count]))
+        return ir.Copy(ir.Var(acc))
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are

@@ -23,6 +23,7 @@ from .analysis import (
     Activity,
     CallInfo,
     analyze,
+    attribute_store,
     call_writes,
     classify,
     outside_names,
@@ -585,6 +586,9 @@ class Reverse:
                 isinstance(atom, ir.Var)
                 and atom.name in self.activity.varied | self.activity.useful
             ):
+                store = attribute_store(call)
+                if store is not None:
+                    raise self.error(store[0], s, store[1])
                 raise self.error(
                     f"call to {call.callee.code}, which may write into its argument "
                     f"{atom.name!r} in place",
@@ -1057,7 +1061,12 @@ class Reverse:
                 pre.append(self.line(f"{self.ad}.variable_grad({s.target}, {g})"))
             elif rule is None:
                 if self.active(value.obj):
-                    raise self.error(f"attribute .{value.name} of a differentiated value", s)
+                    # a namedtuple's field: an item at the field's position (else refused
+                    # when the code runs, by _ad.field_index)
+                    assert isinstance(value.obj, ir.Var)
+                    self.read(value.obj.name)
+                    index = f"{self.ad}.field_index({value.obj.name}, {value.name!r})"
+                    return pre, out, (value.obj.name, index)
             elif rule.vjps:
                 self._apply_rule(
                     rule, {"self": self.atom(value.obj)}, s, add, [("self", value.obj)]

@@ -397,6 +397,33 @@ def sequence(xs: Any) -> Any:
     return list(xs)
 
 
+def unpack_count(xs: Any, least: int) -> None:
+    """Refuse, as Python does, ``a, *rest, b = xs`` when ``xs`` has fewer than ``least``
+    items."""
+    if len(xs) < least:
+        raise ValueError(f"not enough values to unpack (expected at least {least}, got {len(xs)})")
+
+
+def reduce_start(count: int) -> None:
+    """Refuse, as ``functools.reduce`` does, an empty sequence without an initial value."""
+    if not count:
+        raise TypeError("reduce() of empty iterable with no initial value")
+
+
+def field_index(obj: Any, name: str) -> int:
+    """The position of the field ``name`` of a namedtuple ``obj`` (reading ``obj.name`` of
+    a differentiated value); any other object is refused."""
+    fields = getattr(type(obj), "_fields", None)
+    if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
+        return fields.index(name)
+    from .errors import TransformError
+
+    raise TransformError(
+        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
+        hint="pass the arrays themselves, or a namedtuple, list or dict of them",
+    )
+
+
 def as_grads(grads: Any, n: int) -> tuple[Any, ...]:
     """Normalize a user rule's result to a tuple of ``n`` gradients."""
     if n == 1 and not (isinstance(grads, (tuple, list)) and len(grads) == 1):

@@ -94,7 +94,7 @@ def fix_grad(g: Any, x: Any) -> Any:
         return g
     if isinstance(x, (tuple, list)):
         parts = [fix_grad(g[i] if not _zero(g) else 0.0, v) for i, v in enumerate(x)]
-        return type(x)(parts)
+        return type(x)(*parts) if hasattr(type(x), "_fields") else type(x)(parts)  # namedtuple
     if isinstance(x, dict):
         return {k: fix_grad(g[k] if not _zero(g) else 0.0, v) for k, v in x.items()}
     if isinstance(x, np.ndarray):

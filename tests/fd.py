@@ -48,6 +48,8 @@ def _unflatten(template: Any, flat: np.ndarray, start: int) -> tuple[Any, int]:
         for value in template:
             item, start = _unflatten(value, flat, start)
             items.append(item)
+        if isinstance(template, tuple) and hasattr(type(template), "_fields"):
+            return type(template)(*items), start  # a namedtuple takes its fields one by one
         return type(template)(items), start
     shape = np.shape(template)
     size = int(np.prod(shape))

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import zeros_like
-from .registry import method, set_jvps, vjp_rule
+from ..runtime import field_index, reduce_start, unpack_count, zeros_like
+from .registry import method, nondiff, set_jvps, vjp_rule
 from .vjps import is_zero
 
 
@@ -327,3 +327,10 @@ _rule = vjp_rule(
     [],
 )
 set_jvps(_rule, g="_ad.get_default_vjp(t, d, key)", d="0.0", key="0.0")
+
+# the length check of a starred unpacking ``a, *rest = xs``: a test, no gradient
+nondiff("unpack_count", [unpack_count])
+# the position of a namedtuple's field (``layer.W`` read as ``layer[0]``): an integer
+nondiff("field_index", [field_index])
+# the check of ``functools.reduce(f, xs)`` without an initial value: xs is not empty
+nondiff("reduce_start", [reduce_start])

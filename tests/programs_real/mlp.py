@@ -135,8 +135,8 @@ _model = Sequential([Dense(3, 4, _rs), Dense(4, 2, _rs, activation=np.sin)])
 _sig = _rs.randn(10)
 
 _SETATTR = (
-    "refused (TransformError): `layer.W = W` stores a differentiated value on a "
-    "non-differentiated object; reported as 'setattr may write into its argument W in place'"
+    "refused (TransformError 'a differentiated value stored in the attribute .W of an "
+    "object'): `layer.W = W` then `model(x)`, a gradient through object state is not modelled"
 )
 
 PROGRAMS = [

@@ -138,7 +138,6 @@ _ZERO_TANGENT = (
     "crash (ValueError in tangent code): the zero tangent 0.0 of a *args entry (data x) "
     "taken out of zip(pairs[0::2], ...) reaches np.matmul(x_dot, W) undensified"
 )
-_STARRED = "refused (TransformError): starred assignment target `*pairs, b = weights_and_bias`"
 
 PROGRAMS = [
     Program(
@@ -155,7 +154,6 @@ PROGRAMS = [
         (_lstm_params(), _rs.randn(_H, 2), _rs.randn(4, _D), _rs.randn(2)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _STARRED),
     ),
     Program(
         "lstm_sliced_loss",

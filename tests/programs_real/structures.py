@@ -117,19 +117,12 @@ def list_append_states(params, x0):
 _rs = np.random.RandomState(17)
 _X = _rs.randn(6, 3)
 
-_SHADOW = (
-    "refused (TransformError 'cannot differentiate comprehension'): a generator expression "
-    "whose loop variable W has the name of a differentiated local (the earlier for-loop's W)"
-)
-_NAMEDTUPLE = "refused (TransformError): attribute .W/.b of a namedtuple parameter"
-_REDUCE = "refused (TransformError): functools.reduce(lambda A, B: A @ B, mats) has no rule"
 
 PROGRAMS = [
     Program(
         "zip_star_loss",
         ([(_rs.randn(3, 4), _rs.randn(4)), (_rs.randn(4, 2), _rs.randn(2))], _X),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _SHADOW),
     ),
     Program("kwargs_loss", (_rs.randn(3), _X, _rs.randn(6)), checks=("grad", "vg", "fwd")),
     Program(
@@ -145,14 +138,12 @@ PROGRAMS = [
         ([Layer(_rs.randn(3, 4), _rs.randn(4)), Layer(_rs.randn(4, 2), _rs.randn(2))], _X),
         checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # autograd's grad does not build namedtuple gradients
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _NAMEDTUPLE),
     ),
     Program(
         "reduce_compose",
         ([0.5 * _rs.randn(3, 3) for _ in range(3)], _rs.randn(3)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REDUCE),
     ),
     Program(
         "generator_expression_loss",
