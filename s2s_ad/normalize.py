@@ -207,7 +207,7 @@ class Normalizer:
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
         # a generator function: the list its yields fill (see run)
-        generator = isinstance(parsed.node, cst.FunctionDef) and _yields_own(parsed.node)
+        generator = isinstance(parsed.node, cst.FunctionDef) and bool(_own(parsed.node, cst.Yield))
         self.items: str | None = self.fresh("_items") if generator else None
         if self.items is not None:
             self.locals.add(self.items)
@@ -1857,48 +1857,26 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
         return None
     inner = last.body[0].value.value
     defs = [st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == inner]
-    if len(defs) != 1 or _own_returns(node) != 1:
+    if len(defs) != 1 or len(_own(node, cst.Return)) != 1:
         return None
     return node, inner
 
 
-def _own_returns(fdef: cst.FunctionDef) -> int:
-    """How many ``return`` statements a function has (not counting nested functions')."""
-    found: list[cst.Return] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Return(self, n: cst.Return) -> None:
-            found.append(n)
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return n is fdef
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-    fdef.visit(_V())
-    return len(found)
-
-
-def _yields_own(fdef: cst.FunctionDef) -> bool:
-    """Whether a function is a generator: a ``yield`` of its own, not of a nested scope."""
+def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
+    """The nodes of type ``kind`` in a function's own scope (not in nested functions,
+    lambdas or classes): its ``return`` statements, its ``yield`` expressions."""
     found: list[cst.CSTNode] = []
 
     class _V(cst.CSTVisitor):
-        def visit_Yield(self, n: cst.Yield) -> None:
-            found.append(n)
-
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            return n is fdef
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-        def visit_ClassDef(self, n: cst.ClassDef) -> bool:
-            return False
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            if isinstance(node, kind):
+                found.append(node)
+            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                return node is fdef
+            return True
 
     fdef.visit(_V())
-    return bool(found)
+    return found
 
 
 def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
