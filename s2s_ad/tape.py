@@ -72,6 +72,7 @@ class _Plan:
     calls_user_code: bool = False
     nested: bool = False  # differentiates an inner tape's gradient
     cuts: frozenset[str] = frozenset()  # sources computed in the block
+    plain: bool = False  # every parameter is a value the block started from
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -495,6 +496,7 @@ class GradientTape:
         plan.calls_user_code = self._user_code
         plan.nested = nested
         plan.cuts = frozenset(reached_cuts)
+        plan.plain = not drawn and not reached_cuts and not any(n in self._code for n in params)
         if reusable:
             _PLANS[key] = plan
         return self._register(plan, targets)
@@ -520,6 +522,64 @@ class GradientTape:
         self, plan: _Plan, hidden: list[Variable], cotangent: Any
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Run the plan's sweeps; gradients by parameter name and by Variable id."""
+        before, objects = self._before, self._objects
+        if plan.plain and self._frame is None:  # every parameter a value the block started
+            # from (after the block: a Variable's entry is its array)
+            if plan.variables:  # Variables not differentiated by name: as objects
+                wrt = plan.wrt
+                values = [
+                    objects[n]
+                    if n not in wrt and isinstance(objects.get(n), Variable)
+                    else before[n]
+                    for n in plan.params
+                ]
+            else:
+                values = [before[n] for n in plan.params]
+        else:
+            values = self._values(plan)
+        recording = self._recorder.recording
+        draws = recording.queue(plan.statements) if recording and recording.draws else []
+        roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
+        table: dict[int, Any] = {id(v): 0.0 for v in hidden}
+        saved_table = runtime.VARIABLE_GRADS
+        if plan.variables:
+            runtime.VARIABLE_GRADS = table
+        fns = plan.fns
+        try:
+            if draws or roots:
+                with replay.replaying(draws, roots):
+                    out, saved = fns["fwd"](*values)
+                    grads = fns["bwd"](saved, cotangent(out))
+            else:  # nothing drawn, no object whose state a re-run could change
+                out, saved = fns["fwd"](*values)
+                grads = fns["bwd"](saved, cotangent(out))
+        except TransformError as error:
+            _refuse_nested(error, plan.nested)
+            raise
+        finally:
+            runtime.VARIABLE_GRADS = saved_table
+        by_name: dict[str, Any] = {}
+        containers = plan.containers
+        for k, (name, ok) in enumerate(zip(plan.wrt, plan.connected)):
+            g = grads[k]
+            if containers and name in containers:
+                for leaf, part in zip(leaves(values[k]), leaves(g)):
+                    if id(leaf) in table and part is not None and not runtime.is_zero(part):
+                        table[id(leaf)] = runtime.add(table[id(leaf)], part)
+            elif ok and g is not None and not (type(g) is float and g == 0.0):
+                value = values[k]
+                if type(value) is not np.ndarray or _shape(g) != value.shape:
+                    g = fix_grad(g, np.asarray(value))  # shape of its source
+                by_name[name] = g
+        if not table:
+            return by_name, table
+        return by_name, {
+            key: None if runtime.is_zero(value) else value for key, value in table.items()
+        }
+
+    def _values(self, plan: _Plan) -> list[Any]:
+        """The plan's arguments: the block's draws, sources made in the block as given,
+        local functions, and the values the block started from."""
         values = []
         before, objects = self._before, self._objects
         drawn, cuts = plan.drawn, plan.cuts
@@ -537,43 +597,7 @@ class GradientTape:
                 values.append(objects[n] if keep else _value(before[n]))
             else:
                 values.append(before[n])
-        recording = self._recorder.recording
-        draws = recording.queue(plan.statements) if recording and recording.draws else []
-        roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
-        table: dict[int, Any] = {id(v): 0.0 for v in hidden}
-        saved_table = runtime.VARIABLE_GRADS
-        if plan.variables:
-            runtime.VARIABLE_GRADS = table
-        try:
-            if draws or roots:
-                with replay.replaying(draws, roots):
-                    out, saved = plan.fns["fwd"](*values)
-                    grads = plan.fns["bwd"](saved, cotangent(out))
-            else:  # nothing drawn, no object whose state a re-run could change
-                out, saved = plan.fns["fwd"](*values)
-                grads = plan.fns["bwd"](saved, cotangent(out))
-        except TransformError as error:
-            _refuse_nested(error, plan.nested)
-            raise
-        finally:
-            runtime.VARIABLE_GRADS = saved_table
-        by_name: dict[str, Any] = {}
-        for k, (name, ok) in enumerate(zip(plan.wrt, plan.connected)):
-            g = grads[k]
-            if name in plan.containers:
-                for leaf, part in zip(leaves(values[k]), leaves(g)):
-                    if id(leaf) in table and part is not None and not runtime.is_zero(part):
-                        table[id(leaf)] = runtime.add(table[id(leaf)], part)
-            elif ok and not runtime.is_zero(g):
-                value = values[k]
-                if type(value) is not np.ndarray or getattr(g, "shape", None) != value.shape:
-                    g = fix_grad(g, np.asarray(value))  # shape of its source
-                by_name[name] = g
-        if not table:
-            return by_name, table
-        return by_name, {
-            key: None if runtime.is_zero(value) else value for key, value in table.items()
-        }
+        return values
 
     def _check_assigned(self, plan: _Plan) -> None:
         """A Variable the block assigns is read, when the slice runs again, with the value
@@ -736,6 +760,14 @@ def _as_tensor(g: Any, source: Any) -> Tensor:
     if getattr(g, "dtype", None) == dtype and type(g) in (np.ndarray, dtype.type):
         return np.asarray(g).view(EagerTensor)
     return tensor(g, dtype=dtype)
+
+
+_ARRAY_SHAPE = np.ndarray.shape.__get__
+
+
+def _shape(g: Any) -> Any:
+    """The shape of a gradient as a tuple (a tensor's own is a ``TensorShape``)."""
+    return _ARRAY_SHAPE(g) if isinstance(g, np.ndarray) else getattr(g, "shape", None)
 
 
 def _value(source: Any) -> Any:

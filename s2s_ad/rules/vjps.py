@@ -34,6 +34,7 @@ from ..runtime import getitem, is_zero, pack, unbroadcast, zeros_like
 _ndarray = np.ndarray
 _float = float
 _float64 = np.float64
+_float32 = np.float32
 
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
     from collections.abc import Sequence
@@ -149,6 +150,14 @@ def _fill_fast(g: Any, a: Any, axis: Any, keepdims: bool, count: bool) -> Any:
                 g = g / a.size
             out = np.empty(a.shape)
             out.fill(g + 0.0)
+            return out
+        return None
+    if tg is _float32:  # a float32 scalar (a tape's seed): a float32 array, as the general path
+        if axis is None:
+            if count:
+                g = g / a.size
+            out = np.empty(a.shape, dtype=_float32)
+            out.fill(g)
             return out
         return None
     if tg is not _ndarray or g.dtype.kind != "f" or (axis is None and g.ndim):

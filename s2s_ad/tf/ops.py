@@ -229,11 +229,16 @@ def rank(x: Any, name: str | None = None) -> Tensor:
 
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.sum(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
+    # the array's own method: np.sum's Python-level dispatch costs more than a small sum
+    return tensor(np.asarray(x).sum(axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.mean(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
+    values = np.asarray(x)
+    if axis is None and not keepdims and values.dtype.kind == "f":
+        # the sum over the count: what np.mean computes, without its Python-level cost
+        return tensor(values.sum() / values.size)
+    return tensor(np.mean(values, axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
