@@ -10,6 +10,11 @@ not happen twice:
   a ``np.random.Generator``'s methods cannot be wrapped;
 * state changes (``v.assign_add(1.0)`` on a Variable, ``self.calls += 1``): the objects the
   re-run can reach are restored afterwards to the state the block left.
+
+A Keras layer, model or loss called by a statement of the block runs there through its
+generated forward sweep (once a gradient has compiled it): the block keeps its value and
+pullback (:class:`Call`), and the re-run takes them back (:class:`Calls`) instead of
+calling it again: the layer runs once, its draws and state changes happen once.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from . import dispatch, runtime
 from .errors import TransformError
 
 # NumPy's global-state draws; a Generator's methods cannot be intercepted
@@ -44,6 +50,9 @@ class Recording:
         self.frame: types.FrameType | None = frame
         self.statement_at = statement_at
         self.draws: dict[int, list[tuple[str, Any]]] = {}
+        self.calls: list[Call] = []
+        # whether a value is a constant of the block: an input it read and does not watch
+        self.constant: Callable[[Any], bool] = _never
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
         frame = caller
@@ -58,8 +67,177 @@ class Recording:
         """The draws of these statements, in order."""
         return [d for k in statements for d in self.draws.get(k, ())]
 
+    def unused_calls(self, statements: list[int]) -> list[Call]:
+        """The recorded calls of these statements not yet handed back, in order."""
+        if not self.calls:
+            return []
+        wanted = set(statements)
+        return [c for c in self.calls if not c.used and c.statement in wanted]
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+class Call:
+    """A call the block made through generated code: what it was given, its value and
+    its pullback (usable once), its statement and how many draws it made."""
+
+    __slots__ = ("func", "labels", "args", "kwargs", "value", "pullback", "statement", "draws")
+
+    def __init__(
+        self,
+        func: Any,
+        labels: tuple[int, ...],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        value: Any,
+        pullback: Any,
+        statement: int,
+        draws: int,
+    ) -> None:
+        self.func = func
+        self.labels = labels
+        self.args = args
+        self.kwargs = kwargs
+        self.value = value
+        self.pullback = pullback
+        self.statement = statement
+        self.draws = draws
+
+    @property
+    def used(self) -> bool:
+        return self.pullback is None
+
+
+NOT_RECORDED = object()
+
+
+def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``func(*args, **kwargs)`` called by a statement of a tape's block: run through the
+    generated forward sweep a gradient compiled for it, its value and pullback kept for
+    the tape (see :class:`Calls`); ``NOT_RECORDED`` when it is not called from a block,
+    or was not compiled yet, or takes an argument it cannot match again (a container)."""
+    if _REPLAY or _UNRECORDED[0] or runtime.VARIABLE_GRADS is not None:
+        return NOT_RECORDED
+    caller = sys._getframe(2)  # the frame that called the layer (or loss)
+    found = [r for r in _RECORDING if r.frame is caller]
+    if len(found) != 1:  # not called by a block's statement, or by nested tapes' blocks
+        return NOT_RECORDED
+    recording = found[0]
+    labels = []
+    for k, value in enumerate((*args, *kwargs.values())):
+        if not _matchable(value):
+            return NOT_RECORDED
+        if k >= len(args):
+            if _carries(value):
+                return NOT_RECORDED  # a differentiable keyword argument
+        elif _carries(value) and not recording.constant(value):
+            labels.append(k)
+    runtime.VARIABLE_GRADS = {}  # variables mode, as the tape's re-run calls it
+    try:
+        target, targs, tkwargs = func, args, kwargs
+        redirect = getattr(type(func), "_s2s_forward", None)
+        if redirect is not None:
+            redirected = redirect(func, tuple(labels), args, kwargs)
+            if redirected is not None:
+                target, targs, tkwargs = redirected
+        if dispatch._fast_path(target, tuple(labels), targs, tkwargs) is None:
+            return NOT_RECORDED  # the first time: called as it is, compiled by the gradient
+        index = recording.statement_at(caller.f_lineno)
+        drawn = len(recording.draws.get(index, ()))
+        value, pullback = dispatch.call_with_pullback(func, tuple(labels), args, kwargs)
+    finally:
+        runtime.VARIABLE_GRADS = None
+    drawn = len(recording.draws.get(index, ())) - drawn
+    recording.calls.append(Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn))
+    return value
+
+
+def _carries(value: Any) -> bool:
+    """Whether an argument may carry a gradient (a float array, scalar or Variable)."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.dtype.kind in "fc"
+    if isinstance(value, (float, complex)):
+        return True
+    return hasattr(value, "assign") and hasattr(value, "value")  # a Variable
+
+
+def _matchable(value: Any) -> bool:
+    """Arguments a re-run's call can be matched on: arrays, Variables and plain scalars."""
+    return (
+        value is None
+        or isinstance(value, (np.ndarray, np.generic, bool, int, float, complex, str))
+        or hasattr(value, "assign")
+    )
+
+
+class Calls:
+    """The recorded calls a re-run may take back, in the order the block made them.
+
+    A call of the re-run that is the next recorded one (the same callable, the same
+    arguments: the same objects, or the copy of an input the block read, or equal plain
+    values; differentiated arguments among those recorded) gets its value and pullback
+    and skips its draws; any other call runs, after ``on_miss`` (the snapshot of the
+    state the call may change).
+    """
+
+    def __init__(
+        self,
+        calls: list[Call],
+        copies: dict[int, int],
+        draws: Iterator[tuple[str, Any]],
+        on_miss: Callable[[], None],
+    ) -> None:
+        self.calls = calls
+        self.copies = copies
+        self.draws = draws
+        self.on_miss = on_miss
+        self.next = 0
+
+    def __call__(
+        self, func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, Any] | None:
+        if self.next < len(self.calls):
+            call = self.calls[self.next]
+            if call.func is func and call.pullback is not None:
+                self.next += 1
+                if self._same(call, labels, args, kwargs):
+                    return self._take(call, labels)
+                # the block's call, with other values: it runs again (its draws given back)
+        self.on_miss()
+        return None
+
+    def _same(
+        self, call: Call, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> bool:
+        if len(args) != len(call.args) or kwargs.keys() != call.kwargs.keys():
+            return False
+        if any(label not in call.labels for label in labels):
+            return False
+        pairs = [*zip(args, call.args), *((kwargs[k], v) for k, v in call.kwargs.items())]
+        for now, then in pairs:
+            if now is then or self.copies.get(id(now)) == id(then):
+                continue
+            if isinstance(now, np.ndarray) or hasattr(now, "assign"):
+                return False
+            if type(now) is not type(then) or now != then:
+                return False
+        return True
+
+    def _take(self, call: Call, labels: tuple[Any, ...]) -> tuple[Any, Any]:
+        for _ in range(call.draws):
+            next(self.draws, None)
+        pullback = call.pullback
+        call.pullback = None  # used once: its saved values are consumed
+        if labels == call.labels:
+            return call.value, pullback
+        where = [call.labels.index(label) for label in labels]
+        return call.value, lambda g: (lambda got: tuple(got[k] for k in where))(pullback(g))
+
 
 _RECORDING: list[Recording] = []
+RECORDING = _RECORDING  # non-empty while a tape's block runs
 _REPLAY: list[Iterator[tuple[str, Any]]] = []
 _ORIGINALS: dict[str, Any] = {}
 _WRAPPERS: dict[str, Any] = {}
@@ -122,6 +300,7 @@ def _make_wrappers() -> None:
         if rule is not None and rule.nondiff:
             cut.append(wrapper)
     nondiff("np.random (recorded by tapes)", cut)
+    nondiff("a call kept for a tape", [recorded_call])
 
 
 _make_wrappers()
@@ -159,18 +338,40 @@ class Recorder:
 
 class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)
     """Run code that gets ``draws`` back for its random draws and whose changes to the
-    state reachable from ``roots`` are undone afterwards."""
+    state reachable from ``roots`` are undone afterwards.
 
-    __slots__ = ("draws", "roots", "saved", "queue")
+    With ``calls`` (the block's recorded calls), the re-run takes those back; when
+    ``lazy``, the state is saved only before the first call that runs (the caller knows
+    that nothing else in the re-run changes state)."""
 
-    def __init__(self, draws: list[tuple[str, Any]], roots: list[Any]) -> None:
+    __slots__ = ("draws", "roots", "saved", "queue", "calls", "lazy", "hook")
+
+    def __init__(
+        self,
+        draws: list[tuple[str, Any]],
+        roots: list[Any],
+        calls: tuple[list[Call], dict[int, int]] | None = None,
+        lazy: bool = False,
+    ) -> None:
         self.draws = draws
         self.roots = roots
+        self.calls = calls
+        self.lazy = lazy and calls is not None
 
     def __enter__(self) -> None:
-        self.saved = snapshot(self.roots) if self.roots else []
+        self.saved: list[tuple[Any, Any]] | None = None
+        if not self.lazy:
+            self.saved = snapshot(self.roots) if self.roots else []
         self.queue = iter(self.draws)
         _REPLAY.append(self.queue)
+        self.hook = None
+        if self.calls is not None:
+            self.hook = Calls(self.calls[0], self.calls[1], self.queue, self._save)
+            runtime.CALL_HOOKS.append(self.hook)
+
+    def _save(self) -> None:
+        if self.saved is None:
+            self.saved = snapshot(self.roots) if self.roots else []
 
     def __exit__(self, kind: Any, error: Any, trace: Any) -> None:
         queue = self.queue
@@ -178,7 +379,9 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
             left = next(queue, None) if kind is None else None
         finally:
             _REPLAY.remove(queue)
-            drew = restore(self.saved)
+            if self.hook is not None:
+                runtime.CALL_HOOKS.remove(self.hook)
+            drew = restore(self.saved) if self.saved is not None else ""
         if left is not None:
             raise TransformError(
                 f"the gradient's re-run of the block did not draw {left[0]} as the block did",

@@ -477,7 +477,15 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     """
     from .dispatch import call_with_pullback
 
+    if CALL_HOOKS:  # a tape's re-run: the block's own call, with its pullback, if it made it
+        found = CALL_HOOKS[-1](func, labels, args, kwargs)
+        if found is not None:
+            return found
     return call_with_pullback(func, labels, args, kwargs)
+
+
+# hooks a tape's re-run of its block installs (see ``replay.Calls``)
+CALL_HOOKS: list[Any] = []
 
 
 def vjp_apply(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwargs: Any) -> Any:

@@ -34,6 +34,7 @@ from .custom import stop_gradient
 from .errors import TransformError
 from .tape_block import (
     Block,
+    assigns_names,
     block_at,
     build_function,
     from_library,
@@ -73,6 +74,7 @@ class _Plan:
     nested: bool = False  # differentiates an inner tape's gradient
     cuts: frozenset[str] = frozenset()  # sources computed in the block
     plain: bool = False  # every parameter is a value the block started from
+    assigns: bool = False  # every statement assigns names (no attribute or item writes)
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -111,6 +113,8 @@ class GradientTape:
         self._user_code = False  # the block calls code that may read Variables
         self._held: set[int] = set()
         self._holders: list[str] = []
+        self._arrays: dict[int, str] = {}  # ids of the arrays the block read from before it
+        self._user_functions = False  # the block calls user functions (not only objects)
 
     # --- the block ----------------------------------------------------------------------
 
@@ -124,7 +128,14 @@ class GradientTape:
         self._read = set()
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
+        assert self._recorder.recording is not None
+        self._recorder.recording.constant = self._constant
         return self
+
+    def _constant(self, value: Any) -> bool:
+        """Whether a value is an array the block read from before it and does not watch
+        (a layer called on it needs no gradient for it)."""
+        return id(value) in self._arrays and id(value) not in self._watched_ids
 
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
@@ -136,6 +147,8 @@ class GradientTape:
         self._objects = objects = {}
         self._code = {}
         self._user_code = False
+        self._user_functions = False
+        self._arrays = arrays = {}
         self._held: set[int] = set()  # Variables held in lists, tuples, dicts
         self._holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
@@ -147,6 +160,7 @@ class GradientTape:
             if kind is np.ndarray:
                 objects[name] = value  # for identity: which name a source is
                 before[name] = value.copy()
+                arrays[id(value)] = name
             elif kind is ResourceVariable or isinstance(value, Variable):
                 objects[name] = before[name] = value
                 entry[name] = value.value
@@ -164,8 +178,11 @@ class GradientTape:
                     and not _library(value)
                 ):
                     self._user_code = True  # a user function may read Variables
+                    self._user_functions = True
             else:
                 objects[name] = before[name] = value
+                if isinstance(value, np.ndarray):
+                    arrays[id(value)] = name
                 if not _is_plain(value):
                     self._user_code = True  # an object whose methods may read Variables
                 if isinstance(value, (list, tuple, dict)):
@@ -497,6 +514,7 @@ class GradientTape:
         plan.nested = nested
         plan.cuts = frozenset(reached_cuts)
         plan.plain = not drawn and not reached_cuts and not any(n in self._code for n in params)
+        plan.assigns = all(assigns_names(s) for s in statements)
         if reusable:
             _PLANS[key] = plan
         return self._register(plan, targets)
@@ -540,14 +558,22 @@ class GradientTape:
         recording = self._recorder.recording
         draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
+        calls = recording.unused_calls(plan.statements) if recording else []
+        given = None
+        if calls:  # the layers the block called give back their values and pullbacks
+            copies = {id(v): id(objects[n]) for n, v in zip(plan.params, values) if n in objects}
+            given = (calls, copies)
         table: dict[int, Any] = {id(v): 0.0 for v in hidden}
         saved_table = runtime.VARIABLE_GRADS
         if plan.variables:
             runtime.VARIABLE_GRADS = table
         fns = plan.fns
         try:
-            if draws or roots:
-                with replay.replaying(draws, roots):
+            if draws or roots or given:
+                # when the statements only assign names and call no user function, state
+                # changes only in calls: saved before the first that runs again
+                lazy = plan.assigns and not self._user_functions
+                with replay.replaying(draws, roots, given, lazy):
                     out, saved = fns["fwd"](*values)
                     grads = fns["bwd"](saved, cotangent(out))
             else:  # nothing drawn, no object whose state a re-run could change

@@ -367,6 +367,24 @@ def build_function(
     return types.FunctionType(fn_code, globals_, "_tape_block")
 
 
+def assigns_names(statement: cst.CSTNode) -> bool:
+    """Whether a statement only assigns names (``y = f(x)``, ``a, b = g(x)``): no
+    attribute or item written, no call made for its effect."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if not isinstance(small, cst.Assign):
+            return False
+        for target in small.targets:
+            node = target.target
+            if isinstance(node, (cst.Tuple, cst.List)):
+                if not all(isinstance(e.value, cst.Name) for e in node.elements):
+                    return False
+            elif not isinstance(node, cst.Name):
+                return False
+    return True
+
+
 def from_library(value: Any) -> bool:
     """Whether a module or function belongs to NumPy, the standard library's math and
     random, builtins or s2s_ad (code that reads no Variables of the user's)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import replay
 from ...replay import unrecorded
 from ...rules.registry import nondiff
 from ...variable import TensorShape, Variable
@@ -115,6 +116,11 @@ class Layer(Module):
             return self._symbolic_call(inputs)
         if not self.built:
             self._build_for(input_shape(inputs))
+        if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
+            given = {} if training is None else {"training": training}
+            found = replay.recorded_call(self, (inputs,), given)
+            if found is not replay.NOT_RECORDED:
+                return found
         if self._expects_training:
             return self.call(inputs, training=training)
         return self.call(inputs)

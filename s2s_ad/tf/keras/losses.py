@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import replay
 from ...variable import tensor
 
 _EPSILON = 1e-7
@@ -103,6 +104,11 @@ class Loss:
         raise NotImplementedError
 
     def __call__(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
+            given = {} if sample_weight is None else {"sample_weight": sample_weight}
+            found = replay.recorded_call(self, (y_true, y_pred), given)
+            if found is not replay.NOT_RECORDED:
+                return found
         per_example = self.call(y_true, y_pred)
         if sample_weight is not None:
             per_example = per_example * sample_weight

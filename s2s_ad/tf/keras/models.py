@@ -255,7 +255,11 @@ class Sequential(Model):
         return [layer for layer in self._layers if not isinstance(layer, InputLayer)]
 
     def call(self, inputs: Any, training: Any = None) -> Any:
-        x = inputs
-        for layer in self._layers:
+        if not self._layers:
+            return inputs
+        # the first layer apart: differentiated code needs no gradient of the inputs
+        # when they are constants (the loop's later layers take a varied x)
+        x = self._layers[0](inputs, training=training)
+        for layer in self._layers[1:]:
             x = layer(x, training=training)
         return x
