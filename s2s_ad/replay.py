@@ -79,6 +79,10 @@ def _never(value: Any) -> bool:
     return False
 
 
+def _nothing() -> None:
+    return None
+
+
 class Call:
     """A call the block made through generated code: what it was given, its value and
     its pullback (usable once), its statement and how many draws it made."""
@@ -142,14 +146,17 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
             redirected = redirect(func, tuple(labels), args, kwargs)
             if redirected is not None:
                 target, targs, tkwargs = redirected
-        if dispatch._fast_path(target, tuple(labels), targs, tkwargs) is None:
+        fast = dispatch._fast_path(target, tuple(labels), targs, tkwargs)
+        if fast is None:
             return NOT_RECORDED  # the first time: called as it is, compiled by the gradient
+        hit, pre = fast
         index = recording.statement_at(caller.f_lineno)
         drawn = len(recording.draws.get(index, ()))
-        value, pullback = dispatch.call_with_pullback(func, tuple(labels), args, kwargs)
+        value, saved = hit.fns["fwd"](*pre, *targs, **tkwargs)
     finally:
         runtime.VARIABLE_GRADS = None
     drawn = len(recording.draws.get(index, ())) - drawn
+    pullback = dispatch._pullback(hit, saved)
     recording.calls.append(Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn))
     return value
 
@@ -381,6 +388,8 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
             _REPLAY.remove(queue)
             if self.hook is not None:
                 runtime.CALL_HOOKS.remove(self.hook)
+                self.hook.on_miss = _nothing  # no cycle through the bound method
+                self.hook = None
             drew = restore(self.saved) if self.saved is not None else ""
         if left is not None:
             raise TransformError(

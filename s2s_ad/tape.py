@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import functools
 import sys
 import types
 import warnings
@@ -128,14 +129,15 @@ class GradientTape:
         self._read = set()
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
-        assert self._recorder.recording is not None
-        self._recorder.recording.constant = self._constant
+        self._bind_constant()
         return self
 
-    def _constant(self, value: Any) -> bool:
-        """Whether a value is an array the block read from before it and does not watch
-        (a layer called on it needs no gradient for it)."""
-        return id(value) in self._arrays and id(value) not in self._watched_ids
+    def _bind_constant(self) -> None:
+        """Tell the recording which values are constants of the block (with no reference
+        to the tape: the tape holds the recording)."""
+        recording = self._recorder.recording
+        if recording is not None:
+            recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
 
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
@@ -257,6 +259,7 @@ class GradientTape:
         self._read.clear()
         later = [n for s in block.statements[self._start :] for n in names(s).reads]
         self._take_inputs(frame, list(dict.fromkeys(later)))
+        self._bind_constant()
 
     def stop_recording(self) -> _StopRecording:
         """A block inside the tape whose values carry no gradient."""
@@ -734,6 +737,12 @@ def _only_resets(statement: cst.CSTNode) -> bool:
     visitor = _Simple()
     statement.visit(visitor)
     return not visitor.other and isinstance(statement, cst.If)
+
+
+def _constant(arrays: dict[int, str], watched: set[int], value: Any) -> bool:
+    """Whether a value is an array the block read from before it and does not watch
+    (a layer called on it needs no gradient for it)."""
+    return id(value) in arrays and id(value) not in watched
 
 
 def _refuse_nested(error: TransformError, nested: bool) -> None:

@@ -182,10 +182,30 @@ class Layer(Module):
 
     @property
     def trainable_weights(self) -> list[Variable]:
+        found: list[Variable] = []
+        self._trainable_into(found, set())
+        return found
+
+    def _trainable_into(self, found: list[Variable], seen: set[int]) -> None:
+        """The layer's trainable Variables, then its sub-layers' (each once), into ``found``."""
         if not self.trainable:
-            return []
-        own = [w for w in self._tracked if isinstance(w, Variable) and w.trainable]
-        return _unique(own + [w for s in self._sublayers() for w in s.trainable_weights])
+            return
+        layers = []
+        for item in self._tracked:
+            if isinstance(item, Variable):
+                if item.trainable and id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
+            elif isinstance(item, Layer):
+                layers.append(item)
+        for layer in layers:
+            if type(layer).trainable_weights is Layer.trainable_weights:
+                layer._trainable_into(found, seen)
+                continue
+            for item in layer.trainable_weights:  # a layer that defines its own
+                if id(item) not in seen:
+                    seen.add(id(item))
+                    found.append(item)
 
     @property
     def non_trainable_weights(self) -> list[Variable]:
