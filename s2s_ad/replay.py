@@ -51,6 +51,7 @@ class Recording:
         self.statement_at = statement_at
         self.draws: dict[int, list[tuple[str, Any]]] = {}
         self.calls: list[Call] = []
+        self.keeps_calls = False  # whether the block's calls may be kept (see the tape)
         # whether a value is a constant of the block: an input it read and does not watch
         self.constant: Callable[[Any], bool] = _never
 
@@ -126,8 +127,8 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         return NOT_RECORDED
     caller = sys._getframe(2)  # the frame that called the layer (or loss)
     found = [r for r in _RECORDING if r.frame is caller]
-    if len(found) != 1:  # not called by a block's statement, or by nested tapes' blocks
-        return NOT_RECORDED
+    if len(found) != 1 or not found[0].keeps_calls:  # not called by a block's statement
+        return NOT_RECORDED  # (or by the blocks of nested tapes), or not to be kept
     recording = found[0]
     labels = []
     for k, value in enumerate((*args, *kwargs.values())):

@@ -134,10 +134,25 @@ class GradientTape:
 
     def _bind_constant(self) -> None:
         """Tell the recording which values are constants of the block (with no reference
-        to the tape: the tape holds the recording)."""
+        to the tape: the tape holds the recording), and whether it keeps the calls of
+        Keras layers: when no statement can change in place an array such a call saved."""
         recording = self._recorder.recording
         if recording is not None:
             recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
+            recording.keeps_calls = self._keeps_calls()
+
+    def _keeps_calls(self) -> bool:
+        """Whether the block only assigns names and calls methods of objects that are not
+        arrays (and no user function): the values its layer calls saved stay as they
+        were."""
+        block = self._block
+        if block is None or not block.plain or self._user_functions:
+            return False
+        objects = self._objects
+        for name in block.receivers:
+            if isinstance(objects.get(name), np.ndarray) or name in block.written_set:
+                return False
+        return True
 
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,

@@ -123,6 +123,11 @@ class Block:
         self.inputs = _inputs(self.statements)
         # names assigned by exactly one statement: their value after the block is that one
         self.assigned_once = {n for n, k in Counter(self.writes).items() if k == 1}
+        # whether the statements only assign names or call methods (``metric.update_state
+        # (...)``, ``print(...)``): nothing written in place, unless through the objects
+        # whose methods are called (``receivers``; an array among them writes in place)
+        self.receivers: tuple[str, ...] = ()
+        self.plain = all(assigns_names(s) or _method_call(s, self) for s in self.statements)
 
     def source(self, statement: cst.CSTNode) -> str:
         return self.module.code_for_node(statement)
@@ -383,6 +388,23 @@ def assigns_names(statement: cst.CSTNode) -> bool:
             elif not isinstance(node, cst.Name):
                 return False
     return True
+
+
+def _method_call(statement: cst.CSTNode, block: Block) -> bool:
+    """Whether a statement is one call of ``print`` or of a method of a named object (the
+    object's name is added to ``block.receivers``)."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    if isinstance(func, cst.Name):
+        return func.value == "print"
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+        block.receivers = (*block.receivers, func.value.value)
+        return True
+    return False
 
 
 def from_library(value: Any) -> bool:
