@@ -12,6 +12,7 @@ from ..custom import stop_gradient as _stop
 from ..tape import GradientTape, UnconnectedGradients
 from ..variable import Tensor, TensorShape, Variable
 from . import data, dtypes, errors, keras, linalg, math, nn, random
+from . import rules as _rules  # noqa: F401  (gradient rules of the hot tf functions)
 from .dtypes import (
     TensorSpec,
     as_dtype,
