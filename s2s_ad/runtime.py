@@ -475,13 +475,19 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     ``labels`` names the differentiated arguments: positions into ``args`` and keyword
     names. ``pullback(g)`` returns their gradients in the same order.
     """
-    from .dispatch import call_with_pullback
-
     if CALL_HOOKS:  # a tape's re-run: the block's own call, with its pullback, if it made it
         found = CALL_HOOKS[-1](func, labels, args, kwargs)
         if found is not None:
             return found
-    return call_with_pullback(func, labels, args, kwargs)
+    call = _CALL_WITH_PULLBACK
+    if not call:
+        from .dispatch import call_with_pullback
+
+        call.append(call_with_pullback)
+    return call[0](func, labels, args, kwargs)
+
+
+_CALL_WITH_PULLBACK: list[Any] = []  # dispatch.call_with_pullback, imported on first use
 
 
 # hooks a tape's re-run of its block installs (see ``replay.Calls``)

@@ -134,8 +134,10 @@ class Layer(Module):
             type(self).__call__ is not Layer.__call__
             or not self.built
             or len(args) != 1
-            or any(key != "training" for key in kwargs)
-            or any(label != 0 for label in labels)
+            or kwargs
+            and (len(kwargs) > 1 or "training" not in kwargs)
+            or labels
+            and labels != (0,)
             or isinstance(args[0], (KerasTensor, list, tuple, dict))
         ):
             return None
