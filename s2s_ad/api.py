@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -39,6 +40,9 @@ def clear_cache() -> None:
     _CACHE.clear()
     _NORMALIZED.clear()
     _MADE.clear()
+    emit = sys.modules.get(f"{__package__}.emit")  # imported by the first transform
+    if emit is not None:
+        emit.PROGRAMS.clear()
 
 
 def _key(
@@ -246,8 +250,8 @@ def _make_pair(func: Any, wrt: tuple[str, ...], pure: str = "", variables: bool 
 
         def bound() -> dict[str, Any]:
             if not cell:
-                cell.update(compile_adjoint(func, wrt, **options).bind(func))
-            return cell
+                cell["fns"] = compile_adjoint(func, wrt, **options).bind(func)
+            return cell["fns"]
 
         return _Pair(lambda *a, **k: bound()["fwd"](*a, **k), lambda s, g: bound()["bwd"](s, g))
     fns = compile_adjoint(func, wrt, **options).bind(func)
