@@ -27,6 +27,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .cstwalk import walk
 from .source import ParsedFunction
 
 _BINOPS = {
@@ -168,13 +169,13 @@ class _Reads(cst.CSTVisitor):
             self.names.append(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
 def _reads(node: cst.CSTNode) -> tuple[str, ...]:
     visitor = _Reads()
-    node.visit(visitor)
+    walk(node, visitor)
     return tuple(visitor.names)
 
 
@@ -185,7 +186,7 @@ class Normalizer:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
         scan = _Names()
-        parsed.node.visit(scan)
+        walk(parsed.node, scan)
         self.reserved = set(scan.all)
         self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
@@ -1245,7 +1246,7 @@ class Normalizer:
     def _frozen_names(self) -> set[str]:
         """Names bound once in the whole function, by ``name = call(...)``."""
         scan = _Bindings()
-        self.p.node.visit(scan)
+        walk(self.p.node, scan)
         return {n for n in scan.calls if scan.count[n] == 1}
 
     def call(self, node: cst.Call) -> ir.Expr:
@@ -1805,16 +1806,20 @@ def _pure(node: cst.BaseExpression) -> bool:
         (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
     ):
         return False
-    found: list[cst.CSTNode] = []
+    found = _Impure()
+    walk(node, found)
+    return not found.hit
 
-    class _V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if isinstance(n, _IMPURE):
-                found.append(n)
-            return not found
 
-    node.visit(_V())
-    return not found
+class _Impure(cst.CSTVisitor):
+    """Whether a node of the ``_IMPURE`` kinds is found."""
+
+    hit = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _IMPURE):
+            self.hit = True
+        return not self.hit
 
 
 def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
@@ -1865,18 +1870,24 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
 def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
     """The nodes of type ``kind`` in a function's own scope (not in nested functions,
     lambdas or classes): its ``return`` statements, its ``yield`` expressions."""
-    found: list[cst.CSTNode] = []
+    own = _Own(fdef, kind)
+    walk(fdef, own)
+    return own.found
 
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, kind):
-                found.append(node)
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return node is fdef
-            return True
 
-    fdef.visit(_V())
-    return found
+class _Own(cst.CSTVisitor):
+    """The nodes of one kind in a function's own scope (see ``_own``)."""
+
+    def __init__(self, fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> None:
+        self.fdef, self.kind = fdef, kind
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found.append(node)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return node is self.fdef
+        return True
 
 
 def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
