@@ -185,6 +185,8 @@ class Normalizer:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        #: (dotted) non-local name -> the object it resolved to while lowering
+        self.resolved: dict[tuple[str, ...], Any] = {}
         scan = _Names()
         walk(parsed.node, scan)
         self.reserved = set(scan.all)
@@ -251,16 +253,11 @@ class Normalizer:
         return [param.name.value for param in ordered]
 
     def resolve(self, name: str) -> Any:
-        """The live object a non-local name refers to, or ``_MISSING``."""
-        cell = self.p.closure.get(name)
-        if cell is not None:
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return _MISSING
-        if name in self.p.globals:
-            return self.p.globals[name]
-        return getattr(builtins, name, _MISSING)
+        """The live object a non-local name refers to, or ``_MISSING`` (recorded in
+        ``resolved``: the normal form holds what the names resolved to)."""
+        obj = _lookup((name,), self.p.closure, self.p.globals)
+        self.resolved.setdefault((name,), obj)
+        return obj
 
     def _stable_root(self, name: str) -> bool:
         """Whether a name resolves to the same object for every function sharing this code.
@@ -288,11 +285,9 @@ class Normalizer:
         return parts[::-1]
 
     def resolve_dotted(self, parts: list[str]) -> Any:
-        obj = self.resolve(parts[0])
-        for part in parts[1:]:
-            if obj is _MISSING:
-                break
-            obj = getattr(obj, part, _MISSING)
+        self.resolve(parts[0])
+        obj = _lookup(tuple(parts), self.p.closure, self.p.globals)
+        self.resolved.setdefault(tuple(parts), obj)
         return obj
 
     # --- statements ------------------------------------------------------------------
@@ -2033,6 +2028,41 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
 def normalize(parsed: ParsedFunction) -> ir.Function:
     """Lower a parsed function to the normal form."""
     return Normalizer(parsed).run()
+
+
+def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple[str, ...], Any]]:
+    """The normal form and what the non-local names it read resolved to while lowering
+    (the callees it holds, the builtins it recognised): the normal form is valid for a
+    function in whose scope they still do (see :func:`still_resolves`)."""
+    norm = Normalizer(parsed)
+    return norm.run(), norm.resolved
+
+
+def still_resolves(resolved: dict[tuple[str, ...], Any], func: types.FunctionType) -> bool:
+    """Whether every (dotted) name in ``resolved`` names the same object in ``func``'s
+    scope (its closure cells, its globals, the builtins) as when it was recorded."""
+    closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    scope = func.__globals__
+    return all(_lookup(parts, closure, scope) is obj for parts, obj in resolved.items())
+
+
+def _lookup(parts: tuple[str, ...], closure: dict[str, Any], scope: dict[str, Any]) -> Any:
+    """The object a dotted non-local name refers to, or ``_MISSING``."""
+    cell = closure.get(parts[0])
+    if cell is not None:
+        try:
+            obj = cell.cell_contents
+        except ValueError:
+            return _MISSING
+    elif parts[0] in scope:
+        obj = scope[parts[0]]
+    else:
+        obj = getattr(builtins, parts[0], _MISSING)
+    for part in parts[1:]:
+        if obj is _MISSING:
+            break
+        obj = getattr(obj, part, _MISSING)
+    return obj
 
 
 # --- loop exits ---------------------------------------------------------------------------

@@ -90,23 +90,55 @@ def test_a_variant_made_after_a_helper_was_redefined_differentiates_the_new_help
     rng = np.random.default_rng(0)
     dloss = s2s_ad.grad(module.loss)
     params, x, y = _data(rng, scalar_bias=False)
+    decay = np.array(0.01)  # a 0-d array: the general variant, made by grad()
     np.testing.assert_allclose(
-        _flat(dloss(params, x, y, 0.01)), _fd(module.loss, params, x, y, 0.01), rtol=1e-6
+        _flat(dloss(params, x, y, decay)), _fd(module.loss, params, x, y, decay), rtol=1e-6
     )
-    # a notebook cell defining act runs again: the next call brings new argument kinds
-    # (a float bias, a 0-d decay), so a new variant is made after the change
+    # a notebook cell defining act runs again: the next call brings another argument
+    # kind (a float decay), so a new variant is made after the change
     cell = tmp_path / "cell_2.py"
     cell.write_text("def act(u):\n    return u * u * u\n")
     exec(compile(cell.read_text(), str(cell), "exec"), module.__dict__)
     params, x, y = _data(rng, scalar_bias=True)
-    decay = np.float64(0.02)
+    decay = 0.02
     got = _flat(dloss(params, x, y, decay))
     np.testing.assert_allclose(got, _fd(module.loss, params, x, y, decay), rtol=1e-6)
     # and the variant made before the change follows the new helper too
     params, x, y = _data(rng, scalar_bias=False)
     np.testing.assert_allclose(
-        _flat(dloss(params, x, y, 0.01)), _fd(module.loss, params, x, y, 0.01), rtol=1e-6
+        _flat(dloss(params, x, y, decay)), _fd(module.loss, params, x, y, decay), rtol=1e-6
     )
+
+
+def test_a_variant_made_after_a_helper_became_a_library_function_uses_its_rule(
+    tmp_path, monkeypatch
+):
+    module, _ = _import(tmp_path, monkeypatch, MODEL)
+    rng = np.random.default_rng(2)
+    dloss = s2s_ad.grad(module.loss)
+    params, x, y = _data(rng, scalar_bias=False)
+    dloss(params, x, y, np.array(0.01))  # the general variant, made by grad()
+    module.act = np.sin  # the function lowered before (a user function) is gone
+    params, x, y = _data(rng, scalar_bias=True)
+    got = _flat(dloss(params, x, y, 0.3))  # a float decay: a new variant, made now
+    np.testing.assert_allclose(got, _fd(module.loss, params, x, y, 0.3), rtol=1e-6)
+
+
+def make_loss(act):
+    def loss(x, scale):
+        return np.sum(act(x * scale) * x)
+
+    return loss
+
+
+def test_closures_of_one_code_over_other_callees_keep_their_own_callee():
+    x = np.array([0.3, -1.2, 0.8])
+    losses = [make_loss(np.tanh), make_loss(np.sin), make_loss(lambda u: u * u)]
+    for scale in (np.array(0.5), 0.5, np.float64(0.5)):  # a new variant of each, in turn
+        for loss in losses:
+            got = s2s_ad.grad(loss, (0, 1))(x, scale)
+            np.testing.assert_allclose(got[0], numerical_grad(loss, (x, scale), 0), rtol=1e-6)
+            np.testing.assert_allclose(got[1], numerical_grad(loss, (x, scale), 1), rtol=1e-6)
 
 
 def test_a_variant_made_after_the_file_was_edited_differentiates_the_code_that_runs(
@@ -116,7 +148,7 @@ def test_a_variant_made_after_the_file_was_edited_differentiates_the_code_that_r
     rng = np.random.default_rng(1)
     dloss = s2s_ad.grad(module.loss)
     params, x, y = _data(rng, scalar_bias=False)
-    dloss(params, x, y, 0.01)
+    dloss(params, x, y, np.array(0.01))  # the general variant, made by grad()
     # the file changes on disk, the module is not reloaded: what runs is the old code
     path.write_text(path.read_text().replace("np.tanh(u)", "np.sin(u)"))
     params, x, y = _data(rng, scalar_bias=True)
