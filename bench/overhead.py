@@ -14,9 +14,10 @@ Sections (each timed in interleaved rounds, see ``timing.py``):
   median reported: on a shared machine back-to-back medians drift by 2x.
 * **grad(f) again**: ``s2s_ad.grad(f)`` for a function already transformed (the cache).
 * **transform**: ``grad()`` of a generated 300-line function (``generated.py``), cold
-  (parse, normalize, reverse pass, emit), then its first call (which makes the variant
-  for the call's argument kinds) and a second ``grad`` with other ``wrt`` (the reverse
-  pass again, on the cached normal form). A fresh module per sample.
+  (parse, normalize, reverse pass, optimize, compile), then its first call (which makes
+  the variant for the call's argument kinds: the reverse pass again, on the cached normal
+  form), a call with other argument kinds (another variant), and a second ``grad`` with
+  other ``wrt``. A fresh module per sample; wall and CPU time.
 * **import**: ``python -c "import s2s_ad"`` against ``python -c "import numpy"`` in fresh
   interpreters, and whether libcst (only needed to transform) was imported.
 """
@@ -161,27 +162,34 @@ def repeated_grad(settings: Settings) -> list[tuple[str, str, str]]:
     return [(name, _fmt(t.best), _fmt(t.median)) for (name, _), t in zip(calls, timers)]
 
 
-def transform(samples: int, n_lines: int = 300) -> list[tuple[str, str, str]]:
-    """Rows ``(what, best, median)`` for the transform of a generated long function."""
+def transform(samples: int, n_lines: int = 300) -> list[tuple[str, str, str, str, str]]:
+    """Rows ``(what, best, median, CPU best, CPU median)`` for the transform of a generated
+    long function (CPU time: this process's, less sensitive to other jobs on the machine)."""
     rng = np.random.default_rng(0)
     w, x, b = rng.standard_normal((4, 3)), rng.standard_normal((5, 4)), rng.standard_normal(3)
-    cold, first, other = [], [], []
+    steps = [
+        (f"grad() of a {n_lines}-line function, cold", lambda m, df: s2s_ad.grad(m.long_loss)),
+        ("its first call (a new variant: arrays)", lambda m, df: df(w, x, b)),
+        ("a call with other argument kinds (b a float)", lambda m, df: df(w, x, 0.5)),
+        (
+            "grad() with another wrt (normal form cached)",
+            lambda m, df: s2s_ad.grad(m.long_loss, (0, 2)),
+        ),
+    ]
+    wall: list[list[float]] = [[] for _ in steps]
+    cpu: list[list[float]] = [[] for _ in steps]
     for k in range(samples):
         module = generated.write_module(n_lines, name=f"bench_long_{os.getpid()}_{k}")
-        t0 = time.perf_counter()
-        df = s2s_ad.grad(module.long_loss)
-        t1 = time.perf_counter()
-        df(w, x, b)
-        t2 = time.perf_counter()
-        s2s_ad.grad(module.long_loss, (0, 2))
-        t3 = time.perf_counter()
-        cold.append(t1 - t0)
-        first.append(t2 - t1)
-        other.append(t3 - t2)
+        df = None
+        for i, (_, step) in enumerate(steps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            made = step(module, df)
+            wall[i].append(time.perf_counter() - t0)
+            cpu[i].append(time.process_time() - c0)
+            df = made if i == 0 else df
     return [
-        (f"grad() of a {n_lines}-line function, cold", _fmt(min(cold)), _fmt(median(cold))),
-        ("its first call (a new variant)", _fmt(min(first)), _fmt(median(first))),
-        ("grad() with another wrt (normal form cached)", _fmt(min(other)), _fmt(median(other))),
+        (label, _fmt(min(w_)), _fmt(median(w_)), _fmt(min(c_)), _fmt(median(c_)))
+        for (label, _), w_, c_ in zip(steps, wall, cpu)
     ]
 
 
@@ -237,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n## grad(f) again\n")
     print(_table(["what", "best", "median"], repeated_grad(settings)))
     print("\n## Transform\n")
-    print(_table(["what", "best", "median"], transform(2 if args.quick else 7)))
+    header = ["what", "best", "median", "CPU best", "CPU median"]
+    print(_table(header, transform(2 if args.quick else 7)))
     print("\n## Import\n")
     rows, libcst = import_time(3 if args.quick else 9)
     print(_table(["what", "best", "median"], rows))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import sys
 import types
 import weakref
 from collections.abc import Callable, Sequence
@@ -39,6 +40,9 @@ def clear_cache() -> None:
     _CACHE.clear()
     _NORMALIZED.clear()
     _MADE.clear()
+    emit = sys.modules.get(f"{__package__}.emit")  # imported by the first transform
+    if emit is not None:
+        emit.PROGRAMS.clear()
 
 
 def _key(
@@ -160,21 +164,25 @@ def compile_adjoint(
         _IN_PROGRESS.discard(key)
 
 
-_NORMALIZED: dict[Any, tuple[Any, Any]] = {}
+_NORMALIZED: dict[Any, tuple[Any, Any, dict[tuple[str, ...], Any]]] = {}
 
 
 def _normalized(func: Any) -> tuple[Any, Any]:
-    """Parse and normalize once per code object (every variant starts from the same tree)."""
+    """Parse and normalize once per code object and globals: every variant and ``wrt``
+    starts from the same tree, while the names it resolved (callees, recognised builtins)
+    still name the same objects in ``func``'s scope."""
     func = primal(func)
     key = code_key(func)
     hit = _NORMALIZED.get(key)
+    if hit is not None and not _still_resolves(hit[2], func):
+        hit = None  # a callee (or a builtin it recognised) was rebound: lowered again
     if hit is None:
-        from .normalize import normalize
+        from .normalize import normalize_resolving
 
         STATS["transforms"] += 1
         try:
             parsed = parse_function(func)
-            hit = _NORMALIZED[key] = (parsed, normalize(parsed))
+            hit = _NORMALIZED[key] = (parsed, *normalize_resolving(parsed))
         except TransformError as exc:
             wrapped = getattr(func, "__wrapped__", None)
             if wrapped is None or exc.hint:
@@ -189,7 +197,13 @@ def _normalized(func: Any) -> tuple[Any, Any]:
                 "is what is differentiated (give it named parameters: def wrapper(x): ...)",
                 exc.line_text,
             ) from None
-    return hit
+    return hit[0], hit[1]
+
+
+def _still_resolves(resolved: dict[tuple[str, ...], Any], func: Any) -> bool:
+    from .normalize import still_resolves
+
+    return still_resolves(resolved, func)
 
 
 def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
@@ -246,8 +260,8 @@ def _make_pair(func: Any, wrt: tuple[str, ...], pure: str = "", variables: bool 
 
         def bound() -> dict[str, Any]:
             if not cell:
-                cell.update(compile_adjoint(func, wrt, **options).bind(func))
-            return cell
+                cell["fns"] = compile_adjoint(func, wrt, **options).bind(func)
+            return cell["fns"]
 
         return _Pair(lambda *a, **k: bound()["fwd"](*a, **k), lambda s, g: bound()["bwd"](s, g))
     fns = compile_adjoint(func, wrt, **options).bind(func)

@@ -41,25 +41,41 @@ def _helpers() -> types.SimpleNamespace:
 AD = _helpers()
 
 
-@dataclass
 class Compiled:
     """Generated code for one (function, wrt) pair, not yet bound to a function object.
 
     Attributes:
-        text: The display source (all generated functions).
-        codes: Generated function name -> code object.
         names: ``{'grad': ..., 'fwd': ..., 'bwd': ...}`` generated function names.
         bindings: Helper free variable name -> object.
         params: The primal's parameters.
+        tangent_params: Parameter -> its tangent's keyword (forward mode).
+        pure: ``"one"``/``"many"``/``"vjp"`` for a gradient differentiated again.
     """
 
-    text: str
-    codes: dict[str, types.CodeType]
-    names: dict[str, str]
-    bindings: dict[str, Any]
-    params: list[str]
-    tangent_params: dict[str, str] | None = None
-    pure: str = ""
+    def __init__(
+        self,
+        program: Program,
+        names: dict[str, str],
+        bindings: dict[str, Any],
+        params: list[str],
+        tangent_params: dict[str, str] | None = None,
+        pure: str = "",
+    ) -> None:
+        self.program = program
+        self.names, self.bindings, self.params = names, bindings, params
+        self.tangent_params, self.pure = tangent_params, pure
+
+    @property
+    def text(self) -> str:
+        """The display source (all generated functions)."""
+        self.program.complete()
+        return self.program.display
+
+    @property
+    def codes(self) -> dict[str, types.CodeType]:
+        """Generated function name -> code object (all generated functions)."""
+        self.program.complete()
+        return self.program.codes
 
     def source_of(self, kind: str) -> str:
         """The display source of one generated function."""
@@ -74,30 +90,131 @@ class Compiled:
         return "".join(lines[start:end])
 
     def bind(self, func: Any) -> dict[str, types.FunctionType]:
-        """Generated functions bound to ``func``'s globals and closure cells."""
+        """Generated functions bound to ``func``'s globals and closure cells, each bound
+        (and, for the sweeps as separate functions, optimized and compiled) when first
+        looked up: ``grad`` alone never pays for ``fwd`` and ``bwd``."""
+        return _Bound(self, func)
+
+    def bind_one(self, kind: str, func: Any) -> types.FunctionType:
+        """The generated function ``kind`` bound to ``func``'s globals and closure cells."""
+        name = self.names[kind]
+        code = self.program.code(name)
         closure = {}
         if func.__closure__:
             closure = dict(zip(func.__code__.co_freevars, func.__closure__))
-        out = {}
-        for kind, name in self.names.items():
-            code = self.codes[name]
-            cells = []
-            for var in code.co_freevars:
-                if var in self.bindings:
-                    cells.append(types.CellType(self.bindings[var]))
-                else:
-                    cells.append(closure[var])
-            own_signature = kind in ("fwd", "jvp") or (kind == "grad" and self.pure)
-            defaults = func.__defaults__ if own_signature else None
-            fn = types.FunctionType(code, func.__globals__, name, defaults, tuple(cells))
-            kwdefaults = dict(func.__kwdefaults__ or {}) if own_signature else {}
-            if kind == "jvp":
-                kwdefaults.update({d: 0.0 for d in (self.tangent_params or {}).values()})
-            if kwdefaults:
-                fn.__kwdefaults__ = kwdefaults
-            fn.__qualname__ = name
-            out[kind] = fn
-        return out
+        cells = []
+        for var in code.co_freevars:
+            if var in self.bindings:
+                cells.append(types.CellType(self.bindings[var]))
+            else:
+                cells.append(closure[var])
+        own_signature = kind in ("fwd", "jvp") or (kind == "grad" and bool(self.pure))
+        defaults = func.__defaults__ if own_signature else None
+        fn = types.FunctionType(code, func.__globals__, name, defaults, tuple(cells))
+        kwdefaults = dict(func.__kwdefaults__ or {}) if own_signature else {}
+        if kind == "jvp":
+            kwdefaults.update({d: 0.0 for d in (self.tangent_params or {}).values()})
+        if kwdefaults:
+            fn.__kwdefaults__ = kwdefaults
+        fn.__qualname__ = name
+        return fn
+
+
+class _Bound(dict):  # type: ignore[type-arg]
+    """``kind -> function`` for one function object, binding each kind when first looked up."""
+
+    def __init__(self, compiled: Compiled, func: Any) -> None:
+        super().__init__()
+        self.compiled, self.func = compiled, func
+
+    def __missing__(self, kind: str) -> types.FunctionType:
+        fn = self[kind] = self.compiled.bind_one(kind, self.func)
+        return fn
+
+
+@dataclass
+class Program:
+    """The optimized and compiled text of one set of generated functions.
+
+    The first function (the gradient, both sweeps in one) is optimized and compiled at
+    once; the others (the sweeps as separate functions, which only calls from other
+    generated code use) when first asked for, with the tape decisions the first one made
+    (``facts``). Programs are shared by content (see ``program``): variants whose sweeps
+    come out as the same text reuse one.
+    """
+
+    header: str
+    raw: tuple[str, ...]
+    tape: str
+    free: tuple[str, ...]
+    filename: str
+    facts: optimize.Facts
+    texts: list[str]
+    codes: dict[str, types.CodeType]
+
+    @property
+    def display(self) -> str:
+        """What ``linecache`` holds for ``filename``: the header, then the functions."""
+        return self.header + "\n" + _body(self.texts)
+
+    def complete(self) -> None:
+        """Optimize and compile the functions not yet compiled."""
+        if len(self.texts) == len(self.raw):
+            return
+        self.texts += [
+            optimize.optimize_function(text, self.tape, self.facts)
+            for text in self.raw[len(self.texts) :]
+        ]
+        codes = _compile(_body(self.texts), self.display, self.filename, self.free)
+        for name, code in codes.items():
+            self.codes.setdefault(name, code)  # keep the code objects already bound
+
+    def code(self, name: str) -> types.CodeType:
+        if name not in self.codes:
+            self.complete()
+        return self.codes[name]
+
+
+def _body(texts: list[str]) -> str:
+    return "\n\n\n".join(texts) + "\n"
+
+
+#: Programs by content, the most recent last (see ``program``).
+PROGRAMS: dict[tuple[Any, ...], Program] = {}
+_MAX_PROGRAMS = 256
+
+
+def program(
+    label: str, header: str, raw: tuple[str, ...], tape: str, free: tuple[str, ...], clean: bool
+) -> Program:
+    """The program for generated functions ``raw``, made and compiled once per content:
+    a new variant whose functions come out as the same text costs no optimization and no
+    compilation. What comes out depends only on the key, so a shared program is never
+    stale.
+
+    Args:
+        label: Names the file (``<s2s_ad:label:n>``).
+        header: The comment line above the functions.
+        raw: The functions' text; with ``clean``, the first holds both sweeps and decides
+            which tape traffic is dead for the others.
+        tape: The tape's name.
+        free: The free variables of the functions (the factory's parameters).
+        clean: Run the optimizer (``optimize.py``) over the functions.
+    """
+    key = (label, header, raw, tape, free, clean and optimize.ENABLED)
+    hit = PROGRAMS.pop(key, None)
+    if hit is None:
+        facts = optimize.Facts()
+        first = raw[0]
+        if clean:
+            first = optimize.optimize_function(first, tape, facts, decide_tape=True)
+        filename = f"<s2s_ad:{label}:{next(_serial)}>"
+        hit = Program(header, raw, tape, free, filename, facts, [first], {})
+        hit.codes.update(_compile(_body(hit.texts), hit.display, filename, free))
+        while len(PROGRAMS) >= _MAX_PROGRAMS:
+            del PROGRAMS[next(iter(PROGRAMS))]
+    PROGRAMS[key] = hit  # the most recently used last
+    return hit
 
 
 def _bindings(made: dict[str, Any], ad: str) -> dict[str, Any]:
@@ -108,14 +225,19 @@ def _bindings(made: dict[str, Any], ad: str) -> dict[str, Any]:
     return bindings
 
 
-def _compile(
-    body: str, display: str, filename: str, bindings: dict[str, Any], func: Any
-) -> dict[str, types.CodeType]:
-    """Compile generated functions inside a factory whose parameters are their free
-    variables, register the display text in linecache, and return the code objects."""
+def _free(bindings: dict[str, Any], func: Any) -> tuple[str, ...]:
+    """The generated code's free variables: its bindings, then ``func``'s closure names."""
     free = list(bindings)
     if func.__closure__:
         free += [v for v in func.__code__.co_freevars if v not in bindings]
+    return tuple(free)
+
+
+def _compile(
+    body: str, display: str, filename: str, free: tuple[str, ...]
+) -> dict[str, types.CodeType]:
+    """Compile generated functions inside a factory whose parameters are their free
+    variables, register the display text in linecache, and return the code objects."""
     factory = f"def _s2s_factory({', '.join(free)}):\n" + textwrap.indent(body, "    ")
     factory += "    return None\n"
     code = compile(factory, filename, "exec")
@@ -215,16 +337,12 @@ def emit(
     if saved:
         bwd_fn.append(f"    {saved_tuple} = _saved")
     bwd_fn += [*bwd, f"    return ({grads})"]
-    facts = optimize.Facts()
-    grad_text = optimize.optimize_function("\n".join(grad_fn), tape, facts, decide_tape=True)
-    fwd_text = optimize.optimize_function("\n".join(fwd_fn), tape, facts)
-    bwd_text = optimize.optimize_function("\n".join(bwd_fn), tape, facts)
-    body = "\n\n\n".join([grad_text, fwd_text, bwd_text]) + "\n"
-    display = f"# generated by s2s_ad from {origin}\n" + body
+    raw = ("\n".join(grad_fn), "\n".join(fwd_fn), "\n".join(bwd_fn))
+    header = f"# generated by s2s_ad from {origin}"
     bindings = _bindings(sw.bindings, ad)
-    codes = _compile(body, display, f"<s2s_ad:{base}:{next(_serial)}>", bindings, func)
+    made = program(base, header, raw, tape, _free(bindings, func), clean=True)
     names = {"grad": grad_name, "fwd": fwd_name, "bwd": bwd_name}
-    return Compiled(display, codes, names, bindings, params, pure=pure)
+    return Compiled(made, names, bindings, params, pure=pure)
 
 
 def emit_forward(
@@ -241,8 +359,9 @@ def emit_forward(
     signature = ", ".join([*parts, *dots, *starstar])
     body = render(tan.body, set(), 1, "_tape")
     lines = [f"def {jvp_name}({signature}):", *body, f"    return {tan.output}, {tan.output_dot}"]
-    text = "\n".join(lines) + "\n"
-    display = f"# generated by s2s_ad (forward mode) from {origin}\n" + text
+    header = f"# generated by s2s_ad (forward mode) from {origin}"
     bindings = _bindings(tan.bindings, ad)
-    codes = _compile(text, display, f"<s2s_ad:{base}_jvp:{next(_serial)}>", bindings, func)
-    return Compiled(display, codes, {"jvp": jvp_name}, bindings, params, dict(tan.tangent_params))
+    made = program(
+        f"{base}_jvp", header, ("\n".join(lines),), "_tape", _free(bindings, func), False
+    )
+    return Compiled(made, {"jvp": jvp_name}, bindings, params, dict(tan.tangent_params))

@@ -27,6 +27,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .cstwalk import walk
 from .source import ParsedFunction
 
 _BINOPS = {
@@ -168,13 +169,13 @@ class _Reads(cst.CSTVisitor):
             self.names.append(node.value)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
 
 def _reads(node: cst.CSTNode) -> tuple[str, ...]:
     visitor = _Reads()
-    node.visit(visitor)
+    walk(node, visitor)
     return tuple(visitor.names)
 
 
@@ -184,8 +185,10 @@ class Normalizer:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        #: (dotted) non-local name -> the object it resolved to while lowering
+        self.resolved: dict[tuple[str, ...], Any] = {}
         scan = _Names()
-        parsed.node.visit(scan)
+        walk(parsed.node, scan)
         self.reserved = set(scan.all)
         self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
@@ -250,16 +253,11 @@ class Normalizer:
         return [param.name.value for param in ordered]
 
     def resolve(self, name: str) -> Any:
-        """The live object a non-local name refers to, or ``_MISSING``."""
-        cell = self.p.closure.get(name)
-        if cell is not None:
-            try:
-                return cell.cell_contents
-            except ValueError:
-                return _MISSING
-        if name in self.p.globals:
-            return self.p.globals[name]
-        return getattr(builtins, name, _MISSING)
+        """The live object a non-local name refers to, or ``_MISSING`` (recorded in
+        ``resolved``: the normal form holds what the names resolved to)."""
+        obj = _lookup((name,), self.p.closure, self.p.globals)
+        self.resolved.setdefault((name,), obj)
+        return obj
 
     def _stable_root(self, name: str) -> bool:
         """Whether a name resolves to the same object for every function sharing this code.
@@ -287,11 +285,9 @@ class Normalizer:
         return parts[::-1]
 
     def resolve_dotted(self, parts: list[str]) -> Any:
-        obj = self.resolve(parts[0])
-        for part in parts[1:]:
-            if obj is _MISSING:
-                break
-            obj = getattr(obj, part, _MISSING)
+        self.resolve(parts[0])
+        obj = _lookup(tuple(parts), self.p.closure, self.p.globals)
+        self.resolved.setdefault(tuple(parts), obj)
         return obj
 
     # --- statements ------------------------------------------------------------------
@@ -1245,7 +1241,7 @@ class Normalizer:
     def _frozen_names(self) -> set[str]:
         """Names bound once in the whole function, by ``name = call(...)``."""
         scan = _Bindings()
-        self.p.node.visit(scan)
+        walk(self.p.node, scan)
         return {n for n in scan.calls if scan.count[n] == 1}
 
     def call(self, node: cst.Call) -> ir.Expr:
@@ -1805,16 +1801,20 @@ def _pure(node: cst.BaseExpression) -> bool:
         (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
     ):
         return False
-    found: list[cst.CSTNode] = []
+    found = _Impure()
+    walk(node, found)
+    return not found.hit
 
-    class _V(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if isinstance(n, _IMPURE):
-                found.append(n)
-            return not found
 
-    node.visit(_V())
-    return not found
+class _Impure(cst.CSTVisitor):
+    """Whether a node of the ``_IMPURE`` kinds is found."""
+
+    hit = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _IMPURE):
+            self.hit = True
+        return not self.hit
 
 
 def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
@@ -1865,18 +1865,24 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
 def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
     """The nodes of type ``kind`` in a function's own scope (not in nested functions,
     lambdas or classes): its ``return`` statements, its ``yield`` expressions."""
-    found: list[cst.CSTNode] = []
+    own = _Own(fdef, kind)
+    walk(fdef, own)
+    return own.found
 
-    class _V(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, kind):
-                found.append(node)
-            if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-                return node is fdef
-            return True
 
-    fdef.visit(_V())
-    return found
+class _Own(cst.CSTVisitor):
+    """The nodes of one kind in a function's own scope (see ``_own``)."""
+
+    def __init__(self, fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> None:
+        self.fdef, self.kind = fdef, kind
+        self.found: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, self.kind):
+            self.found.append(node)
+        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            return node is self.fdef
+        return True
 
 
 def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -2022,6 +2028,41 @@ def _single_exit(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
 def normalize(parsed: ParsedFunction) -> ir.Function:
     """Lower a parsed function to the normal form."""
     return Normalizer(parsed).run()
+
+
+def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple[str, ...], Any]]:
+    """The normal form and what the non-local names it read resolved to while lowering
+    (the callees it holds, the builtins it recognised): the normal form is valid for a
+    function in whose scope they still do (see :func:`still_resolves`)."""
+    norm = Normalizer(parsed)
+    return norm.run(), norm.resolved
+
+
+def still_resolves(resolved: dict[tuple[str, ...], Any], func: types.FunctionType) -> bool:
+    """Whether every (dotted) name in ``resolved`` names the same object in ``func``'s
+    scope (its closure cells, its globals, the builtins) as when it was recorded."""
+    closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
+    scope = func.__globals__
+    return all(_lookup(parts, closure, scope) is obj for parts, obj in resolved.items())
+
+
+def _lookup(parts: tuple[str, ...], closure: dict[str, Any], scope: dict[str, Any]) -> Any:
+    """The object a dotted non-local name refers to, or ``_MISSING``."""
+    cell = closure.get(parts[0])
+    if cell is not None:
+        try:
+            obj = cell.cell_contents
+        except ValueError:
+            return _MISSING
+    elif parts[0] in scope:
+        obj = scope[parts[0]]
+    else:
+        obj = getattr(builtins, parts[0], _MISSING)
+    for part in parts[1:]:
+        if obj is _MISSING:
+            break
+        obj = getattr(obj, part, _MISSING)
+    return obj
 
 
 # --- loop exits ---------------------------------------------------------------------------

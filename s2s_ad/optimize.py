@@ -165,6 +165,7 @@ class _Info:
         self.reads: dict[int, set[str]] = {}
         self.kills: dict[int, set[str]] = {}
         self.loads: dict[int, set[str]] = {}
+        self.removable: dict[int, bool] = {}
 
     def of(self, s: ast.AST) -> tuple[set[str], set[str]]:
         key = id(s)
@@ -173,6 +174,19 @@ class _Info:
             self.reads[key] = _reads(s)
             self.kills[key] = _kills(s)
         return self.reads[key], self.kills[key]
+
+    def dead_if_unread(self, s: ast.stmt, tape: str) -> bool:
+        """Whether ``s`` is ``names = <pure expression>``: dropped when no name it binds
+        is live after it (and then reads nothing)."""
+        key = id(s)
+        if key not in self.removable:
+            self.removable[key] = (
+                isinstance(s, ast.Assign)
+                and _pop_target(s, tape) is None
+                and all(isinstance(t, ast.Name) for t in _store_targets(s))
+                and _pure(s.value, tape)
+            )
+        return self.removable[key]
 
     def load(self, node: ast.AST) -> set[str]:
         key = id(node)
@@ -226,6 +240,8 @@ class _Liveness:
                 return head | load(s.iter)
             return head
         reads, kills = self.info.of(s)
+        if not (kills & live) and self.info.dead_if_unread(s, self.tape):
+            return live  # dropped: what it reads is not needed for it (one sweep finds chains)
         return (live - kills) | reads
 
 
@@ -254,10 +270,8 @@ def _dead(
         if site is not None:
             pops[site] = pops.get(site, True) and target not in after
             continue
-        if target is None and isinstance(s, ast.Assign):
-            if all(isinstance(t, ast.Name) for t in _store_targets(s)):
-                if not (info.of(s)[1] & after) and _pure(s.value, tape):
-                    drop.add(id(s))
+        if info.dead_if_unread(s, tape) and not (info.of(s)[1] & after):
+            drop.add(id(s))
     if decide:
         facts.dead_sites |= {site for site, dead in pops.items() if dead}
     if facts.dead_sites:
@@ -273,6 +287,7 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
     same block read ``b`` until either name is bound or written again (the copy itself
     then dies). Both names hold the same object, so reads see the same value."""
     progress = False
+    uses: dict[int, tuple[list[ast.Name], set[str]]] = {}  # per statement, walked once
     for i, s in enumerate(stmts):
         for attr in ("body", "orelse"):
             inner = getattr(s, attr, None)
@@ -293,16 +308,16 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
         for t in stmts[i + 1 :]:
             if isinstance(t, (ast.If, ast.For, ast.While, ast.With, ast.Try)):
                 break
-            loads = [
-                n for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            ]
+            if id(t) not in uses:
+                uses[id(t)] = _uses(t)
+            loads, bound = uses[id(t)]
             hit = [n for n in loads if n.id == a]
             for n in hit:
                 n.id = b
             if hit:
                 changed.add(id(t))
                 progress = True
-            if _binds(t, {a, b}):
+            if a in bound or b in bound:
                 break
     return progress
 
@@ -335,19 +350,24 @@ def _merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
                 changed.add(id(s))
 
 
-def _binds(s: ast.stmt, names: set[str]) -> bool:
-    """Whether a statement binds or writes into one of ``names``."""
+def _uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:
+    """The names a statement reads (the nodes, which propagation renames) and the names
+    it binds or writes into."""
+    loads: list[ast.Name] = []
+    bound: set[str] = set()
     for node in ast.walk(s):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            if node.id in names:
-                return True
-        if isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                loads.append(node)
+            else:
+                bound.add(node.id)
+        elif isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
             base = node.value
             while isinstance(base, (ast.Subscript, ast.Attribute)):
                 base = base.value
-            if isinstance(base, ast.Name) and base.id in names:
-                return True
-    return False
+            if isinstance(base, ast.Name):
+                bound.add(base.id)
+    return loads, bound
 
 
 def _remove(stmts: list[ast.stmt], drop: set[int], notes: dict[int, str]) -> list[ast.stmt]:

@@ -1,0 +1,87 @@
+"""A read-only walk over libcst trees for visitors that only collect.
+
+``CSTNode.visit`` rebuilds every node it passes (a visitor may be a transformer, so each
+node is made again from its visited children and validated): on a 300-line function a
+walk costs 60-100 ms. :func:`walk` reads the nodes' fields instead and makes nothing, for
+the visitors of the transformer that look and do not replace (scans for names, bindings,
+``return`` and ``yield`` nodes). It calls the same hooks as ``node.visit(visitor)``:
+
+* ``on_visit``/``on_leave`` when the visitor's class overrides them, else
+  ``visit_<Type>`` (returning ``False`` skips the node's children) and
+  ``leave_<Type>``;
+* parents before children, and children in the order of the node's fields, which is
+  their order in the source except for a few expressions (``body if test else orelse``
+  lists ``test`` first);
+* whitespace, comments and punctuation (parentheses, commas, colons, dots) are not
+  visited.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+# fields holding whitespace, comments or punctuation, never an expression or statement
+_SKIPPED = frozenset(
+    """lpar rpar comma semicolon leading_lines lines_after_decorators newline header footer
+    empty_lines colon first_colon second_colon equal dot lbracket rbracket lbrace rbrace
+    relative trailing_comma asynchronous""".split()
+)
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+_HOOKS: dict[tuple[type, type], tuple[Callable[..., Any] | None, Callable[..., Any] | None]] = {}
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    names = tuple(
+        f.name
+        for f in dataclasses.fields(cls)
+        if f.name not in _SKIPPED and "whitespace" not in f.name
+    )
+    _FIELDS[cls] = names
+    return names
+
+
+def _hooks(
+    visitor_cls: type, node_cls: type
+) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
+    if visitor_cls.on_visit is not cst.CSTVisitor.on_visit:
+        enter = visitor_cls.on_visit
+    else:
+        enter = getattr(visitor_cls, f"visit_{node_cls.__name__}", None)
+    if visitor_cls.on_leave is not cst.CSTVisitor.on_leave:
+        leave = visitor_cls.on_leave
+    else:
+        leave = getattr(visitor_cls, f"leave_{node_cls.__name__}", None)
+    hooks = _HOOKS[visitor_cls, node_cls] = (enter, leave)
+    return hooks
+
+
+def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
+    """Visit ``node`` and its descendants with ``visitor`` (see the module docstring).
+
+    The visitor's class should be defined once (at module level), not per call: hooks
+    are looked up once per (visitor class, node class).
+    """
+    cls = type(node)
+    hooks = _HOOKS.get((type(visitor), cls))
+    if hooks is None:
+        hooks = _hooks(type(visitor), cls)
+    enter, leave = hooks
+    if enter is None or enter(visitor, node) is not False:
+        fields = _FIELDS.get(cls)
+        if fields is None:
+            fields = _fields(cls)
+        for name in fields:
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                walk(value, visitor)
+            elif type(value) is tuple or type(value) is list:
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        walk(item, visitor)
+    if leave is not None:
+        leave(visitor, node)
