@@ -156,7 +156,9 @@ class _Lowering:
         if len(args) != 4 or not _pure_name(args[1]):
             return None
         g, a = facts[0], facts[1]
-        axis, keepdims = ast.literal_eval(args[2]), ast.literal_eval(args[3])
+        if not all(isinstance(a, ast.Constant) for a in args[2:]):
+            return None
+        axis, keepdims = args[2].value, args[3].value  # type: ignore[attr-defined]
         if not isinstance(a, Arr) or not a.known or not a.shape or type(keepdims) is not bool:
             return None
         shape = _attr(args[1], "shape")
