@@ -430,7 +430,7 @@ def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., An
         from .lower import shape_variant
 
         compiled = compile_adjoint(target, tuple(names), has_aux, scalars, vectors)
-        fn = shape_variant(compiled, target, key, _param_names(fun))
+        fn = shape_variant(compiled, primal(target), key, _param_names(fun))
         return functools.partial(fn, fun.__self__) if method and fn is not None else fn
 
     general = make(frozenset(), frozenset())

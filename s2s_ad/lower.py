@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import itertools
+import math
 from typing import Any
 
 import numpy as np
@@ -168,7 +169,9 @@ class _Lowering:
             value = args[0]
             if mean:
                 value = ast.BinOp(args[0], ast.Div(), _attr(args[1], "size"))
-            return _np("full", shape, value)
+            out = _np("full", shape, value)
+            out.scalar_fill = (value, a, g)  # type: ignore[attr-defined]
+            return out
         if type(axis) is not int or not -len(a.shape) <= axis < len(a.shape):
             return None
         axis %= len(a.shape)
@@ -313,6 +316,56 @@ def _tape(func: ast.FunctionDef) -> str | None:
     return None
 
 
+def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
+    """``t_bar = np.full(a.shape, v)`` (a whole reduction's adjoint) kept as the scalar
+    ``t_bar = v`` where every read of ``t_bar`` is an operand of ``+ - * /`` with a float64
+    array shaped like ``a``: the result has the same values, shape and dtype, without the
+    array of copies. Returns the ids of the statements changed."""
+    every = _statements(func.body)
+    stores: dict[str, int] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(func):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    changed: set[int] = set()
+    for s in every:
+        fill = getattr(s.value, "scalar_fill", None) if isinstance(s, ast.Assign) else None
+        if fill is None or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
+            continue
+        name, (value, a, g) = s.targets[0].id, fill
+        if stores.get(name) != 1 or not (g.type is float or g.type is np.float64):
+            continue
+        reads = [
+            n
+            for n in ast.walk(func)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+        ]
+        if reads and all(_broadcasts_back(r, parents, analysis, a) for r in reads):
+            s.value = value
+            changed.add(id(s))
+    return changed
+
+
+def _broadcasts_back(
+    read: ast.Name, parents: dict[int, ast.AST], analysis: Analysis, a: Arr
+) -> bool:
+    """Whether ``read`` is an operand of ``+ - * /`` whose other operand is a float64 array
+    of ``a``'s shape (always, wherever the operation is reached)."""
+    op = parents.get(id(read))
+    if not isinstance(op, ast.BinOp) or not isinstance(
+        op.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)
+    ):
+        return False
+    facts = analysis.operands.get(id(op))
+    if facts is None:
+        return False
+    other = facts[1] if op.left is read else facts[0]
+    return isinstance(other, Arr) and other.shape == a.shape and other.dtype == np.dtype(np.float64)
+
+
 def _statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     for s in stmts:
@@ -386,8 +439,9 @@ def _tape_call(node: ast.AST, tape: str, method: str) -> bool:
     )
 
 
-def lower_function(text: str, facts: dict[str, Fact]) -> str:
-    """A generated function (its text) with helpers lowered for these parameter facts.
+def lower_function(text: str, facts: dict[str, Fact], modules: dict[str, Any] | None = None) -> str:
+    """A generated function (its text) with helpers lowered for these parameter facts
+    (``modules``: global names known to hold modules such as ``math``).
 
     Returns the text unchanged when nothing is lowered or the analysis gives up.
     """
@@ -395,7 +449,7 @@ def lower_function(text: str, facts: dict[str, Fact]) -> str:
     func = tree.body[0]
     assert isinstance(func, ast.FunctionDef)
     tape = _tape(func)
-    analysis = Analysis(func, facts, tape)
+    analysis = Analysis(func, facts, tape, modules)
     try:
         analysis.run()
     except Unsupported:
@@ -431,6 +485,7 @@ def lower_function(text: str, facts: dict[str, Fact]) -> str:
     func.body = block(func.body)
     if not lowering.hits:
         return text
+    changed |= _scalar_adjoints(func, analysis)
     STATS["lowered"] += lowering.hits
     drop = _self_copies(func) | _dead_tape_traffic(func, tape)
     if drop:
@@ -447,7 +502,8 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
     from .emit import Compiled, _compile  # noqa: PLC0415 (emit imports the transformer)
 
     text = compiled.source_of("grad")
-    lowered = lower_function(text.rstrip("\n"), param_facts(params, key))
+    modules = {"math": math} if func.__globals__.get("math") is math else {}
+    lowered = lower_function(text.rstrip("\n"), param_facts(params, key), modules)
     if lowered == text.rstrip("\n"):
         return None
     name = compiled.names["grad"]

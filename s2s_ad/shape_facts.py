@@ -164,7 +164,9 @@ class _Probe:
             return self.dim(fact.size)
         if fact.type is bool or fact.type is np.bool_:
             return fact.type(self.k == 0)
-        return fact.type(self.k + 1) if fact.type is not int else self.k  # 0 / 1: an index
+        if fact.type is int:
+            return self.k  # 0 / 1: an index
+        return fact.type(0.5 / (self.k + 1))  # inside every elementary function's domain
 
 
 _NO_CONST = object()
@@ -283,7 +285,7 @@ _COMPARE: dict[type, Callable[..., Any]] = {
 _NUMPY = frozenset(
     """sum mean prod max min amax amin var std zeros_like ones_like empty_like full_like
     transpose dot outer inner expand_dims squeeze where clip broadcast_to zeros ones empty
-    full shape size ndim swapaxes moveaxis trace diagonal""".split()
+    full shape size ndim swapaxes moveaxis trace diagonal round around""".split()
 )
 #: Methods and attributes of arrays, likewise.
 _METHODS = frozenset("sum mean prod max min var std transpose copy squeeze swapaxes".split())
@@ -313,7 +315,15 @@ _HELPERS = {
 _HELPER_FUNCS: dict[str, Callable[..., Any]] = {
     name: getattr(runtime, name, None) or getattr(vjps, name) for name in _HELPERS
 }
-_BUILTINS: dict[str, Callable[..., Any]] = {"len": len, "float": float, "abs": abs}
+_BUILTINS: dict[str, Callable[..., Any]] = {
+    "len": len,
+    "float": float,
+    "int": int,
+    "abs": abs,
+    "pow": pow,
+    "round": round,
+}
+_CHOOSE: dict[str, Callable[..., Any]] = {"min": min, "max": max}  # returns one argument
 
 
 def _const(node: ast.expr) -> Any:
@@ -358,18 +368,28 @@ class Analysis:
     """Facts of a generated function for one shape class of its parameters.
 
     After :meth:`run`, ``calls`` maps ``id(call node)`` of every call to facts of its
-    positional arguments (joined over every time the call is reached), ``values`` maps
-    ``id(expression)`` of the same arguments' nodes to their facts.
+    positional arguments and ``operands`` the id of every binary operation to facts of
+    its operands (joined over every time it is reached).
 
     Args:
         func: The generated function.
         facts: Facts of its parameters.
         tape: The tape's name (``None``: none).
+        modules: Global names the function reads that hold these modules (``math``):
+            their functions are run on dummies like NumPy's.
     """
 
-    def __init__(self, func: ast.FunctionDef, facts: dict[str, Fact], tape: str | None) -> None:
+    def __init__(
+        self,
+        func: ast.FunctionDef,
+        facts: dict[str, Fact],
+        tape: str | None,
+        modules: dict[str, Any] | None = None,
+    ) -> None:
         self.func, self.params, self.tape = func, facts, tape
+        self.modules = modules or {}  # global names known to be these modules (``math``)
         self.calls: dict[int, list[Fact]] = {}
+        self.operands: dict[int, tuple[Fact, Fact]] = {}
         self.pushed: dict[str, Fact] = {}
         self.pushable = _pushed_names(func, tape)
         self.unset = _unset(func, self.pushable)  # ids of ``v = None`` statements
@@ -394,7 +414,7 @@ class Analysis:
                 raise Unsupported("resize")
         for _ in range(8):
             before = dict(self.pushed)
-            self.calls = {}
+            self.calls, self.operands = {}, {}
             env: Env | None = {p: self.params.get(p) for p in _arg_names(self.func)}
             self.block(self.func.body, env)
             if self.pushed == before:
@@ -584,6 +604,10 @@ class Analysis:
             return env.get(node.id)
         if isinstance(node, ast.BinOp):
             left, right = self.expr(node.left, env), self.expr(node.right, env)
+            old = self.operands.get(id(node))
+            self.operands[id(node)] = (
+                (left, right) if old is None else (join(old[0], left), join(old[1], right))
+            )
             return self.binop(node.op, left, right, _const(node.left), _const(node.right))
         if isinstance(node, ast.UnaryOp):
             fn = _UNARY.get(type(node.op))
@@ -654,7 +678,12 @@ class Analysis:
     def _callee(self, node: ast.Call, env: Env, args: list[tuple[Fact, Any]]) -> Any:
         func = node.func
         if isinstance(func, ast.Name):
-            return _BUILTINS.get(func.id) if func.id not in env else None
+            if func.id in env:
+                return None
+            if func.id in _CHOOSE:  # the type of the argument it picks: all alike
+                types = {f.type if isinstance(f, Scalar) else None for f, _ in args}
+                return _CHOOSE[func.id] if len(types) == 1 and None not in types else None
+            return _BUILTINS.get(func.id)
         if not isinstance(func, ast.Attribute):
             return None
         owner = func.value
@@ -663,6 +692,9 @@ class Analysis:
             if isinstance(target, np.ufunc) or func.attr in _NUMPY:
                 return target
             return None
+        if isinstance(owner, ast.Name) and owner.id in self.modules and owner.id not in env:
+            target = getattr(self.modules[owner.id], func.attr, None)
+            return target if callable(target) and not isinstance(target, type) else None
         if isinstance(owner, ast.Name) and owner.id == "_ad" and "_ad" not in env:
             value_free = _HELPERS.get(func.attr)
             if value_free is None:
