@@ -73,7 +73,7 @@ so `(128, 784)` and `(784, 256)` are `(a, b)` and `(b, c)` and every batch size 
 the same class. A shape analysis of the general code (`s2s_ad/shape_facts.py`) proves
 what each helper will do for every call of the class, and `s2s_ad/lower.py` writes it
 out in plain NumPy: `_ad.seed(ans)` is `1.0`, an `unbroadcast` between equal shapes
-disappears (or is the `np.sum(g, axis=0)` it does), a reduction's adjoint stays a
+disappears (or is the `g.sum(axis=0)` it does), a reduction's adjoint stays a
 scalar where every operation that reads it broadcasts it back (else it is
 `np.full(a.shape, g)`), matrix products' adjoints are `g @ y.T` and `x.T @ g`, a value
 pushed only so that a helper could read its shape is no longer pushed. `source(df)`

@@ -59,6 +59,12 @@ def _np(attr: str, *args: ast.expr, **kwargs: ast.expr) -> ast.Call:
     return ast.Call(func, list(args), keywords)
 
 
+def _sum(value: ast.expr, **kwargs: ast.expr) -> ast.Call:
+    """``value.sum(...)`` (the method: NumPy's ``np.sum`` adds a Python layer around it)."""
+    keywords = [ast.keyword(k, v) for k, v in kwargs.items()]
+    return ast.Call(_attr(value, "sum"), [], keywords)
+
+
 def _attr(value: ast.expr, attr: str) -> ast.Attribute:
     return ast.Attribute(value, attr, ast.Load())
 
@@ -130,27 +136,27 @@ class _Lowering:
         if not isinstance(g, Arr) or not g.known or g.dtype.kind != "f":
             return None
         if isinstance(x, Scalar) and x.type is float:
-            return _np("sum", args[0])
+            return _sum(args[0])
         if _numeric(x):
-            return args[0] if g.shape == () else _np("sum", args[0])
+            return args[0] if g.shape == () else _sum(args[0])
         if not isinstance(x, Arr) or not x.known:
             return None
         if g.shape == x.shape:
             return args[0]
         if not x.shape:
-            return _np("sum", args[0])
+            return _sum(args[0])
         out, shape = args[0], g.shape
         extra = len(g.shape) - len(x.shape)
         if extra < 0:
             return None
         if extra:
             axes = tuple(range(extra))
-            out = _np("sum", out, axis=_const(axes[0] if extra == 1 else axes))
+            out = _sum(out, axis=_const(axes[0] if extra == 1 else axes))
             shape = shape[extra:]
         keep = tuple(i for i, n in enumerate(x.shape) if n == 1 and shape[i] != 1)
         if keep:
             axis = _const(keep[0] if len(keep) == 1 else keep)
-            out = _np("sum", out, axis=axis, keepdims=ast.Constant(True))
+            out = _sum(out, axis=axis, keepdims=ast.Constant(True))
         return out
 
     def _fill(self, args: list[ast.expr], facts: list[Fact], mean: bool) -> ast.expr | None:
@@ -318,10 +324,11 @@ def _tape(func: ast.FunctionDef) -> str | None:
 
 def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
     """``t_bar = np.full(a.shape, v)`` (a whole reduction's adjoint) kept as the scalar
-    ``t_bar = v`` where every read of ``t_bar`` is an operand of ``+ - * /`` with a float64
-    array shaped like ``a``: the result has the same values, shape and dtype, without the
-    array of copies. Returns the ids of the statements changed."""
-    every = _statements(func.body)
+    ``t_bar = v`` where the array of copies is only ever broadcast back: every read of
+    ``t_bar`` is an operand of ``+ - * /`` with a float64 array shaped like ``a`` (same
+    values, shape and dtype), or with a float scalar whose result is such an operand in
+    turn or is assigned to a variable of which the same holds. Returns the ids of the
+    statements changed."""
     stores: dict[str, int] = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -330,40 +337,79 @@ def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
     for node in ast.walk(func):
         for child in ast.iter_child_nodes(node):
             parents[id(child)] = node
+    reads: dict[str, list[ast.Name]] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            reads.setdefault(node.id, []).append(node)
     changed: set[int] = set()
-    for s in every:
+    scalars: set[str] = set()  # names that hold a scalar now
+    arrays: list[ast.expr] = []  # operands relied on to be arrays
+    for s in _statements(func.body):
         fill = getattr(s.value, "scalar_fill", None) if isinstance(s, ast.Assign) else None
         if fill is None or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
             continue
-        name, (value, a, g) = s.targets[0].id, fill
-        if stores.get(name) != 1 or not (g.type is float or g.type is np.float64):
+        value, a, g = fill
+        check = _BroadcastBack(stores, parents, reads, analysis)
+        if not (g.type is float or g.type is np.float64) or not check.name(s.targets[0].id, a, 0):
             continue
-        reads = [
-            n
-            for n in ast.walk(func)
-            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
-        ]
-        if reads and all(_broadcasts_back(r, parents, analysis, a) for r in reads):
-            s.value = value
-            changed.add(id(s))
+        # an operand relied on to be an array must not read a name that is now a scalar
+        now = scalars | check.names
+        if any(_reads_any(e, now) for e in [*arrays, *check.arrays]):
+            continue
+        scalars, arrays = now, [*arrays, *check.arrays]
+        s.value = value
+        changed.add(id(s))
     return changed
 
 
-def _broadcasts_back(
-    read: ast.Name, parents: dict[int, ast.AST], analysis: Analysis, a: Arr
-) -> bool:
-    """Whether ``read`` is an operand of ``+ - * /`` whose other operand is a float64 array
-    of ``a``'s shape (always, wherever the operation is reached)."""
-    op = parents.get(id(read))
-    if not isinstance(op, ast.BinOp) or not isinstance(
-        op.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)
-    ):
+def _reads_any(node: ast.expr, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+class _BroadcastBack:
+    """Whether a scalar standing for a float64 array of one shape is only ever broadcast
+    back to it."""
+
+    def __init__(
+        self,
+        stores: dict[str, int],
+        parents: dict[int, ast.AST],
+        reads: dict[str, list[ast.Name]],
+        analysis: Analysis,
+    ) -> None:
+        self.stores, self.parents, self.reads = stores, parents, reads
+        self.analysis = analysis
+        self.names: set[str] = set()  # the variables that become scalars
+        self.arrays: list[ast.expr] = []  # the operands relied on to be arrays
+
+    def name(self, name: str, a: Arr, depth: int) -> bool:
+        self.names.add(name)
+        uses = self.reads.get(name, [])
+        if self.stores.get(name) != 1 or not uses or depth > 8:
+            return False
+        return all(self.use(u, a, depth) for u in uses)
+
+    def use(self, node: ast.expr, a: Arr, depth: int) -> bool:
+        op = self.parents.get(id(node))
+        if isinstance(op, ast.Assign) and op.value is node:
+            targets = op.targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name):
+                return self.name(targets[0].id, a, depth + 1)
+            return False
+        if not isinstance(op, ast.BinOp) or not isinstance(
+            op.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)
+        ):
+            return False
+        facts = self.analysis.operands.get(id(op))
+        if facts is None:
+            return False
+        other = facts[1] if op.left is node else facts[0]
+        if isinstance(other, Arr):
+            self.arrays.append(op.right if op.left is node else op.left)
+            return other.shape == a.shape and other.dtype == np.dtype(np.float64)
+        if isinstance(other, Scalar) and (other.type is float or other.type is np.float64):
+            return self.use(op, a, depth)  # still a scalar standing for the array
         return False
-    facts = analysis.operands.get(id(op))
-    if facts is None:
-        return False
-    other = facts[1] if op.left is read else facts[0]
-    return isinstance(other, Arr) and other.shape == a.shape and other.dtype == np.dtype(np.float64)
 
 
 def _statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
