@@ -9,7 +9,7 @@ decisions are known in advance, and this module writes them out:
 =====================================  ===================================================
 ``_ad.seed(ans)``                      ``1.0`` (a scalar output)
 ``_ad.unbroadcast(g, x)``              ``g`` (same shape, or ``g`` a scalar), else the
-                                       sums it does (``np.sum(g, axis=0)``)
+                                       sums it does (``g.sum(axis=0)``)
 ``_ad.sum_vjp(g, a, axis, keepdims)``  ``np.full(a.shape, g)`` (``g / a.size`` for
                                        ``mean_vjp``); a fresh, writable array as before
 ``_ad.matmul_vjp_x/_y``, ``dot_vjp_*`` ``g @ y.T``, ``x.T @ g``, ``np.outer(g, y)`` ...
