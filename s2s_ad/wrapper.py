@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy as np
 
-from . import optimize
 from .duck import fix_foreign, is_foreign
 from .errors import OutputError
 from .targets import signature
@@ -214,18 +213,31 @@ class Variants:
         vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
         if fn is None:
             fn = self.by_mask[mask] = self.make(scalars, vectors)
-        if self.shaped is not None and optimize.ENABLED:
-            from .shape_facts import shape_key
-
-            key = shape_key(values)
-            hit = self.by_shape.get(key)
-            if hit is None:
-                hit = fn  # beyond the cap: the variant for the argument kinds
-                if len(self.by_shape) < SHAPE_LIMIT:
-                    hit = self.by_shape[key] = self.shaped(scalars, vectors, key) or fn
-            fn = hit
+        if self.shaped is not None:
+            fn = self._for_shapes(values, fn, scalars, vectors)
         self.last[0] = fn
         return fn
+
+    def _for_shapes(
+        self, values: tuple[Any, ...], fn: Any, scalars: frozenset[str], vectors: frozenset[str]
+    ) -> Any:
+        """The variant for the shape class of ``values`` (made from ``fn``, the variant
+        for their kinds), or ``fn`` itself: optimizer off, beyond the cap, or nothing
+        lowered."""
+        # (imported here, not with this module: they belong to the transformer)
+        from . import optimize
+        from .shape_facts import shape_key
+
+        if not optimize.ENABLED:
+            return fn
+        key = shape_key(values)
+        hit = self.by_shape.get(key)
+        if hit is None:
+            if len(self.by_shape) >= SHAPE_LIMIT:
+                return fn
+            assert self.shaped is not None
+            hit = self.by_shape[key] = self.shaped(scalars, vectors, key) or fn
+        return hit
 
 
 def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
