@@ -152,7 +152,13 @@ class _Probe:
         if const is not _NO_CONST:
             return const
         if isinstance(fact, Arr):
-            return np.ones(tuple(self.dim(d) for d in fact.shape), dtype=fact.dtype)
+            shape = tuple(self.dim(d) for d in fact.shape)
+            if fact.dtype.kind not in "fc":
+                return np.ones(shape, dtype=fact.dtype)
+            out = np.full(shape, 0.25, dtype=fact.dtype)
+            if len(shape) >= 2 and shape[-1] == shape[-2]:
+                out += np.eye(shape[-1], dtype=fact.dtype)  # square: invertible
+            return out
         if isinstance(fact, Tup):
             return tuple(self.dummy(f, _NO_CONST) for f in fact.items)
         assert isinstance(fact, Scalar)
@@ -224,7 +230,7 @@ _CACHE: dict[Any, Fact] = {}
 def probe(fn: Callable[..., Any], args: list[tuple[Fact, Any]], kwargs: dict[str, Any]) -> Fact:
     """Facts of ``fn(*args, **kwargs)``: ``args`` are (fact, constant) pairs (the constant,
     when the argument is a literal, else ``_NO_CONST``); ``kwargs`` holds constants."""
-    facts = [f for f, _ in args]
+    facts = [f for f, c in args if c is _NO_CONST]  # a literal needs no facts
     if any(f is None for f in facts):
         return None
     if any(f is BOTTOM for f in facts):
@@ -285,8 +291,10 @@ _COMPARE: dict[type, Callable[..., Any]] = {
 _NUMPY = frozenset(
     """sum mean prod max min amax amin var std zeros_like ones_like empty_like full_like
     transpose dot outer inner expand_dims squeeze where clip broadcast_to zeros ones empty
-    full shape size ndim swapaxes moveaxis trace diagonal round around""".split()
+    full shape size ndim swapaxes moveaxis trace diagonal round around tensordot einsum
+    matmul cumsum cumprod sort diag triu tril logaddexp""".split()
 )
+_LINALG = frozenset("inv det solve norm pinv".split())  # of ``np.linalg``
 #: Methods and attributes of arrays, likewise.
 _METHODS = frozenset("sum mean prod max min var std transpose copy squeeze swapaxes".split())
 _ATTRIBUTES = frozenset("T shape size ndim".split())
@@ -306,6 +314,26 @@ _HELPERS = {
     "prod_vjp": True,
     "logsumexp_vjp": True,
     "var_vjp": True,
+    "std_vjp": False,
+    "transpose_vjp": False,
+    "tensordot_vjp_a": False,
+    "tensordot_vjp_b": False,
+    "einsum_vjp": False,
+    "norm_vjp": False,
+    "inner_vjp_a": False,
+    "inner_vjp_b": False,
+    "trace_vjp": False,
+    "diagonal_vjp": False,
+    "det_vjp": False,
+    "solve_vjp_a": False,
+    "solve_vjp_b": False,
+    "cumsum_vjp": False,
+    "sort_vjp": False,
+    "max_weight": False,
+    "min_weight": False,
+    "clip_mask": False,
+    "safe_log": False,
+    "mT": False,
     "dense": False,
     "zeros_like": False,
     "getitem": False,
@@ -692,6 +720,8 @@ class Analysis:
             if isinstance(target, np.ufunc) or func.attr in _NUMPY:
                 return target
             return None
+        if _is_np_linalg(owner) and "np" not in env and func.attr in _LINALG:
+            return getattr(np.linalg, func.attr)
         if isinstance(owner, ast.Name) and owner.id in self.modules and owner.id not in env:
             target = getattr(self.modules[owner.id], func.attr, None)
             return target if callable(target) and not isinstance(target, type) else None
@@ -757,6 +787,15 @@ def _unsized(fact: Fact) -> bool:
     if isinstance(fact, Tup):
         return any(_unsized(f) for f in fact.items)
     return isinstance(fact, Scalar) and fact.type is int and fact.size is None
+
+
+def _is_np_linalg(node: ast.expr) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "linalg"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "np"
+    )
 
 
 def _arg_names(func: ast.FunctionDef) -> list[str]:
