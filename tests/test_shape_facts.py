@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from corpus import collect
+from corpus import collect, resized
 
 import s2s_ad
 from s2s_ad import lower, shape_facts, wrapper
@@ -35,24 +35,6 @@ def _grad(c: Any, args: tuple[Any, ...], shapes: bool) -> Any:
     finally:
         wrapper.SHAPE_LIMIT = saved
         clear_cache()
-
-
-def _resized(args: tuple[Any, ...], rng: np.random.Generator) -> tuple[Any, ...]:
-    """Arguments of the same shape class with other sizes: each symbol of the class gets a
-    new size of at least 2, distinct from the others."""
-    key = shape_facts.shape_key(args)
-    symbols = sorted({d for e in key if isinstance(e, tuple) for d in e[1] if isinstance(d, str)})
-    sizes = rng.choice(np.arange(2, 9), size=len(symbols), replace=False)
-    new = dict(zip(symbols, (int(s) for s in sizes)))
-    out = []
-    for value, entry in zip(args, key):
-        if not isinstance(entry, tuple):
-            out.append(copy.deepcopy(value))
-            continue
-        shape = tuple(new[d] if isinstance(d, str) else d for d in entry[1])
-        pool = value.ravel() if value.size else np.zeros(1, dtype=value.dtype)
-        out.append(rng.choice(pool, size=shape).astype(value.dtype))
-    return tuple(out)
 
 
 def _same(a: Any, b: Any, where: str) -> None:
@@ -84,7 +66,7 @@ def test_lowered_variants_give_the_same_gradients(c: Any) -> None:
     rng = np.random.default_rng(zlib.crc32(c.label.encode()))
     for point in c.points:
         args = c.args(point)
-        for label, values in (("given", args), ("resized", _resized(args, rng))):
+        for label, values in (("given", args), ("resized", resized(args, rng))):
             with np.errstate(all="ignore"):
                 off = _outcome(c, values, shapes=False)
                 on = _outcome(c, values, shapes=True)
