@@ -70,7 +70,7 @@ an operation broadcast, `_ad.sum_vjp` broadcasts a reduction's cotangent back,
 arrays of a new *shape class* makes a variant for it: the class is the arguments' dtypes
 and shapes with every size replaced by a symbol (equal sizes share one, 0 and 1 stay),
 so `(128, 784)` and `(784, 256)` are `(a, b)` and `(b, c)` and every batch size falls in
-the same class. A shape analysis of the general code (`s2s_ad/shape_facts.py`) proves
+the same class. A shape analysis of the general code (`s2s_ad/shape_analysis.py`) proves
 what each helper will do for every call of the class, and `s2s_ad/lower.py` writes it
 out in plain NumPy: `_ad.seed(ans)` is `1.0`, an `unbroadcast` between equal shapes
 disappears (or is the `g.sum(axis=0)` it does), a reduction's adjoint stays a

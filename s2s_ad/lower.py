@@ -4,7 +4,8 @@ A generated gradient calls helpers that decide at run time what a value's shape 
 (``_ad.unbroadcast(g, x)`` sums ``g`` down to ``x``'s shape, ``_ad.sum_vjp`` broadcasts
 a reduction's cotangent back, ``_ad.matmul_vjp_y`` picks the product for the operands'
 ranks). For a call whose arguments fall in one shape class (:mod:`shape_facts`), those
-decisions are known in advance, and this module writes them out:
+decisions are known in advance (:mod:`shape_analysis` proves them), and this module
+writes them out:
 
 =====================================  ===================================================
 ``_ad.seed(ans)``                      ``1.0`` (a scalar output)
@@ -35,7 +36,8 @@ from typing import Any
 import numpy as np
 
 from . import optimize
-from .shape_facts import Analysis, Arr, Fact, Scalar, Unsupported, param_facts
+from .shape_analysis import Analysis, Unsupported
+from .shape_facts import Arr, Fact, Scalar, param_facts
 
 _serial = itertools.count(1)
 STATS = {"lowered": 0}

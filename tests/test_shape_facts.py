@@ -1,5 +1,5 @@
 """Shape classes, shape facts and the lowering of helpers (``s2s_ad/shape_facts.py``,
-``s2s_ad/lower.py``).
+``s2s_ad/shape_analysis.py``, ``s2s_ad/lower.py``).
 
 The property test runs every corpus function twice per point: once as given, once with
 arguments of the same shape class but other sizes (each symbolic dimension redrawn, the
@@ -19,7 +19,7 @@ import pytest
 from corpus import collect, resized
 
 import s2s_ad
-from s2s_ad import lower, shape_facts, wrapper
+from s2s_ad import lower, shape_analysis, shape_facts, wrapper
 from s2s_ad.api import clear_cache
 
 CASES = [c for c in collect() if c.label != "scalars.math_gamma_lgamma"]
@@ -216,7 +216,7 @@ def f(x, c):
 """
     func = ast.parse(text).body[0]
     facts = shape_facts.param_facts(["x", "c"], shape_facts.shape_key((np.ones(3), 1.0)))
-    analysis = shape_facts.Analysis(func, facts, None)
+    analysis = shape_analysis.Analysis(func, facts, None)
     analysis.run()
     calls = [n for n in ast.walk(func) if isinstance(n, ast.Call)]
     known = {ast.unparse(n): analysis.calls[id(n)] for n in calls if id(n) in analysis.calls}
