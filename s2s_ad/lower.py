@@ -205,6 +205,33 @@ class _Lowering:
     def lower_mean_vjp(self, args: list[ast.expr], facts: list[Fact]) -> ast.expr | None:
         return self._fill(args, facts, mean=True)
 
+    def lower_max_vjp(self, args: list[ast.expr], facts: list[Fact]) -> ast.expr | None:
+        """``g`` shared equally among the maxima along a kept axis (as ``_ad.max_vjp``)."""
+        if len(args) != 5 or not all(isinstance(a, ast.Constant) for a in args[3:]):
+            return None
+        g, a, ans = facts[:3]
+        axis, keepdims = args[3].value, args[4].value  # type: ignore[attr-defined]
+        if keepdims is not True or type(axis) is not int:
+            return None
+        if not all(isinstance(f, Arr) and f.known for f in (g, a, ans)):
+            return None
+        assert isinstance(g, Arr) and isinstance(a, Arr) and isinstance(ans, Arr)
+        if not -len(a.shape) <= axis < len(a.shape) or g.dtype.kind != "f":
+            return None
+        kept = list(a.shape)
+        kept[axis % len(a.shape)] = 1
+        if g.shape != tuple(kept) or ans.shape != tuple(kept):
+            return None
+        hit = ast.Compare(args[1], [ast.Eq()], [args[2]])
+        count = _sum(
+            ast.Compare(args[1], [ast.Eq()], [args[2]]),
+            axis=ast.Constant(axis),
+            keepdims=ast.Constant(True),
+        )
+        return ast.BinOp(ast.BinOp(args[0], ast.Mult(), hit), ast.Div(), count)
+
+    lower_min_vjp = lower_max_vjp
+
     def lower_matmul_vjp_x(self, args: list[ast.expr], facts: list[Fact]) -> ast.expr | None:
         return self._product(args, facts, first=True)
 
