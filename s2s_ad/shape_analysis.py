@@ -225,6 +225,7 @@ class Analysis:
     # statements ---------------------------------------------------------------------------
 
     def block(self, stmts: list[ast.stmt], env: Env | None) -> Env | None:
+        """Facts after ``stmts`` (``None``: not reached); ``env`` is updated in place."""
         for s in stmts:
             if env is None:
                 return None
@@ -238,12 +239,10 @@ class Analysis:
                 value = self.pushed.get(s.targets[0].id, BOTTOM) if _one_name(s) else None
                 if _one_name(s) and s.targets[0].id not in self.pushable:
                     value = None
-            env = dict(env)
             for t in s.targets:
                 self.assign(t, value, env)
             return env
         if isinstance(s, ast.AugAssign):
-            env = dict(env)
             value = self.expr(s.value, env)
             if isinstance(s.target, ast.Name):
                 old = env.get(s.target.id)
@@ -268,7 +267,7 @@ class Analysis:
             return self.forget_arguments(call, env)
         if isinstance(s, ast.If):
             self.expr(s.test, env)
-            return _join_envs(self.block(s.body, env), self.block(s.orelse, env))
+            return _join_envs(self.block(s.body, dict(env)), self.block(s.orelse, dict(env)))
         if isinstance(s, ast.For):
             return self.loop_for(s, env)
         if isinstance(s, ast.While):
@@ -284,7 +283,6 @@ class Analysis:
         if isinstance(s, ast.Pass):
             return env
         if isinstance(s, ast.Delete):
-            env = dict(env)
             for t in s.targets:
                 for n in ast.walk(t):
                     if isinstance(n, ast.Name):
@@ -321,7 +319,6 @@ class Analysis:
         """A call made for its effect may change what it is given (not arrays' shapes)."""
         if not isinstance(call, ast.Call):
             return env
-        env = dict(env)
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             if isinstance(arg, ast.Name) and not isinstance(env.get(arg.id), (Arr, Scalar)):
                 env[arg.id] = None
@@ -359,7 +356,7 @@ class Analysis:
         for _ in range(30):
             self.expr(s.test, head)
             self.loops.append(([], []))
-            end = self.block(s.body, head)
+            end = self.block(s.body, dict(head))
             brk, cont = self.loops.pop()
             new = _join_all([entry, end, *cont])
             if new == head:
@@ -375,10 +372,13 @@ class Analysis:
 
     def trips(self, it: ast.expr, env: Env) -> bool:
         """Whether ``for ... in it`` surely runs at least once: ``range(n)`` (or reversed)
-        with ``n`` a symbolic size."""
+        with ``n`` a symbolic size, 1 or a positive literal."""
         if _is_call(it, "reversed") and len(it.args) == 1:  # type: ignore[attr-defined]
             it = it.args[0]  # type: ignore[attr-defined]
         if _is_call(it, "range") and len(it.args) == 1:  # type: ignore[attr-defined]
+            count = _const(it.args[0])  # type: ignore[attr-defined]
+            if type(count) is int:
+                return count >= 1
             n = self.expr(it.args[0], env)  # type: ignore[attr-defined]
             return isinstance(n, Scalar) and (isinstance(n.size, str) or n.size == 1)
         return False

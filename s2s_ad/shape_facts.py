@@ -245,5 +245,7 @@ def probe(fn: Callable[..., Any], args: list[tuple[Fact, Any]], kwargs: dict[str
     else:
         out = _fact_of(results[0], results[1], *runs)
     if key is not None:
+        if len(_CACHE) > 20000:  # a long session with many classes: start again
+            _CACHE.clear()
         _CACHE[key] = out
     return out
