@@ -29,6 +29,7 @@ cleaned up again by :mod:`optimize` (copies such as ``p_bar = _t2_bar`` go).
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import math
 from typing import Any
@@ -514,9 +515,15 @@ def _tape_call(node: ast.AST, tape: str, method: str) -> bool:
     )
 
 
-def lower_function(text: str, facts: dict[str, Fact], modules: dict[str, Any] | None = None) -> str:
+def lower_function(
+    text: str,
+    facts: dict[str, Fact],
+    modules: dict[str, Any] | None = None,
+    shadowed: frozenset[str] = frozenset(),
+) -> str:
     """A generated function (its text) with helpers lowered for these parameter facts
-    (``modules``: global names known to hold modules such as ``math``).
+    (``modules``: global names known to hold modules such as ``math``; ``shadowed``:
+    builtins the function's globals redefine).
 
     Returns the text unchanged when nothing is lowered or the analysis gives up.
     """
@@ -524,7 +531,7 @@ def lower_function(text: str, facts: dict[str, Fact], modules: dict[str, Any] | 
     func = tree.body[0]
     assert isinstance(func, ast.FunctionDef)
     tape = _tape(func)
-    analysis = Analysis(func, facts, tape, modules)
+    analysis = Analysis(func, facts, tape, modules, shadowed)
     try:
         analysis.run()
     except Unsupported:
@@ -578,7 +585,8 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
 
     text = compiled.source_of("grad")
     modules = {"math": math} if func.__globals__.get("math") is math else {}
-    lowered = lower_function(text.rstrip("\n"), param_facts(params, key), modules)
+    shadowed = frozenset(n for n in vars(builtins) if n in func.__globals__)
+    lowered = lower_function(text.rstrip("\n"), param_facts(params, key), modules, shadowed)
     if lowered == text.rstrip("\n"):
         return None
     name = compiled.names["grad"]

@@ -178,6 +178,8 @@ class Analysis:
         tape: The tape's name (``None``: none).
         modules: Global names the function reads that hold these modules (``math``):
             their functions are run on dummies like NumPy's.
+        shadowed: Names of builtins (``abs``, ``range``) the function's globals define:
+            calls of them are unknown.
     """
 
     def __init__(
@@ -186,9 +188,11 @@ class Analysis:
         facts: dict[str, Fact],
         tape: str | None,
         modules: dict[str, Any] | None = None,
+        shadowed: frozenset[str] = frozenset(),
     ) -> None:
         self.func, self.params, self.tape = func, facts, tape
         self.modules = modules or {}  # global names known to be these modules (``math``)
+        self.shadowed = shadowed  # builtins the function's globals redefine
         self.calls: dict[int, list[Fact]] = {}
         self.operands: dict[int, tuple[Fact, Fact]] = {}
         self.pushed: dict[str, Fact] = {}
@@ -203,7 +207,7 @@ class Analysis:
             Unsupported: For a construct that is not modelled.
         """
         for node in ast.walk(self.func):
-            if isinstance(node, (ast.Global, ast.Nonlocal, ast.Try, ast.Lambda)):
+            if isinstance(node, (ast.Global, ast.Nonlocal, ast.Try, ast.Lambda, ast.NamedExpr)):
                 raise Unsupported(type(node).__name__)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 if node is not self.func:
@@ -370,12 +374,15 @@ class Analysis:
             done = self.block(s.orelse, head)
         return _join_all([done, *brk])
 
+    def _builtin_call(self, node: ast.expr, name: str) -> bool:
+        return _is_call(node, name) and name not in self.shadowed
+
     def trips(self, it: ast.expr, env: Env) -> bool:
         """Whether ``for ... in it`` surely runs at least once: ``range(n)`` (or reversed)
         with ``n`` a symbolic size, 1 or a positive literal."""
-        if _is_call(it, "reversed") and len(it.args) == 1:  # type: ignore[attr-defined]
+        if self._builtin_call(it, "reversed") and len(it.args) == 1:  # type: ignore[attr-defined]
             it = it.args[0]  # type: ignore[attr-defined]
-        if _is_call(it, "range") and len(it.args) == 1:  # type: ignore[attr-defined]
+        if self._builtin_call(it, "range") and len(it.args) == 1:  # type: ignore[attr-defined]
             count = _const(it.args[0])  # type: ignore[attr-defined]
             if type(count) is int:
                 return count >= 1
@@ -385,9 +392,9 @@ class Analysis:
 
     def element(self, it: ast.expr, env: Env) -> Fact:
         """Facts of the loop variable."""
-        if _is_call(it, "reversed") and len(it.args) == 1:  # type: ignore[attr-defined]
+        if self._builtin_call(it, "reversed") and len(it.args) == 1:  # type: ignore[attr-defined]
             it = it.args[0]  # type: ignore[attr-defined]
-        if _is_call(it, "range"):
+        if self._builtin_call(it, "range"):
             for a in it.args:  # type: ignore[attr-defined]
                 self.expr(a, env)
             return Scalar(int)
@@ -477,7 +484,7 @@ class Analysis:
     def _callee(self, node: ast.Call, env: Env, args: list[tuple[Fact, Any]]) -> Any:
         func = node.func
         if isinstance(func, ast.Name):
-            if func.id in env:
+            if func.id in env or func.id in self.shadowed:
                 return None
             if func.id in _CHOOSE:  # the type of the argument it picks: all alike
                 types = {f.type if isinstance(f, Scalar) else None for f, _ in args}
