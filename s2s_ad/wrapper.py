@@ -209,25 +209,24 @@ class Variants:
         """The variant for the arguments ``values`` (all parameters, in order)."""
         mask = tuple([kind(v) for v in values])
         fn = self.by_mask.get(mask)
-        scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
-        vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
         if fn is None:
-            fn = self.by_mask[mask] = self.make(scalars, vectors)
+            fn = self.by_mask[mask] = self.make(*self._sets(mask))
         if self.shaped is not None:
-            fn = self._for_shapes(values, fn, scalars, vectors)
+            fn = self._for_shapes(values, mask, fn)
         self.last[0] = fn
         return fn
 
-    def _for_shapes(
-        self, values: tuple[Any, ...], fn: Any, scalars: frozenset[str], vectors: frozenset[str]
-    ) -> Any:
+    def _sets(self, mask: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+        """The parameters holding scalars and those holding vectors."""
+        scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
+        vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
+        return scalars, vectors
+
+    def _for_shapes(self, values: tuple[Any, ...], mask: tuple[str, ...], fn: Any) -> Any:
         """The variant for the shape class of ``values`` (made from ``fn``, the variant
         for their kinds), or ``fn`` itself: optimizer off, beyond the cap, or nothing
         lowered."""
-        # (imported here, not with this module: they belong to the transformer)
-        from . import optimize
-        from .shape_facts import shape_key
-
+        optimize, shape_key = _transformer()
         if not optimize.ENABLED:
             return fn
         key = shape_key(values)
@@ -236,8 +235,22 @@ class Variants:
             if len(self.by_shape) >= SHAPE_LIMIT:
                 return fn
             assert self.shaped is not None
-            hit = self.by_shape[key] = self.shaped(scalars, vectors, key) or fn
+            hit = self.by_shape[key] = self.shaped(*self._sets(mask), key) or fn
         return hit
+
+
+_LAZY: list[Any] = []
+
+
+def _transformer() -> list[Any]:
+    """``[optimize, shape_key]``, imported on the first call that needs them (they belong
+    to the transformer, which ``import s2s_ad`` does not load)."""
+    if not _LAZY:
+        from . import optimize
+        from .shape_facts import shape_key
+
+        _LAZY.extend((optimize, shape_key))
+    return _LAZY
 
 
 def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
