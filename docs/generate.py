@@ -50,7 +50,36 @@ def render() -> str:
     first = s2s_ad.grad(fun)
     parts.append("\nThe gradient differentiated again, `grad(grad(cubic_sine))`:\n")
     parts.append(f"\n```python\n{s2s_ad.source(s2s_ad.grad(first))}```\n")
+    parts.append(SHAPES)
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    df = s2s_ad.grad(examples.straight_line)
+    df(rng.normal(size=3), rng.normal(size=(4, 3)), rng.normal(size=4))
+    parts.append(f"\n```python\n{s2s_ad.source(df)}```\n")
     return "".join(parts)
+
+
+SHAPES = """
+# Shape specialisation: the variant that runs
+
+The code above is the general gradient, written for arguments of any shape: it asks
+runtime helpers what a value's shape requires (`_ad.unbroadcast` sums the dimensions
+an operation broadcast, `_ad.sum_vjp` broadcasts a reduction's cotangent back,
+`_ad.matmul_vjp_y` picks the product for the operands' ranks). The first call with
+arrays of a new *shape class* makes a variant for it: the class is the arguments' dtypes
+and shapes with every size replaced by a symbol (equal sizes share one, 0 and 1 stay),
+so `(128, 784)` and `(784, 256)` are `(a, b)` and `(b, c)` and every batch size falls in
+the same class. A shape analysis of the general code (`s2s_ad/shape_analysis.py`) proves
+what each helper will do for every call of the class, and `s2s_ad/lower.py` writes it
+out in plain NumPy: `_ad.seed(ans)` is `1.0`, an `unbroadcast` between equal shapes
+disappears (or is the `g.sum(axis=0)` it does), a reduction's adjoint stays a
+scalar where every operation that reads it broadcasts it back (else it is
+`np.full(a.shape, g)`), matrix products' adjoints are `g @ y.T` and `x.T @ g`, a value
+pushed only so that a helper could read its shape is no longer pushed. `source(df)`
+shows the variant that ran last; here `straight_line` (the first example) after a call
+with `w` of shape `(3,)`, `x` of shape `(4, 3)` and `y` of shape `(4,)`:
+"""
 
 
 HIGHER = """

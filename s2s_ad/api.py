@@ -440,8 +440,15 @@ def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., An
         fn = _generated(target, tuple(names), has_aux, scalars, vectors)["grad"]
         return functools.partial(fn, fun.__self__) if method else fn
 
+    def shaped(scalars: frozenset[str], vectors: frozenset[str], key: tuple[Any, ...]) -> Any:
+        from .lower import shape_variant
+
+        compiled = compile_adjoint(target, tuple(names), has_aux, scalars, vectors)
+        fn = shape_variant(compiled, primal(target), key, _param_names(fun))
+        return functools.partial(fn, fun.__self__) if method and fn is not None else fn
+
     general = make(frozenset(), frozenset())
-    variants = Variants(make, _param_names(fun), general)
+    variants = Variants(make, _param_names(fun), general, shaped)
     call = make_entry(fun, names, single, has_aux, mode, variants, Binder(fun))
     if mode == "value_and_grad":
         mark(

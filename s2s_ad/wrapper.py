@@ -7,7 +7,7 @@ the structure, shape and dtype of its input.
 
 Most calls repeat the argument types of an earlier call. A call whose arguments are all
 positional and decide every check and the variant by their key (the type; for a NumPy
-array whether it is 1-d and its dtype; a differentiated argument must be a Python or
+array its shape and dtype; a differentiated argument must be a Python or
 NumPy float or a float array) looks its variant up by the tuple of those keys and skips
 the checks; when the value is a float and each gradient already has its input's type
 (for an array: its shape and dtype; a NumPy float for a Python float is converted), the
@@ -31,6 +31,8 @@ from .targets import signature
 _SCALAR_TYPES = (float, int, bool, np.generic)
 #: At most this many argument-type tuples are remembered per gradient function.
 _TABLE_LIMIT = 64
+#: At most this many shape classes get a variant of their own per gradient function.
+SHAPE_LIMIT = 8
 
 
 def check_float(name: str, value: Any) -> None:
@@ -179,19 +181,28 @@ def kind(value: Any) -> str:
 
 class Variants:
     """The generated gradient, specialised on which arguments are scalars or vectors,
-    made on demand.
+    and further on their shape class (:mod:`shape_facts`), made on demand.
 
     Args:
         make: ``make(scalars, vectors)`` -> the generated gradient for those parameter
             sets (with a bound method's instance already bound).
         params: The parameters the call binds (a bound method's without ``self``).
         general: The variant for no known scalars or vectors.
+        shaped: ``shaped(scalars, vectors, key)`` -> that variant lowered for the shape
+            class ``key``, or ``None`` when lowering changes nothing.
     """
 
-    def __init__(self, make: Callable[..., Any], params: list[str], general: Any) -> None:
-        self.make, self.params = make, params
+    def __init__(
+        self,
+        make: Callable[..., Any],
+        params: list[str],
+        general: Any,
+        shaped: Callable[..., Any] | None = None,
+    ) -> None:
+        self.make, self.params, self.shaped = make, params, shaped
         # no scalar or vector known: the general code
         self.by_mask: dict[tuple[str, ...], Any] = {tuple("." for _ in params): general}
+        self.by_shape: dict[tuple[Any, ...], Any] = {}
         self.last = [general]  # the variant that ran last (what ``source`` shows)
 
     def get(self, values: tuple[Any, ...]) -> Any:
@@ -199,17 +210,53 @@ class Variants:
         mask = tuple([kind(v) for v in values])
         fn = self.by_mask.get(mask)
         if fn is None:
-            scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
-            vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
-            fn = self.by_mask[mask] = self.make(scalars, vectors)
+            fn = self.by_mask[mask] = self.make(*self._sets(mask))
+        if self.shaped is not None:
+            fn = self._for_shapes(values, mask, fn)
         self.last[0] = fn
         return fn
+
+    def _sets(self, mask: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+        """The parameters holding scalars and those holding vectors."""
+        scalars = frozenset(p for p, m in zip(self.params, mask) if m == "s")
+        vectors = frozenset(p for p, m in zip(self.params, mask) if m == "v")
+        return scalars, vectors
+
+    def _for_shapes(self, values: tuple[Any, ...], mask: tuple[str, ...], fn: Any) -> Any:
+        """The variant for the shape class of ``values`` (made from ``fn``, the variant
+        for their kinds), or ``fn`` itself: optimizer off, beyond the cap, or nothing
+        lowered."""
+        optimize, shape_key = _transformer()
+        if not optimize.ENABLED:
+            return fn
+        key = shape_key(values)
+        hit = self.by_shape.get(key)
+        if hit is None:
+            if len(self.by_shape) >= SHAPE_LIMIT:
+                return fn
+            assert self.shaped is not None
+            hit = self.by_shape[key] = self.shaped(*self._sets(mask), key) or fn
+        return hit
+
+
+_LAZY: list[Any] = []
+
+
+def _transformer() -> list[Any]:
+    """``[optimize, shape_key]``, imported on the first call that needs them (they belong
+    to the transformer, which ``import s2s_ad`` does not load)."""
+    if not _LAZY:
+        from . import optimize
+        from .shape_facts import shape_key
+
+        _LAZY.extend((optimize, shape_key))
+    return _LAZY
 
 
 def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
     """Whether every check and the variant choice for ``value`` follow from its key: its
-    type, or for a NumPy array whether it is 1-d and its dtype (:func:`table_key`)."""
-    if t is np.ndarray:  # the variant: 1-d or not; the float check: the dtype's kind
+    type, or for a NumPy array its shape and dtype (:func:`table_key`)."""
+    if t is np.ndarray:  # the variant: the shape; the float check: the dtype's kind
         return not differentiated or value.dtype.kind == "f"
     if differentiated:
         return t is float or issubclass(t, np.floating)
@@ -218,11 +265,11 @@ def _type_decides(t: type, value: Any, differentiated: bool) -> bool:
 
 def table_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
     """The key of the variant table for these arguments: each one's type, or for a NumPy
-    array ``(ndim == 1, dtype)`` (what the generated entry function computes)."""
+    array ``(shape, dtype)`` (what the generated entry function computes)."""
     out = []
     for v in values:
         t = type(v)
-        out.append((v.ndim == 1, v.dtype) if t is np.ndarray else t)
+        out.append((v.shape, v.dtype) if t is np.ndarray else t)
     return tuple(out)
 
 
@@ -299,9 +346,7 @@ def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, 
         unpack=", ".join(names) + ("," if n == 1 else ""),
         types=", ".join(f"type({a})" for a in names) + ("," if n == 1 else ""),
         typevars=", ".join(f"t{k}" for k in range(n)) + ("," if n == 1 else ""),
-        keys=", ".join(
-            f"t{k} if t{k} is not nd else (a{k}.ndim == 1, a{k}.dtype)" for k in range(n)
-        )
+        keys=", ".join(f"t{k} if t{k} is not nd else (a{k}.shape, a{k}.dtype)" for k in range(n))
         + ("," if n == 1 else ""),
         params=", ".join(names),
         fast="\n".join(fast),

@@ -68,6 +68,43 @@ def test_generated_source_matches_golden(name):
     assert text == path.read_text()
 
 
+def rnn_loss(Wx, Wh, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h**2)
+
+
+def _rnn_args():
+    rng = np.random.default_rng(0)
+    return (
+        rng.normal(size=(4, 5)),
+        rng.normal(size=(5, 5)),
+        rng.normal(size=5),
+        rng.normal(size=(6, 3, 4)),
+        np.zeros((3, 5)),
+    )
+
+
+# the variant for the shapes of a call (what source() shows after that call)
+CALLED = {
+    "loss_shapes": (loss, 0, lambda: (np.ones(3), np.ones((4, 3)), np.ones(4))),
+    "rnn_loss_shapes": (rnn_loss, (0, 1, 2), _rnn_args),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CALLED))
+def test_variant_for_the_call_matches_golden(name):
+    fun, wrt, args = CALLED[name]
+    df = s2s_ad.grad(fun, wrt)
+    df(*args())
+    text = s2s_ad.source(df)
+    path = GOLDEN / f"{name}.py.txt"
+    if os.environ.get("S2S_UPDATE_GOLDEN") or not path.exists():
+        path.write_text(text)
+    assert text == path.read_text()
+
+
 def test_golden_functions_are_correct():
     rng = np.random.default_rng(1)
     w, x, y = rng.normal(size=3), rng.normal(size=(4, 3)), rng.normal(size=4)

@@ -1,5 +1,9 @@
 """The clean-up passes over generated code (``s2s_ad/optimize.py``): every corpus function
-gives the same gradient with them on and off, and what they remove is really dead."""
+gives the same gradient with them on and off, and what they remove is really dead.
+
+With the optimizer on, a call runs the variant lowered for its arguments' shape class
+(``s2s_ad/lower.py``); off, the general one. Each case also runs at a point of the same
+shape class with other sizes (that variant then serves a call it was not made for)."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from corpus import collect
+from corpus import collect, resized
 from fd import flatten
 
 import s2s_ad
@@ -20,12 +24,18 @@ CASES = collect()
 SKIP = {"scalars.math_gamma_lgamma"}  # refused (no rule): nothing to compare
 
 
-def _gradients(c: Any, point: str, enabled: bool) -> Any:
+def _gradients(c: Any, point: str, enabled: bool, resize: bool = False) -> Any:
     saved = optimize.ENABLED
     optimize.ENABLED = enabled
     clear_cache()
     try:
-        return s2s_ad.grad(c.fun, c.wrt)(*copy.deepcopy(c.args(point)))
+        df = s2s_ad.grad(c.fun, c.wrt)
+        args = c.args(point)
+        if resize:  # the variant made for the first call serves the second
+            df(*copy.deepcopy(args))
+            args = resized(args, np.random.default_rng(len(c.label)))
+        with np.errstate(all="ignore"):
+            return df(*copy.deepcopy(args))
     finally:
         optimize.ENABLED = saved
         clear_cache()
@@ -37,6 +47,14 @@ def test_same_gradients_with_and_without_the_optimizer(c: Any) -> None:
         on = flatten(_gradients(c, point, True))
         off = flatten(_gradients(c, point, False))
         np.testing.assert_array_equal(on, off, err_msg=f"{c.label}[{point}]")
+        try:
+            off = flatten(_gradients(c, point, False, resize=True))
+        except Exception as exc:  # noqa: BLE001 (the sizes do not suit the function)
+            with pytest.raises(type(exc)):
+                _gradients(c, point, True, resize=True)
+            continue
+        on = flatten(_gradients(c, point, True, resize=True))
+        np.testing.assert_array_equal(on, off, err_msg=f"{c.label}[{point}, resized]")
 
 
 def _source(fun: Any, enabled: bool) -> str:

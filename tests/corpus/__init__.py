@@ -179,3 +179,25 @@ def collect() -> list[Case]:
         for c in mod.CASES:
             out.append(dataclasses.replace(c, module=name))
     return out
+
+
+def resized(args: tuple[Any, ...], rng: np.random.Generator) -> tuple[Any, ...]:
+    """Arguments of the same shape class as ``args`` (``s2s_ad.shape_facts.shape_key``)
+    with other sizes: each symbolic dimension gets a new size of at least 2, distinct
+    from the others; the values are drawn from the original ones, so they stay in the
+    function's domain."""
+    from s2s_ad.shape_facts import shape_key
+
+    key = shape_key(args)
+    symbols = sorted({d for e in key if isinstance(e, tuple) for d in e[1] if isinstance(d, str)})
+    sizes = rng.choice(np.arange(2, 9), size=len(symbols), replace=False)
+    new = dict(zip(symbols, (int(s) for s in sizes)))
+    out = []
+    for value, entry in zip(args, key):
+        if not isinstance(entry, tuple):
+            out.append(copy.deepcopy(value))
+            continue
+        shape = tuple(new[d] if isinstance(d, str) else d for d in entry[1])
+        pool = value.ravel() if value.size else np.zeros(1, dtype=value.dtype)
+        out.append(rng.choice(pool, size=shape).astype(value.dtype))
+    return tuple(out)
