@@ -195,6 +195,14 @@ def _class_call(kind: type) -> Any:
     return None
 
 
+def _nondiff_call(kind: type) -> Rule | None:
+    """The rule saying the ``__call__`` a class has or inherits carries no gradient (a
+    Keras metric's), if there is one."""
+    call = kind.__dict__.get("__call__") or _class_call(kind)
+    rule = REGISTRY.lookup(call) if type(call) is types.FunctionType else None
+    return rule if rule is not None and rule.nondiff else None
+
+
 def _fast_path(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[_Fast, tuple[Any, ...]] | None:
@@ -306,6 +314,8 @@ def call_with_pullback(
 
         return ans, cg_pullback
     rule = REGISTRY.lookup(func) or REGISTRY.lookup(getattr(func, "__func__", None))
+    if rule is None and not isinstance(func, (types.FunctionType, types.MethodType)):
+        rule = _nondiff_call(type(func))  # ``metric(y, p)``: its class's call carries none
     if rule is not None and rule.nondiff:
         ans = func(*args, **kwargs)  # no gradient flows (a draw, Variable.assign...)
         return ans, lambda g: tuple(0.0 for _ in labels)

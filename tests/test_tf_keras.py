@@ -265,6 +265,35 @@ def test_a_keras_classifier_trained_with_a_tape_and_metrics():
     assert len(model.non_trainable_variables) == 2  # the moving statistics
 
 
+def test_a_loss_scaled_by_metrics_called_in_the_block():
+    # a custom loop that divides the loss by its running mean and weighs it by the
+    # accuracy: the metrics' values carry no gradient, and each is updated once per step
+    tf.random.set_seed(5)
+    model = keras.Sequential(
+        [keras.layers.Dense(8, activation="relu", input_shape=(2,)), keras.layers.Dense(3)]
+    )
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    running = keras.metrics.Mean()
+    accuracy = keras.metrics.SparseCategoricalAccuracy()
+    x, labels = _blobs(40, 2)
+    for step in range(1, 4):
+        with tf.GradientTape() as tape:
+            logits = model(x)
+            raw = loss_fn(labels, logits)
+            acc = accuracy(labels, logits)
+            scale = running(raw)
+            loss = raw / scale * (2.0 - acc)
+        grads = tape.gradient(loss, model.trainable_variables)
+        with tf.GradientTape() as plain:
+            plain_loss = loss_fn(labels, model(x))
+        expected = plain.gradient(plain_loss, model.trainable_variables)
+        factor = (2.0 - float(acc)) / float(scale)
+        for got, want in zip(grads, expected):
+            np.testing.assert_allclose(np.asarray(got), factor * np.asarray(want), rtol=1e-5)
+        assert running.count.numpy() == step
+        assert accuracy.count.numpy() == 40 * step
+
+
 def test_metrics_update_result_reset():
     mean = keras.metrics.Mean()
     mean.update_state([1.0, 2.0, 3.0])
