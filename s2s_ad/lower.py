@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import itertools
 import math
 from typing import Any
 
@@ -40,7 +39,6 @@ from . import optimize
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
 
-_serial = itertools.count(1)
 STATS = {"lowered": 0}
 
 
@@ -581,7 +579,7 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
     """The gradient of a kind variant (``compiled``, from ``api.compile_adjoint``) lowered
     for the shape class ``key`` of the arguments of ``params``, compiled and bound to
     ``func``; ``None`` when nothing is lowered (the kind variant serves)."""
-    from .emit import Compiled, _compile  # noqa: PLC0415 (emit imports the transformer)
+    from .emit import Compiled, _free, program  # noqa: PLC0415 (emit imports the transformer)
 
     text = compiled.source_of("grad")
     modules = {"math": math} if func.__globals__.get("math") is math else {}
@@ -590,12 +588,10 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
     if lowered == text.rstrip("\n"):
         return None
     name = compiled.names["grad"]
-    header = compiled.text.split("\n", 1)[0]
-    body = lowered + "\n"
-    display = f"{header} (for argument shapes {describe(key)})\n" + body
-    filename = f"<s2s_ad:{name}:shapes{next(_serial)}>"
-    codes = _compile(body, display, filename, compiled.bindings, func)
-    shaped = Compiled(display, codes, {"grad": name}, compiled.bindings, compiled.params)
+    header = compiled.text.split("\n", 1)[0] + f" (for argument shapes {describe(key)})"
+    free = _free(compiled.bindings, func)
+    made = program(f"{name}:shapes", header, (lowered,), compiled.program.tape, free, False)
+    shaped = Compiled(made, {"grad": name}, compiled.bindings, compiled.params)
     return shaped.bind(func)["grad"]
 
 
