@@ -610,6 +610,14 @@ def variable_grad(value: Any, g: Any) -> None:
     """Adjoint of an attribute read in variables mode: when the value is a Variable the
     running tape differentiates, add ``g`` to its gradient."""
     table = VARIABLE_GRADS
-    if table is None or id(value) not in table or is_zero(g):
+    if table is None:
         return
-    table[id(value)] = add(table[id(value)], unbroadcast(g, np.asarray(value)))
+    key = id(value)
+    if key not in table or is_zero(g):
+        return
+    # generated code has most often summed ``g`` to the Variable's shape already
+    held = getattr(value, "value", value)  # a Variable's array
+    if type(g) is not _ndarray or type(held) is not _ndarray or g.shape != held.shape:
+        g = unbroadcast(g, np.asarray(value))
+    old = table[key]
+    table[key] = g if type(old) is _float and old == 0.0 else add(old, g)

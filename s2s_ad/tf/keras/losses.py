@@ -25,28 +25,34 @@ def _log_probabilities(y_pred: Any, from_logits: bool) -> Any:
     return np.log(np.clip(probs, _EPSILON, 1.0 - _EPSILON))
 
 
-def _values(y_true: Any, y_pred: Any) -> tuple[Any, Any]:
-    """Labels and predictions as plain arrays (NumPy's reductions of a plain array are the
-    fast ones), predictions with TensorFlow's dtypes (lists of floats: float32)."""
-    y_pred = np.asarray(tensor(y_pred))
-    kind = y_pred.dtype
-    return np.asarray(y_true, dtype=kind if kind.kind == "f" else np.float64), y_pred
+def _prediction(y_pred: Any) -> np.ndarray:
+    """Predictions as a plain array (NumPy's reductions of a plain array are the fast
+    ones) with TensorFlow's dtypes (lists of floats: float32)."""
+    return np.asarray(tensor(y_pred))
+
+
+def _labels(y_true: Any, dtype: np.dtype) -> np.ndarray:
+    """Labels as a plain array of the predictions' dtype (float64 for other kinds)."""
+    return np.asarray(y_true, dtype=dtype if dtype.kind == "f" else np.float64)
 
 
 def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     error = y_pred - y_true
     # the mean over the last axis as a sum over the count (np.mean's dispatch costs more)
     return tensor(np.square(error).sum(axis=-1) / error.shape[-1])
 
 
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     return tensor(np.mean(np.abs(y_pred - y_true), axis=-1))
 
 
 def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     error = np.abs(y_pred - y_true)
     quadratic = np.minimum(error, delta)
     return tensor(np.mean(0.5 * quadratic**2 + delta * (error - quadratic), axis=-1))
@@ -55,7 +61,8 @@ def huber(y_true: Any, y_pred: Any, delta: float = 1.0) -> Any:
 def binary_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0
 ) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     if from_logits:
         per_entry = np.maximum(y_pred, 0.0) - y_pred * y_true + np.log1p(np.exp(-np.abs(y_pred)))
@@ -68,14 +75,16 @@ def binary_crossentropy(
 def categorical_crossentropy(
     y_true: Any, y_pred: Any, from_logits: bool = False, label_smoothing: float = 0.0
 ) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     classes = np.shape(y_pred)[-1]
     y_true = y_true * (1.0 - label_smoothing) + label_smoothing / classes
     return tensor(-np.sum(y_true * _log_probabilities(y_pred, from_logits), axis=-1))
 
 
 def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool = False) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     logp = _log_probabilities(y_pred, from_logits)
     labels = np.asarray(y_true).astype(np.int64).reshape(np.shape(logp)[:-1])
     picked = np.where(np.arange(np.shape(logp)[-1]) == labels[..., None], 1.0, 0.0)
@@ -83,7 +92,8 @@ def sparse_categorical_crossentropy(y_true: Any, y_pred: Any, from_logits: bool 
 
 
 def kl_divergence(y_true: Any, y_pred: Any) -> Any:
-    y_true, y_pred = _values(y_true, y_pred)
+    y_pred = _prediction(y_pred)
+    y_true = _labels(y_true, y_pred.dtype)
     t = np.clip(y_true, _EPSILON, 1.0)
     p = np.clip(y_pred, _EPSILON, 1.0)
     return tensor(np.sum(t * np.log(t / p), axis=-1))
