@@ -1,7 +1,8 @@
-"""Command line: ``python -m s2s_ad FILE.py:FUNC [--wrt NAMES] [--mode M] [--html OUT]``.
+"""Command line: ``python -m s2s_ad FILE.py:FUNC [--wrt N] [--mode M] [--html OUT] [--stage S]``.
 
 Prints the generated derivative source, or with ``--html OUT`` writes the side-by-side
-view of the primal and its derivative to the file ``OUT``.
+view of the primal and its derivative to the file ``OUT``. ``--stage`` prints one stage of
+the transformer instead (:mod:`s2s_ad.stages`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from .api import compile_adjoint, compile_forward
 from .errors import TransformError
 from .html import function_page
+from .stages import STAGES, stage
 
 
 def _load(spec: str) -> object:
@@ -55,6 +56,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wrt", default=None, help="comma-separated parameter names or positions")
     parser.add_argument("--mode", choices=("reverse", "forward"), default="reverse")
     parser.add_argument("--html", default=None, metavar="OUT", help="write the HTML view to OUT")
+    parser.add_argument(
+        "--stage",
+        choices=STAGES,
+        default="optimized",
+        help="print one stage: the normal form, its activity, the sweeps before the "
+        "optimizer, or the optimized code (the default)",
+    )
     args = parser.parse_args(argv)
     try:
         func = _load(args.target)
@@ -75,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 wrt.append(name)
         else:
             wrt = params[:1]
-        if args.mode == "forward":
-            generated = compile_forward(func, tuple(wrt)).source_of("jvp")
-        else:
-            generated = compile_adjoint(func, tuple(wrt)).source_of("grad")
+        generated = stage(func, args.stage, tuple(wrt), args.mode)
         if args.html is None:
             print(generated, end="")
         else:

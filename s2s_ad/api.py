@@ -200,6 +200,15 @@ def _normalized(func: Any) -> tuple[Any, Any]:
     return hit[0], hit[1]
 
 
+def normalized(func: Any) -> Any:
+    """The normal form (:class:`s2s_ad.ir.Function`) of ``func``, made once per code object.
+
+    Raises:
+        TransformError: When ``func`` is refused.
+    """
+    return _normalized(func)[1]
+
+
 def _still_resolves(resolved: dict[tuple[str, ...], Any], func: Any) -> bool:
     from .normalize import still_resolves
 
