@@ -78,9 +78,14 @@ class Compiled:
         return self.program.codes
 
     def source_of(self, kind: str) -> str:
-        """The display source of one generated function."""
+        """The display source of one generated function (the gradient's alone does not
+        optimize and compile the others)."""
         name = self.names[kind]
-        lines = self.text.splitlines(keepends=True)
+        made = _body(self.program.texts)
+        if f"def {name}(" not in made:
+            self.program.complete()
+            made = _body(self.program.texts)
+        lines = made.splitlines(keepends=True)
         start = next(i for i, ln in enumerate(lines) if ln.startswith(f"def {name}("))
         end = start + 1
         while end < len(lines) and (lines[end].startswith((" ", "\n")) or not lines[end].strip()):
