@@ -682,18 +682,34 @@ def grad(
     return GradientFunction(grad_fun, grad, fun, wrt, has_aux)
 
 
-def source(df: Callable[..., Any]) -> str:
-    """The generated source of a gradient function (from ``grad`` or ``value_and_grad``).
+#: The attribute of a function made by s2s_ad (a pullback, ``hvp``, ``hessian``) that
+#: holds a callable returning the generated source it runs (what :func:`source` shows).
+SOURCE = "_s2s_generated_source"
 
-    ``inspect.getsource(df)`` returns the same text.
+
+def source(df: Callable[..., Any]) -> str:
+    """The generated source of a gradient function (from ``grad`` or ``value_and_grad``),
+    of a ``vjp`` pullback (the forward sweep and the backward sweep the pullback runs), or
+    of what ``hvp``, ``hessian`` and ``jacobian`` return (the programs they run).
+
+    For a gradient function, ``inspect.getsource(df)`` returns the same text.
+
+    Raises:
+        TypeError: For a function s2s_ad did not make.
     """
+    shown = getattr(df, SOURCE, None)
+    if shown is not None:
+        return shown()
     generated = getattr(df, "__wrapped__", None)
     if (
         generated is None
         or not getattr(generated, "__code__", None)
         or not (generated.__code__.co_filename.startswith("<s2s_ad:"))
     ):
-        raise TypeError("source() expects a function returned by s2s_ad.grad or value_and_grad")
+        raise TypeError(
+            "source() expects a function returned by s2s_ad.grad, value_and_grad, vjp (its "
+            "pullback), hvp, hessian or jacobian"
+        )
     return inspect.getsource(generated)
 
 
@@ -727,7 +743,15 @@ def pullback_wrt(
         grads = fns["bwd"](current, cotangent)
         return tuple(fix_grad(g, args[pos]) for g, pos in zip(grads, positions))
 
+    compiled = fns.compiled
+    setattr(pullback, SOURCE, lambda: sweeps_source(compiled))
     return out, pullback
+
+
+def sweeps_source(compiled: Compiled) -> str:
+    """The forward sweep and the backward sweep of ``compiled`` as separate functions (what
+    a pullback runs: ``fwd`` once, ``bwd`` per cotangent)."""
+    return compiled.source_of("fwd") + "\n\n" + compiled.source_of("bwd")
 
 
 def vjp(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., tuple[Any, ...]]]:
