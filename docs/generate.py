@@ -1,6 +1,7 @@
 """Write the generated pages: docs/constructs.md (each construct's primal and the adjoint
-s2s_ad generates for it), docs/refused.md (what is refused) and docs/functions.md (every
-library function with a rule, from the rule registry)."""
+s2s_ad generates for it), docs/refused.md (what is refused), docs/functions.md (every
+library function with a rule, from the rule registry) and docs/optimizations.md (the
+generated code before and after the optimizer, ``optimizations.py``)."""
 
 import builtins
 import inspect
@@ -12,6 +13,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))  # this checkout's s2s_ad, not an installed one
 
+import optimizations  # noqa: E402
 import refusals  # noqa: E402
 
 import examples  # noqa: E402
@@ -414,3 +416,4 @@ if __name__ == "__main__":
     (HERE / "constructs.md").write_text(render())
     (HERE / "refused.md").write_text(render_refused())
     (HERE / "functions.md").write_text(render_functions())
+    (HERE / "optimizations.md").write_text(optimizations.render())

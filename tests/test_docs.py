@@ -1,4 +1,5 @@
-"""docs/constructs.md shows the code s2s_ad generates today, and its examples are correct."""
+"""docs/constructs.md and docs/optimizations.md show the code s2s_ad generates today, and
+the examples are correct."""
 
 import sys
 from pathlib import Path
@@ -17,6 +18,14 @@ import examples  # noqa: E402
 
 def test_constructs_page_is_current():
     assert (DOCS / "constructs.md").read_text() == generate.render(), "run: python docs/generate.py"
+
+
+def test_optimizations_page_is_current():
+    import optimizations
+
+    assert (DOCS / "optimizations.md").read_text() == optimizations.render(), (
+        "run: python docs/generate.py"
+    )
 
 
 def test_refused_page_is_current():

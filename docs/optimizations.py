@@ -1,0 +1,138 @@
+"""docs/optimizations.md: each optimization of the generated code as before/after.
+
+"Before" is the generated function as the reverse pass builds it, the optimizer off and
+for arguments of any shape (``python -m s2s_ad FILE.py:FUNC --stage sweeps``); "after"
+is what runs (``s2s_ad.source(df)`` after a call with float64 arrays: optimized, and
+lowered for the call's shape class). Written by ``python docs/generate.py``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import s2s_ad
+from s2s_ad.stages import stage
+
+
+def mlp_layer(W, b, x, y):
+    h = np.tanh(x @ W + b)
+    return np.mean((h - y) ** 2)
+
+
+def square_sum(x):
+    return np.sum(x * x)
+
+
+def smoothed(x, k):
+    y = x
+    for _ in range(k):
+        y = 0.5 * (y + np.sin(y))
+    return np.sum(y)
+
+
+def early_stop(x, n):
+    s = 0.0
+    for i in range(n):
+        if x[i] < 0:
+            break
+        s = s * np.cos(x[i]) + x[i] ** 2
+    return s
+
+
+def _args_mlp(rng: np.random.Generator) -> tuple[Any, ...]:
+    return rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(8, 4)), rng.normal(size=3)
+
+
+def _args_x(rng: np.random.Generator) -> tuple[Any, ...]:
+    return (rng.normal(size=5),)
+
+
+def _args_smoothed(rng: np.random.Generator) -> tuple[Any, ...]:
+    return rng.normal(size=5), 3
+
+
+def _args_early(rng: np.random.Generator) -> tuple[Any, ...]:
+    return np.abs(rng.normal(size=6)) * np.array([1, 1, 1, -1, 1, 1]), 6
+
+
+#: (title, what the optimization does, function, wrt, arguments of the call).
+EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any, ...]]]] = [
+    (
+        "A dense layer: shapes known",
+        "With the shapes of the arguments known (a *shape class*: sizes as symbols), the "
+        "runtime helpers become the NumPy they stand for: the seed of a scalar output is "
+        "`1.0`, a mean's adjoint stays a scalar that the next line broadcasts, an "
+        "`unbroadcast` between equal shapes disappears and the one over the batch is the "
+        "`.sum(axis=0)` it does, and a matrix product's adjoint is `x.T @ g`. A copy "
+        "`_t2_bar = _t1_bar` is propagated away and dead stores are dropped.",
+        mlp_layer,
+        (0, 1),
+        _args_mlp,
+    ),
+    (
+        "Contributions merged",
+        "`x * x` reads `x` twice: the two contributions to `x_bar` are one product, doubled.",
+        square_sum,
+        0,
+        _args_x,
+    ),
+    (
+        "A loop that overwrites its variable",
+        "Each trip overwrites `y`, whose old value the adjoint of `np.sin` reads: `y` alone "
+        "is pushed before it is overwritten and popped in the backward sweep. Shapes known, "
+        "`np.sum`'s adjoint is `np.full` and the `unbroadcast`s between equal shapes go.",
+        smoothed,
+        0,
+        _args_smoothed,
+    ),
+    (
+        "A loop with a `break` (GENERATED.md's second target)",
+        "The branch's flag `_t1` is pushed by the sweeps but read by nothing the backward "
+        "sweep does once the break is reversed through `_jumped7`: the optimizer drops its "
+        "pushes and pops. Shapes known, the accumulation into `x_bar` is `x_bar[i] += ...`.",
+        early_stop,
+        0,
+        _args_early,
+    ),
+]
+
+INTRO = """# The generated code before and after the optimizer
+
+s2s_ad first writes the adjoint statement by statement, the way the rules say (the
+*sweeps*: `python -m s2s_ad FILE.py:FUNC --stage sweeps`), general enough for arguments
+of any shape. Then `s2s_ad/optimize.py` removes what the result does not need (dead
+stores, dead tape pushes and pops, copies) and merges contributions, and at the first call
+with arrays `s2s_ad/lower.py` rewrites the runtime helpers as the plain NumPy they do for
+that call's shape class. Each section below shows one function, the code before (the
+sweeps, optimizer off) and after (what runs: `s2s_ad.source(df)` after a call), and how
+many lines and runtime-helper (`_ad.`) calls each has. This page is written by
+`python docs/generate.py` (a test checks it is current). Every optimization keeps the
+gradient: the tests compare it with the optimizer on and off (`S2S_AD_OPTIMIZE=0`).
+"""
+
+
+def _counts(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    helpers = len(re.findall(r"\b_ad\d*\.\w+\(", text))
+    return f"{len(lines)} lines, {helpers} helper call{'s' if helpers != 1 else ''}"
+
+
+def render() -> str:
+    """The page."""
+    parts = [INTRO]
+    for title, what, fun, wrt, make_args in EXAMPLES:
+        names = list(inspect.signature(fun).parameters)
+        chosen = (wrt,) if isinstance(wrt, int) else wrt
+        before = stage(fun, "sweeps", tuple(names[i] for i in chosen))
+        df = s2s_ad.grad(fun, wrt)
+        df(*make_args(np.random.default_rng(0)))
+        after = s2s_ad.source(df)
+        parts.append(f"\n## {title}\n\n{what}\n\n```python\n{inspect.getsource(fun)}```\n")
+        parts.append(f"\nBefore ({_counts(before)}):\n\n```python\n{before}```\n")
+        parts.append(f"\nAfter ({_counts(after)}):\n\n```python\n{after}```\n")
+    return "".join(parts)
