@@ -4,30 +4,18 @@ a helper redefined, an edited source file, another module with the same text."""
 
 import importlib
 import inspect
-import itertools
-import sys
-import textwrap
 
 import numpy as np
 import pytest
 from fd import numerical_grad
+from modules import import_text
 
 import s2s_ad
 from s2s_ad.api import clear_cache, compile_adjoint
 
-_serial = itertools.count()
-
 
 def _import(tmp_path, monkeypatch, text):
-    """Write ``text`` as a fresh module in ``tmp_path``, import it, return (module, path)."""
-    name = f"shared_mod_{next(_serial)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    module = importlib.import_module(name)
-    monkeypatch.setitem(sys.modules, name, module)
-    return module, path
+    return import_text(tmp_path, monkeypatch, text, "shared_mod")
 
 
 MODEL = """

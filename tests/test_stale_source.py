@@ -1,30 +1,16 @@
 """A source file edited after its module was imported: the text on disk is no longer the
 code that runs, so differentiating it would give the gradient of another function."""
 
-import importlib
-import itertools
-import sys
-import textwrap
-
 import numpy as np
 import pytest
+from modules import import_text
 
 import s2s_ad
 from s2s_ad import TransformError
 
-_serial = itertools.count()
-
 
 def _import(tmp_path, monkeypatch, text):
-    """Write ``text`` as a fresh module in ``tmp_path``, import it, return (module, path)."""
-    name = f"stale_mod_{next(_serial)}"
-    path = tmp_path / f"{name}.py"
-    path.write_text(textwrap.dedent(text))
-    monkeypatch.syspath_prepend(str(tmp_path))
-    importlib.invalidate_caches()
-    module = importlib.import_module(name)
-    monkeypatch.setitem(sys.modules, name, module)
-    return module, path
+    return import_text(tmp_path, monkeypatch, text, "stale_mod")
 
 
 MODULE = """
