@@ -370,11 +370,14 @@ class GradientTape:
             )
         self._used = True
 
-    def _name_of(self, value: Any, target: bool = False) -> tuple[str | None, str]:
+    def _name_of(
+        self, value: Any, target: bool = False, index: bool = False
+    ) -> tuple[str | None, str]:
         """The name a value has in the block: assigned there (``'block'``) or read from
-        before it (``'input'``)."""
+        before it (``'input'``). ``index``: look it up in an index of the names (built
+        once per run of the block), for a request with many sources."""
         objects, after = self._objects, self._after
-        if len(objects) + len(after) <= 16:  # a few names: look, do not index
+        if not index and len(objects) + len(after) <= 16:  # a few names: look, do not index
             if not target:
                 for name, before in objects.items():
                     if before is value:
@@ -420,7 +423,8 @@ class GradientTape:
         hidden: list[Variable] = []  # Variables whose gradients come from the table
         hidden_ids: set[int] = set()
         watch_all = self.watch_accessed_variables
-        found_names = [self._name_of(leaf) for leaf in found]
+        many = len(found) > 2
+        found_names = [self._name_of(leaf, index=many) for leaf in found]
         for leaf, (name, where) in zip(found, found_names):
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
@@ -619,8 +623,10 @@ class GradientTape:
                 by_name[name] = g
         if not table:
             return by_name, table
+        # a Variable whose entry is still the symbolic zero 0.0 got no gradient
         return by_name, {
-            key: None if runtime.is_zero(value) else value for key, value in table.items()
+            key: None if type(value) is float and value == 0.0 else value
+            for key, value in table.items()
         }
 
     def _values(self, plan: _Plan) -> list[Any]:
