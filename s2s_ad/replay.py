@@ -73,7 +73,7 @@ class Recording:
         if not self.calls:
             return []
         wanted = set(statements)
-        return [c for c in self.calls if not c.used and c.statement in wanted]
+        return [c for c in self.calls if c.pullback is not None and c.statement in wanted]
 
 
 def _never(value: Any) -> bool:

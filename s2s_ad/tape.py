@@ -370,14 +370,11 @@ class GradientTape:
             )
         self._used = True
 
-    def _name_of(
-        self, value: Any, target: bool = False, index: bool = False
-    ) -> tuple[str | None, str]:
+    def _name_of(self, value: Any, target: bool = False) -> tuple[str | None, str]:
         """The name a value has in the block: assigned there (``'block'``) or read from
-        before it (``'input'``). ``index``: look it up in an index of the names (built
-        once per run of the block), for a request with many sources."""
+        before it (``'input'``)."""
         objects, after = self._objects, self._after
-        if not index and len(objects) + len(after) <= 16:  # a few names: look, do not index
+        if len(objects) + len(after) <= 16:  # a few names: look, do not index
             if not target:
                 for name, before in objects.items():
                     if before is value:
@@ -423,8 +420,7 @@ class GradientTape:
         hidden: list[Variable] = []  # Variables whose gradients come from the table
         hidden_ids: set[int] = set()
         watch_all = self.watch_accessed_variables
-        many = len(found) > 2
-        found_names = [self._name_of(leaf, index=many) for leaf in found]
+        found_names = [self._name_of(leaf) for leaf in found]
         for leaf, (name, where) in zip(found, found_names):
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
