@@ -159,6 +159,13 @@ class _Doubled(keras.losses.MeanSquaredError):
         return 2.0 * super().__call__(y_true, y_pred, sample_weight)
 
 
+class _Quartic(keras.losses.Loss):
+    """A user's loss written as Keras documents: ``call`` gives one value per example."""
+
+    def call(self, y_true, y_pred):
+        return tf.reduce_mean(tf.square(tf.square(y_pred - y_true)), axis=-1)
+
+
 @pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none"])
 def test_loss_classes_and_reductions_in_a_training_step(reduction):
     rng = np.random.default_rng(5)
@@ -177,6 +184,7 @@ def test_loss_classes_and_reductions_in_a_training_step(reduction):
         (keras.losses.MeanSquaredError(reduction=reduction), weights, 1.0),
         (_Doubled(reduction=reduction), None, 2.0),
     ]
+    quartic = _Quartic(reduction=reduction)
     for loss_fn, sample_weight, scale in cases:
         for _ in range(2):  # the second step takes the kept calls back
             with tf.GradientTape() as tape:
@@ -189,3 +197,14 @@ def test_loss_classes_and_reductions_in_a_training_step(reduction):
 
             np.testing.assert_allclose(dk, numerical_grad(total, (kernel, bias), 0), rtol=1e-6)
             np.testing.assert_allclose(db, numerical_grad(total, (kernel, bias), 1), rtol=1e-6)
+
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            loss = quartic(y, model(x, training=True))
+        dk, db = tape.gradient(loss, model.trainable_variables)
+
+        def fourth(k, c):
+            return reduce(np.mean((x @ k + c - y) ** 4, axis=-1))
+
+        np.testing.assert_allclose(dk, numerical_grad(fourth, (kernel, bias), 0), rtol=1e-6)
+        np.testing.assert_allclose(db, numerical_grad(fourth, (kernel, bias), 1), rtol=1e-6)
