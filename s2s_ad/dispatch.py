@@ -260,6 +260,15 @@ def _pullback(hit: _Fast, saved: Any) -> Callable[[Any], tuple[Any, ...]]:
     return pullback
 
 
+def _star_call(
+    func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """:func:`call_with_pullback` for labels that name entries of ``*args``/``**kwargs``."""
+    flat, regroup, _ = packing.expand(labels, len(args), tuple(kwargs))
+    ans, inner = call_with_pullback(func, flat, args, kwargs)
+    return ans, lambda g: regroup(inner(g))
+
+
 def call_with_pullback(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -270,10 +279,9 @@ def call_with_pullback(
     args, kwargs)`` with the differentiated arguments at the same positions and
     keywords, or ``None`` to be called as it is.
     """
-    if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
-        flat, regroup, _ = packing.expand(labels, len(args), tuple(kwargs))
-        ans, inner = call_with_pullback(func, flat, args, kwargs)
-        return ans, lambda g: regroup(inner(g))
+    for label in labels:
+        if type(label) is tuple:  # a star-call's entries
+            return _star_call(func, labels, args, kwargs)
     if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
         from .second_order import vjp_apply_pullback
 

@@ -73,7 +73,7 @@ class Recording:
         if not self.calls:
             return []
         wanted = set(statements)
-        return [c for c in self.calls if not c.used and c.statement in wanted]
+        return [c for c in self.calls if c.pullback is not None and c.statement in wanted]
 
 
 def _never(value: Any) -> bool:
@@ -126,19 +126,23 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     if _REPLAY or _UNRECORDED[0] or runtime.VARIABLE_GRADS is not None:
         return NOT_RECORDED
     caller = sys._getframe(2)  # the frame that called the layer (or loss)
-    found = [r for r in _RECORDING if r.frame is caller]
-    if len(found) != 1 or not found[0].keeps_calls:  # not called by a block's statement
-        return NOT_RECORDED  # (or by the blocks of nested tapes), or not to be kept
-    recording = found[0]
+    recording = None
+    for candidate in _RECORDING:
+        if candidate.frame is caller:
+            if recording is not None:  # the blocks of nested tapes: not kept
+                return NOT_RECORDED
+            recording = candidate
+    if recording is None or not recording.keeps_calls:  # not called by a block's statement
+        return NOT_RECORDED  # or not to be kept
     labels = []
-    for k, value in enumerate((*args, *kwargs.values())):
+    for k, value in enumerate(args):
         if not _matchable(value):
             return NOT_RECORDED
-        if k >= len(args):
-            if _carries(value):
-                return NOT_RECORDED  # a differentiable keyword argument
-        elif _carries(value) and not recording.constant(value):
+        if _carries(value) and not recording.constant(value):
             labels.append(k)
+    for value in kwargs.values():
+        if not _matchable(value) or _carries(value):
+            return NOT_RECORDED  # a differentiable keyword argument
     runtime.VARIABLE_GRADS = {}  # variables mode, as the tape's re-run calls it
     try:
         target, targs, tkwargs = func, args, kwargs
@@ -221,17 +225,26 @@ class Calls:
     ) -> bool:
         if len(args) != len(call.args) or kwargs.keys() != call.kwargs.keys():
             return False
-        if any(label not in call.labels for label in labels):
-            return False
-        pairs = [*zip(args, call.args), *((kwargs[k], v) for k, v in call.kwargs.items())]
-        for now, then in pairs:
-            if now is then or self.copies.get(id(now)) == id(then):
-                continue
-            if isinstance(now, np.ndarray) or hasattr(now, "assign"):
+        for label in labels:
+            if label not in call.labels:
                 return False
-            if type(now) is not type(then) or now != then:
+        for now, then in zip(args, call.args):
+            if now is not then and not self._matches(now, then):
+                return False
+        for key, then in call.kwargs.items():
+            now = kwargs[key]
+            if now is not then and not self._matches(now, then):
                 return False
         return True
+
+    def _matches(self, now: Any, then: Any) -> bool:
+        """Whether an argument of the re-run is the block's: the copy of an input the
+        block read, or an equal plain value (never another array or Variable)."""
+        if self.copies.get(id(now)) == id(then):
+            return True
+        if isinstance(now, np.ndarray) or hasattr(now, "assign"):
+            return False
+        return type(now) is type(then) and not now != then
 
     def _take(self, call: Call, labels: tuple[Any, ...]) -> tuple[Any, Any]:
         for _ in range(call.draws):

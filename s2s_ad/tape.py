@@ -138,8 +138,9 @@ class GradientTape:
         Keras layers: when no statement can change in place an array such a call saved."""
         recording = self._recorder.recording
         if recording is not None:
-            recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
-            recording.keeps_calls = self._keeps_calls()
+            recording.keeps_calls = keeps = self._keeps_calls()
+            if keeps:  # only a kept call asks which of its arguments are constants
+                recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
 
     def _keeps_calls(self) -> bool:
         """Whether the block only assigns names and calls methods of objects that are not
@@ -296,8 +297,8 @@ class GradientTape:
         target does not depend on give ``None`` (or zeros with ``'zero'``).
         """
         self._use()
-        zero = _is_zero_policy(unconnected_gradients)
-        flat = type(sources) in (list, tuple)
+        kind = type(sources)
+        flat = kind is list or kind is tuple
         if flat:
             for s in sources:
                 if isinstance(s, (list, tuple, dict)):
@@ -308,12 +309,13 @@ class GradientTape:
             grads = self._gradients(target, found, _ones_like)
         else:
             grads = self._gradients(target, found, lambda outs: _cotangents(outs, output_gradients))
-        out = [
-            self._unconnected(leaf, zero) if g is None else _as_tensor(g, leaf)
-            for g, leaf in zip(grads, found)
-        ]
+        out = [None if g is None else _as_tensor(g, leaf) for g, leaf in zip(grads, found)]
+        if unconnected_gradients is not UnconnectedGradients.NONE and _is_zero_policy(
+            unconnected_gradients
+        ):
+            out = [self._unconnected(leaf, True) if g is None else g for g, leaf in zip(out, found)]
         if flat:
-            return out if type(sources) is list else tuple(out)
+            return out if kind is list else tuple(out)
         return rebuild(sources, iter(out))
 
     def jacobian(
@@ -576,16 +578,16 @@ class GradientTape:
         recording = self._recorder.recording
         draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
-        calls = recording.unused_calls(plan.statements) if recording else []
+        calls = recording.unused_calls(plan.statements) if recording and recording.calls else []
         given = None
         if calls:  # the layers the block called give back their values and pullbacks
             copies = {id(v): id(objects[n]) for n, v in zip(plan.params, values) if n in objects}
             given = (calls, copies)
-        table: dict[int, Any] = {id(v): 0.0 for v in hidden}
+        table: dict[int, Any] = {id(v): 0.0 for v in hidden} if hidden else {}
+        fns = plan.fns
         saved_table = runtime.VARIABLE_GRADS
         if plan.variables:
             runtime.VARIABLE_GRADS = table
-        fns = plan.fns
         try:
             if draws or roots or given:
                 # when the statements only assign names and call no user function, state
@@ -604,21 +606,23 @@ class GradientTape:
             runtime.VARIABLE_GRADS = saved_table
         by_name: dict[str, Any] = {}
         containers = plan.containers
-        for k, (name, ok) in enumerate(zip(plan.wrt, plan.connected)):
+        for k, name in enumerate(plan.wrt):
             g = grads[k]
             if containers and name in containers:
                 for leaf, part in zip(leaves(values[k]), leaves(g)):
                     if id(leaf) in table and part is not None and not runtime.is_zero(part):
                         table[id(leaf)] = runtime.add(table[id(leaf)], part)
-            elif ok and g is not None and not (type(g) is float and g == 0.0):
+            elif plan.connected[k] and g is not None and not (type(g) is float and g == 0.0):
                 value = values[k]
-                if type(value) is not np.ndarray or _shape(g) != value.shape:
+                if type(value) is not np.ndarray or _shape(g) != _ARRAY_SHAPE(value):
                     g = fix_grad(g, np.asarray(value))  # shape of its source
                 by_name[name] = g
         if not table:
             return by_name, table
+        # a Variable whose entry is still the symbolic zero 0.0 got no gradient
         return by_name, {
-            key: None if runtime.is_zero(value) else value for key, value in table.items()
+            key: None if type(value) is float and value == 0.0 else value
+            for key, value in table.items()
         }
 
     def _values(self, plan: _Plan) -> list[Any]:
@@ -807,7 +811,11 @@ def _is_zero_policy(policy: UnconnectedGradients | str) -> bool:
 def _as_tensor(g: Any, source: Any) -> Tensor:
     """A gradient as a tensor of its source's dtype."""
     dtype = source.value.dtype if isinstance(source, Variable) else np.asarray(source).dtype
-    if getattr(g, "dtype", None) == dtype and type(g) in (np.ndarray, dtype.type):
+    kind = type(g)
+    if kind is np.ndarray:
+        if g.dtype == dtype:
+            return g.view(EagerTensor)
+    elif kind is dtype.type:  # a NumPy scalar of the source's dtype
         return np.asarray(g).view(EagerTensor)
     return tensor(g, dtype=dtype)
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ... import replay
 from ...variable import tensor
+from ..ops import reduce_mean, reduce_sum
 
 _EPSILON = 1e-7
 
@@ -121,15 +122,28 @@ class Loss:
             found = replay.recorded_call(self, (y_true, y_pred), given)
             if found is not replay.NOT_RECORDED:
                 return found
+        return self._value(y_true, y_pred, sample_weight)
+
+    def _s2s_forward(
+        self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, tuple[Any, ...], dict[str, Any]] | None:
+        """What differentiated code calls for ``loss(y_true, y_pred)``: :meth:`_value`,
+        as ``__call__`` does outside a tape's block (its generated code then carries no
+        branch for the recording)."""
+        if type(self).__call__ is not Loss.__call__:
+            return None
+        return self._value, args, kwargs
+
+    def _value(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """The loss, reduced as ``reduction`` says."""
         per_example = self.call(y_true, y_pred)
         if sample_weight is not None:
             per_example = per_example * sample_weight
         if self.reduction == "none":
             return per_example
         if self.reduction == "sum":
-            return tensor(np.sum(np.asarray(per_example)))
-        values = np.asarray(per_example)
-        return tensor(values.sum() / values.size)
+            return reduce_sum(per_example)
+        return reduce_mean(per_example)
 
 
 class MeanSquaredError(Loss):
