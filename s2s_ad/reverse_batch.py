@@ -1,0 +1,222 @@
+"""Batched reverse mode: one backward sweep pulls back a whole batch of cotangents.
+
+The batched backward program is the reverse-mode program with every cotangent carrying
+a leading batch axis (one row of a Jacobian per entry; :mod:`s2s_ad.cotangents` states
+the convention). Its forward sweep is the one-row program's; the backward sweep differs
+only where a VJP needs to know about that axis:
+
+* elementwise adjoints (``g * partial``) broadcast as they are, and the helpers the
+  sweep calls as ``_ad`` (sums down to a shape, scatters for indexing, packing) are the
+  batched ones of :mod:`s2s_ad.cotangents`;
+* a rule's VJP template batches when it is a call of a batched helper on ``g``
+  (``_ad.sum_vjp(g, a, axis, keepdims)``, ``_ad.matmul_vjp_x(g, x, y)``) or one of
+  :data:`TEMPLATES` (reshapes, transposes);
+* every other VJP template runs once per row (``_ad.rows(lambda _g: ..., g)``), with the
+  one-row helpers as ``_ad1``;
+* a call of another Python function runs that function's batched backward sweep.
+
+A program that calls what has no batched form at all (a function known only when the code
+runs, a ``defgrad`` rule, a helper of one-row cotangents) is not batched: ``jacobian``
+then pulls back one output entry at a time (:class:`Unbatched`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import types
+from typing import Any
+
+from . import cotangents, ir
+from .analysis import CallInfo
+from .emit import AD as ONE_ROW
+from .emit import Compiled
+from .reverse import CallPlan, Resolver, Reverse
+from .rules.registry import Rule
+
+#: One-row VJP templates -> their batched form (``g`` carries the batch axis).
+TEMPLATES = {
+    "g": "g",
+    "np.transpose(g)": "_ad.transpose(g)",
+}
+_RESHAPE = re.compile(r"^np\.reshape\(g, np\.shape\((\w+)\)\)$")
+_HELPER_ON_G = re.compile(r"^_ad\.(\w+)\(g(?:,|\))")
+_G = re.compile(r"(?<![\w.])g(?!\w)")
+#: Helpers of :mod:`s2s_ad.cotangents` that take a batched cotangent first.
+BATCHED_HELPERS = frozenset(
+    {"sum_vjp", "mean_vjp", "matmul_vjp_x", "matmul_vjp_y", "dot_vjp_a", "dot_vjp_b"}
+    | {"transpose_vjp", "max_vjp", "min_vjp", "unbroadcast"}
+)
+
+
+class Unbatched(Exception):
+    """A function whose backward sweep has no batched form (the reason as message)."""
+
+
+def batched_template(template: str) -> str | None:
+    """The batched form of a one-row VJP template, or ``None`` (run once per row)."""
+    text = template.strip()
+    if text in TEMPLATES:
+        return TEMPLATES[text]
+    reshape = _RESHAPE.match(text)
+    if reshape:
+        return f"_ad.reshape(g, np.shape({reshape.group(1)}))"
+    helper = _HELPER_ON_G.match(text)
+    if helper and helper.group(1) in BATCHED_HELPERS and len(_G.findall(text)) == 1:
+        return text
+    return None
+
+
+class BatchedReverse(Reverse):
+    """Builds the batched backward program (cotangents with a leading batch axis)."""
+
+    def __init__(
+        self,
+        fn: ir.Function,
+        wrt: list[str],
+        resolver: Resolver,
+        user_globals: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(fn, wrt, resolver, user_globals=user_globals)
+        self.bindings[self.ad] = cotangents.AD
+        self.one_row = self.bind("_ad1", ONE_ROW)
+        self.row = self.mint("_g")
+        self._batched_rules: dict[tuple[int, frozenset[str]], Rule] = {}
+        self._original: dict[int, Rule] = {}  # id of a batched rule -> its rule
+
+    def zero(self, var: str, dense: bool = False) -> Any:
+        # no dense zero arrays: their batch size is known only once a cotangent arrives
+        return super().zero(var, False)
+
+    def _batched_rule(self, rule: Rule, lists: frozenset[str]) -> Rule:
+        """``rule`` with batched VJP templates (``lists``: parameters that may be lists,
+        whose cotangents are split into entries)."""
+        key = (id(rule), lists)
+        hit = self._batched_rules.get(key)
+        if hit is not None:
+            return hit
+        vjps = {}
+        for param, template in rule.vjps.items():
+            if param in rule.partials or template.strip() in ("0", "0.0"):
+                vjps[param] = template
+                continue
+            batched = batched_template(template)
+            if batched is None:
+                one = _G.sub(self.row, template).replace("_ad.", f"{self.one_row}.")
+                batched = f"_ad.rows(lambda {self.row}: {one}, g)"
+            if param in lists:
+                batched = f"_ad.entries({batched}, {param})"
+            vjps[param] = batched
+        made = self._batched_rules[key] = dataclasses.replace(rule, vjps=vjps)
+        self._original[id(made)] = rule
+        return made
+
+    def _lists(self, atoms: list[tuple[str, ir.Atom]]) -> frozenset[str]:
+        return frozenset(
+            param
+            for param, atom in atoms
+            if isinstance(atom, ir.Var) and atom.name not in self.numeric
+        )
+
+    def _apply_rule(
+        self,
+        rule: Rule,
+        names: dict[str, str],
+        s: ir.Assign,
+        add: Any,
+        atoms: list[tuple[str, ir.Atom]],
+        use_math: bool = False,
+    ) -> None:
+        rule = self._batched_rule(self._original.get(id(rule), rule), self._lists(atoms))
+        super()._apply_rule(rule, names, s, add, atoms, use_math)
+
+    def _call_contribs(
+        self,
+        s: ir.Assign,
+        call: ir.Call,
+        plan: CallPlan | None,
+        add: Any,
+        pre: list[Any],
+    ) -> None:
+        if plan is not None:
+            kind = plan.info.kind
+            if kind in ("rule", "method") and plan.info.rule is not None:
+                lists = frozenset(p for p in plan.info.rule.vjps if p == "args")
+                rule = self._batched_rule(plan.info.rule, lists)
+                plan.info = CallInfo(kind, rule, plan.info.func)
+            elif kind != "user":
+                raise Unbatched(f"line {s.line}: call to {call.callee.code} ({kind})")
+        super()._call_contribs(s, call, plan, add, pre)
+
+    def contributions(self, s: ir.Assign, plan: CallPlan | None) -> Any:
+        if isinstance(s.value, ir.Build):
+            # a list's cotangent may be one batched array: entries read through _ad.getitem
+            self.zero_filled.add(s.target)
+        return super().contributions(s, plan)
+
+
+_REFUSED = "rev_batched_refused"
+
+
+def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
+    """The batched backward program of ``func`` for the parameters ``wrt`` (with its
+    forward sweep), cached with the other generated programs.
+
+    Raises:
+        Unbatched: When a VJP it needs has no batched form (remembered until
+            ``clear_cache``).
+    """
+    from .api import _CACHE, TransformError, _normalized, code_key, primal
+    from .emit import emit
+
+    func = primal(func)
+    if not isinstance(func, types.FunctionType):
+        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    key = ("rev_batched", code_key(func), wrt)
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    refused = _CACHE.get((_REFUSED, *key[1:]))
+    if refused is not None:
+        raise Unbatched(refused)
+    _CACHE[(_REFUSED, *key[1:])] = "recursive call"  # a call of itself is not batched
+    try:
+        parsed, fn = _normalized(func)
+        unknown = [w for w in wrt if w not in fn.params]
+        if unknown:
+            raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+        rev = BatchedReverse(fn, list(wrt), _callee, parsed.globals)
+        sweeps = rev.run()
+        origin = f"{parsed.filename}:{parsed.first_line}"
+        name = f"{fn.name}_batched"
+        compiled = emit(sweeps, func, name, fn.params, rev.ad, rev.tape, str(rev.returned), origin)
+        lacking = cotangents.missing(compiled.text, rev.ad)
+        if lacking:
+            raise Unbatched(f"helpers without a batched form: {', '.join(lacking)}")
+    except Unbatched as e:
+        _CACHE[(_REFUSED, *key[1:])] = str(e)
+        raise
+    del _CACHE[(_REFUSED, *key[1:])]
+    _CACHE[key] = compiled
+    return compiled
+
+
+@dataclasses.dataclass
+class _Pair:
+    fwd: Any
+    bwd: Any
+
+
+def _callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
+    """The batched sweeps of a Python function called from a batched program."""
+    fns = compile_batched_adjoint(func, wrt).bind(func)
+    return _Pair(fns["fwd"], fns["bwd"])
+
+
+def batched_pullback(func: Any, wrt: tuple[str, ...]) -> dict[str, Any] | None:
+    """``{'fwd': ..., 'bwd': ...}``: the batched sweeps of ``func`` bound to it, or
+    ``None`` when its backward sweep has no batched form."""
+    try:
+        return compile_batched_adjoint(func, wrt).bind(func)
+    except Unbatched:
+        return None
