@@ -33,13 +33,18 @@ from .rules import vjps as _vjps
 _ndarray = np.ndarray
 
 
-def rows(f: Callable[[Any], Any], g: Any) -> Any:
+def rows(f: Callable[[Any], Any], g: Any, like: Any = None) -> Any:
     """``f`` (a one-row VJP) applied to each row of the batched ``g``, stacked (leaf by
-    leaf for containers): the fallback of VJPs without a batched form."""
+    leaf for containers): the fallback of VJPs without a batched form. Each row is
+    broadcast to the shape of ``like`` (the primal whose cotangent it is) when that is an
+    array or a number: a one-row cotangent may be smaller than its primal."""
     b = batch_size(g)
     if b is None:
         return 0.0
-    return stack([f(column(g, i)) for i in range(b)])
+    out = stack([f(column(g, i)) for i in range(b)])
+    if type(out) is _ndarray and isinstance(like, (_ndarray, float, np.generic)):
+        return np.broadcast_to(out, (b, *np.shape(like)))
+    return out
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
@@ -166,6 +171,20 @@ def zeros_like(x: Any) -> Any:
     return 0.0
 
 
+def dense(x_bar: Any, x: Any) -> Any:
+    """A fresh cotangent a loop may update element by element (the symbolic zero stays
+    zero: the batch size is known only once a cotangent arrives)."""
+    if isinstance(x, np.ndarray):
+        if _zero(x_bar):
+            return 0.0
+        return np.array(np.broadcast_to(x_bar, (x_bar.shape[0], *x.shape)), dtype=float)
+    if isinstance(x, (list, tuple)):
+        return list(entries(x_bar, x))
+    if isinstance(x, dict):
+        return zeros_like(x) if _zero(x_bar) else dict(x_bar)
+    return x_bar
+
+
 def materialize(g: Any, like: Any) -> Any:
     """``g`` as it is: the batched VJPs take the symbolic zero themselves."""
     return g
@@ -253,6 +272,14 @@ def max_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) 
     return batching.sum_vjp(g, a, axis, keepdims) * weights
 
 
+def broadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """Batched ``np.broadcast_to(g, shape)``: ``g``'s axes after the batch axis aligned
+    to the right of ``shape``."""
+    if _zero(g):
+        return 0.0
+    return np.broadcast_to(batching.lift(g, np.empty(shape)), (g.shape[0], *shape))
+
+
 def _one_row_only() -> set[str]:
     """Helpers of one-row cotangents: every helper taking a cotangent first, but those
     that only test it or that have a batched form here."""
@@ -278,6 +305,7 @@ _BATCHED: dict[str, Any] = {
     "zero_at_owned": zero_at_owned,
     "zeros_like": zeros_like,
     "materialize": materialize,
+    "dense": dense,
     "pack": pack,
     "entries": entries,
     "drop_last": drop_last,
@@ -291,10 +319,11 @@ _BATCHED: dict[str, Any] = {
     "transpose_vjp": transpose_vjp,
     "transpose": batching.transpose,
     "reshape": batching.reshape,
+    "broadcast_to": broadcast_to,
     "max_vjp": max_vjp,
     "min_vjp": max_vjp,
 }
-_UNSAFE = _one_row_only() | {"dense", "concat", "unless_zero", "einsum_vjp_dops", "mT"}
+_UNSAFE = _one_row_only() | {"concat", "unless_zero", "einsum_vjp_dops", "mT"}
 
 #: The helpers a batched backward sweep reaches as ``_ad``.
 AD = types.SimpleNamespace(

@@ -39,9 +39,10 @@ TEMPLATES = {
     "g": "g",
     "np.transpose(g)": "_ad.transpose(g)",
 }
-_RESHAPE = re.compile(r"^np\.reshape\(g, np\.shape\((\w+)\)\)$")
+_SHAPED = re.compile(r"^np\.(reshape|broadcast_to)\(g, np\.shape\((\w+)\)\)$")
 _HELPER_ON_G = re.compile(r"^_ad\.(\w+)\(g(?:,|\))")
 _G = re.compile(r"(?<![\w.])g(?!\w)")
+_AD = re.compile(r"(?<![\w.])_ad\.")
 #: Helpers of :mod:`s2s_ad.cotangents` that take a batched cotangent first.
 BATCHED_HELPERS = frozenset(
     {"sum_vjp", "mean_vjp", "matmul_vjp_x", "matmul_vjp_y", "dot_vjp_a", "dot_vjp_b"}
@@ -58,9 +59,9 @@ def batched_template(template: str) -> str | None:
     text = template.strip()
     if text in TEMPLATES:
         return TEMPLATES[text]
-    reshape = _RESHAPE.match(text)
-    if reshape:
-        return f"_ad.reshape(g, np.shape({reshape.group(1)}))"
+    shaped = _SHAPED.match(text)
+    if shaped:
+        return f"_ad.{shaped.group(1)}(g, np.shape({shaped.group(2)}))"
     helper = _HELPER_ON_G.match(text)
     if helper and helper.group(1) in BATCHED_HELPERS and len(_G.findall(text)) == 1:
         return text
@@ -81,18 +82,33 @@ class BatchedReverse(Reverse):
         self.bindings[self.ad] = cotangents.AD
         self.one_row = self.bind("_ad1", ONE_ROW)
         self.row = self.mint("_g")
-        self._batched_rules: dict[tuple[int, frozenset[str]], Rule] = {}
+        self._batched_rules: dict[int, Rule] = {}
         self._original: dict[int, Rule] = {}  # id of a batched rule -> its rule
+
+    @property
+    def dense(self) -> set[str]:
+        """No adjoint is taken for a dense 1-d array written element by element
+        (``b[i] += g`` would index the batch axis): always empty."""
+        return set()
+
+    @dense.setter
+    def dense(self, value: set[str]) -> None:
+        pass
 
     def zero(self, var: str, dense: bool = False) -> Any:
         # no dense zero arrays: their batch size is known only once a cotangent arrives
         return super().zero(var, False)
 
-    def _batched_rule(self, rule: Rule, lists: frozenset[str]) -> Rule:
-        """``rule`` with batched VJP templates (``lists``: parameters that may be lists,
-        whose cotangents are split into entries)."""
-        key = (id(rule), lists)
-        hit = self._batched_rules.get(key)
+    def render_expr(self, expr: ir.Expr) -> str:
+        text = super().render_expr(expr)
+        if isinstance(expr, ir.Call) and expr.callee.code.startswith("_ad."):
+            # a helper called by the code differentiated (a gradient): the one-row helper
+            text = self.one_row + text[len(self.ad) :]
+        return text
+
+    def _batched_rule(self, rule: Rule) -> Rule:
+        """``rule`` with batched VJP templates (see :func:`batched_template`)."""
+        hit = self._batched_rules.get(id(rule))
         if hit is not None:
             return hit
         vjps = {}
@@ -102,21 +118,13 @@ class BatchedReverse(Reverse):
                 continue
             batched = batched_template(template)
             if batched is None:
-                one = _G.sub(self.row, template).replace("_ad.", f"{self.one_row}.")
-                batched = f"_ad.rows(lambda {self.row}: {one}, g)"
-            if param in lists:
-                batched = f"_ad.entries({batched}, {param})"
+                one = _AD.sub(f"{self.one_row}.", _G.sub(self.row, template))
+                like = "" if param == "args" else f", {param}"
+                batched = f"_ad.rows(lambda {self.row}: {one}, g{like})"
             vjps[param] = batched
-        made = self._batched_rules[key] = dataclasses.replace(rule, vjps=vjps)
+        made = self._batched_rules[id(rule)] = dataclasses.replace(rule, vjps=vjps)
         self._original[id(made)] = rule
         return made
-
-    def _lists(self, atoms: list[tuple[str, ir.Atom]]) -> frozenset[str]:
-        return frozenset(
-            param
-            for param, atom in atoms
-            if isinstance(atom, ir.Var) and atom.name not in self.numeric
-        )
 
     def _apply_rule(
         self,
@@ -127,7 +135,7 @@ class BatchedReverse(Reverse):
         atoms: list[tuple[str, ir.Atom]],
         use_math: bool = False,
     ) -> None:
-        rule = self._batched_rule(self._original.get(id(rule), rule), self._lists(atoms))
+        rule = self._batched_rule(self._original.get(id(rule), rule))
         super()._apply_rule(rule, names, s, add, atoms, use_math)
 
     def _call_contribs(
@@ -141,8 +149,7 @@ class BatchedReverse(Reverse):
         if plan is not None:
             kind = plan.info.kind
             if kind in ("rule", "method") and plan.info.rule is not None:
-                lists = frozenset(p for p in plan.info.rule.vjps if p == "args")
-                rule = self._batched_rule(plan.info.rule, lists)
+                rule = self._batched_rule(plan.info.rule)
                 plan.info = CallInfo(kind, rule, plan.info.func)
             elif kind != "user":
                 raise Unbatched(f"line {s.line}: call to {call.callee.code} ({kind})")
@@ -156,6 +163,7 @@ class BatchedReverse(Reverse):
 
 
 _REFUSED = "rev_batched_refused"
+_IN_PROGRESS: set[Any] = set()
 
 
 def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
@@ -179,7 +187,7 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
     refused = _CACHE.get((_REFUSED, *key[1:]))
     if refused is not None:
         raise Unbatched(refused)
-    _CACHE[(_REFUSED, *key[1:])] = "recursive call"  # a call of itself is not batched
+    _IN_PROGRESS.add(key)
     try:
         parsed, fn = _normalized(func)
         unknown = [w for w in wrt if w not in fn.params]
@@ -196,7 +204,8 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
     except Unbatched as e:
         _CACHE[(_REFUSED, *key[1:])] = str(e)
         raise
-    del _CACHE[(_REFUSED, *key[1:])]
+    finally:
+        _IN_PROGRESS.discard(key)
     _CACHE[key] = compiled
     return compiled
 
@@ -208,7 +217,20 @@ class _Pair:
 
 
 def _callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
-    """The batched sweeps of a Python function called from a batched program."""
+    """The batched sweeps of a Python function called from a batched program (bound when
+    first called for a function calling itself)."""
+    from .api import code_key, primal
+
+    func = primal(func)
+    if ("rev_batched", code_key(func), wrt) in _IN_PROGRESS:
+        cell: dict[str, Any] = {}
+
+        def bound() -> dict[str, Any]:
+            if not cell:
+                cell["fns"] = compile_batched_adjoint(func, wrt).bind(func)
+            return cell["fns"]
+
+        return _Pair(lambda *a, **k: bound()["fwd"](*a, **k), lambda s, g: bound()["bwd"](s, g))
     fns = compile_batched_adjoint(func, wrt).bind(func)
     return _Pair(fns["fwd"], fns["bwd"])
 
@@ -216,6 +238,9 @@ def _callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
 def batched_pullback(func: Any, wrt: tuple[str, ...]) -> dict[str, Any] | None:
     """``{'fwd': ..., 'bwd': ...}``: the batched sweeps of ``func`` bound to it, or
     ``None`` when its backward sweep has no batched form."""
+    from .api import primal
+
+    func = primal(func)
     try:
         return compile_batched_adjoint(func, wrt).bind(func)
     except Unbatched:
