@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import types
+import weakref
 from typing import Any
 
 from . import cotangents, ir
@@ -235,13 +236,34 @@ def _callee(func: Any, wrt: tuple[str, ...]) -> _Pair:
     return _Pair(fns["fwd"], fns["bwd"])
 
 
-def batched_pullback(func: Any, wrt: tuple[str, ...]) -> dict[str, Any] | None:
-    """``{'fwd': ..., 'bwd': ...}``: the batched sweeps of ``func`` bound to it, or
-    ``None`` when its backward sweep has no batched form."""
-    from .api import primal
+_BOUND: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], tuple[Compiled, Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
 
-    func = primal(func)
+
+def batched_pullback(func: Any, wrt: tuple[str, ...]) -> Any | None:
+    """``{'fwd': ..., 'bwd': ...}``: the batched sweeps of ``func`` bound to it, or
+    ``None`` when its backward sweep has no batched form.
+
+    Bound once per compiled program: a function bound before is taken as it is while its
+    program is still the cached one (``clear_cache`` and ``defgrad`` empty the cache)."""
+    from .api import _CACHE, code_key, primal
+
     try:
-        return compile_batched_adjoint(func, wrt).bind(func)
+        per_func = _BOUND.get(func)
+    except TypeError:  # not weakly referenceable
+        per_func = None
+    hit = per_func.get(wrt) if per_func is not None else None
+    if hit is not None and _CACHE.get(hit[2]) is hit[0]:
+        return hit[1]
+    target = primal(func)
+    try:
+        compiled = compile_batched_adjoint(target, wrt)
     except Unbatched:
         return None
+    fns = compiled.bind(target)
+    try:
+        _BOUND.setdefault(func, {})[wrt] = (compiled, fns, ("rev_batched", code_key(target), wrt))
+    except TypeError:
+        pass
+    return fns

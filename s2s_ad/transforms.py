@@ -227,6 +227,8 @@ def _jacobian_rev_batched(
     from .forward_batch import chunk_size, measured
     from .reverse_batch import batched_pullback
 
+    if not _float_leaf(args[pos]):
+        return None  # a list or a dict: its entries' rows are gathered one pullback each
     fun, target, params = _resolve(fun)
     name = params[pos]
     fns = batched_pullback(target, (name,))
@@ -235,9 +237,7 @@ def _jacobian_rev_batched(
     call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
     out, saved = fns["fwd"](*call)
     check_not_none(fun, out)
-    if not isinstance(out, (np.ndarray, float, np.generic)) or np.ndim(out) != np.ndim(
-        np.asarray(out, dtype=float)
-    ):
+    if not _float_leaf(out):
         return None
     shape = np.shape(out)
     m = int(np.prod(shape)) if shape else 1
@@ -263,6 +263,13 @@ def _jacobian_rev_batched(
         start = stop
     rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
     return np.asarray(rows, dtype=float).reshape(shape + x_arr.shape)
+
+
+def _float_leaf(x: Any) -> bool:
+    """Whether ``x`` is a real float array or number (one block of Jacobian rows)."""
+    return isinstance(x, (float, np.floating)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind == "f"
+    )
 
 
 def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
