@@ -1,9 +1,10 @@
 """Forward mode and the transformations built from the two modes.
 
-``jvp`` runs generated tangent code; ``jacobian`` stacks VJPs (``mode='rev'``) or JVPs
-(``mode='fwd'``); ``hessian`` and ``hvp`` are forward mode over the generated gradient;
-``elementwise_grad`` is the ``grad`` of the summed function, so that, like any ``grad``
-function, it carries what it computes and can be differentiated again. The results of
+``jvp`` runs generated tangent code; ``jacobian`` pulls back a batch of cotangents
+(``mode='rev'``) or pushes forward a batch of tangents (``mode='fwd'``); ``hessian`` and
+``hvp`` are forward mode over the generated gradient; ``elementwise_grad`` is the ``grad``
+of the summed function, so that, like any ``grad`` function, it carries what it computes
+and can be differentiated again. The results of
 ``jacobian``, ``hessian`` and ``hvp`` cannot (they are refused, never taken for the
 function they were made from).
 """
@@ -168,8 +169,11 @@ def jacobian(
 ) -> Callable[..., Any]:
     """The Jacobian of ``fun``: shape ``out.shape + in.shape``.
 
-    ``mode='rev'`` pulls back each output entry (one backward sweep each); ``mode='fwd'``
-    pushes forward each input entry (one tangent program run each). With a tuple ``wrt``
+    ``mode='rev'`` runs the forward sweep once and pulls back every output entry in one
+    batched backward sweep (cotangents on a leading batch axis, in chunks; a function
+    whose backward sweep has no batched form, e.g. one calling a function value, is
+    pulled back one output entry at a time); ``mode='fwd'`` pushes forward every input
+    entry in one batched run of the tangent program. With a tuple ``wrt``
     the result is a tuple of Jacobians, one per parameter. ``argnums`` is an alias of
     ``wrt``.
 
