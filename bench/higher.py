@@ -215,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         what, name = key.split("/", 1)
         best, samples = times[key]
         ratio = _ratio(samples, times[base_of[what]][1])
-        print(f"  {what:8} {name:24} {best * 1e6:8.1f}us {ratio:7.1f}x  {notes.get(key, '')}")
+        shown = f"{ratio:7.2f}" if ratio < 1 else f"{ratio:7.1f}"
+        print(f"  {what:8} {name:24} {best * 1e6:8.1f}us {shown}x  {notes.get(key, '')}")
     for key, note in notes.items():
         if key not in calls:
             print(f"  {key.replace('/', ' '):33} {'-':>10} {'-':>8}  {note}")
