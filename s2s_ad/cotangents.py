@@ -41,10 +41,15 @@ def rows(f: Callable[[Any], Any], g: Any, like: Any = None) -> Any:
     b = batch_size(g)
     if b is None:
         return 0.0
-    out = stack([f(column(g, i)) for i in range(b)])
-    if type(out) is _ndarray and isinstance(like, (_ndarray, float, np.generic)):
-        return np.broadcast_to(out, (b, *np.shape(like)))
-    return out
+    return shaped(stack([f(column(g, i)) for i in range(b)]), like)
+
+
+def shaped(g: Any, like: Any) -> Any:
+    """The batched array ``g`` broadcast to ``(B,) + shape(like)`` when ``like`` (the primal
+    whose cotangent it is) is an array or a number: a one-row cotangent may be smaller."""
+    if type(g) is _ndarray and g.ndim and isinstance(like, (_ndarray, float, np.generic)):
+        return np.broadcast_to(g, (g.shape[0], *np.shape(like)))
+    return g
 
 
 def unbroadcast(g: Any, x: Any) -> Any:

@@ -13,16 +13,19 @@ only where a VJP needs to know about that axis:
   :data:`TEMPLATES` (reshapes, transposes);
 * every other VJP template runs once per row (``_ad.rows(lambda _g: ..., g)``), with the
   one-row helpers as ``_ad1``;
-* a call of another Python function runs that function's batched backward sweep.
+* a call of another Python function runs that function's batched sweeps, also when the
+  function is a value known only when the code runs (:func:`vjp_call`; what is not a
+  Python function is then pulled back once per row).
 
-A program that calls what has no batched form at all (a function known only when the code
-runs, a ``defgrad`` rule, a helper of one-row cotangents) is not batched: ``jacobian``
-then pulls back one output entry at a time (:class:`Unbatched`).
+A program that calls what has no batched form at all (a ``defgrad`` rule, a function
+value given ``*args``, a helper of one-row cotangents) is not batched: ``jacobian`` then
+pulls back one output entry at a time (:class:`Unbatched`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import re
 import types
 import weakref
@@ -152,7 +155,9 @@ class BatchedReverse(Reverse):
             if kind in ("rule", "method") and plan.info.rule is not None:
                 rule = self._batched_rule(plan.info.rule)
                 plan.info = CallInfo(kind, rule, plan.info.func)
-            elif kind != "user":
+            elif kind not in ("user", "dynamic") or any(
+                isinstance(label, tuple) for label, _ in plan.labels
+            ):
                 raise Unbatched(f"line {s.line}: call to {call.callee.code} ({kind})")
         super()._call_contribs(s, call, plan, add, pre)
 
@@ -267,3 +272,53 @@ def batched_pullback(func: Any, wrt: tuple[str, ...]) -> Any | None:
     except TypeError:
         pass
     return fns
+
+
+def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    """Call ``func`` (known only when the code runs) and return ``(value, pullback)``
+    where ``pullback`` takes a batch of cotangents: the batched sweeps of a Python
+    function, else one pullback per row (``func`` called again for each: exact, slower)."""
+    from .api import primal
+    from .custom import CustomGradient
+    from .dispatch import _target, call_with_pullback
+    from .rules import REGISTRY
+
+    target, pre = _target(func)
+    plain = not (
+        target is None
+        or REGISTRY.custom.get(id(func)) is not None
+        or isinstance(func, CustomGradient)
+        or REGISTRY.lookup(func) is not None
+    )
+    if plain and all(isinstance(label, int) for label in labels):
+        target = primal(target)
+        params = list(inspect.signature(target, follow_wrapped=False).parameters.values())
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if all(label + len(pre) < len(positional) for label in labels):
+            names = [positional[label + len(pre)].name for label in labels]
+            order = tuple(p.name for p in params if p.name in names)
+            fns = batched_pullback(target, order)
+            if fns is not None:
+                value, saved = fns["fwd"](*pre, *args, **kwargs)
+
+                def batched(g: Any) -> tuple[Any, ...]:
+                    grads = fns["bwd"](saved, g)
+                    return tuple(grads[order.index(name)] for name in names)
+
+                return value, batched
+    value, _ = call_with_pullback(func, labels, args, kwargs)
+
+    def per_row(g: Any) -> tuple[Any, ...]:
+        def one(row: Any) -> tuple[Any, ...]:
+            return call_with_pullback(func, labels, args, kwargs)[1](row)
+
+        out = cotangents.rows(one, g)
+        if not isinstance(out, (tuple, list)):
+            return tuple(0.0 for _ in labels)
+        given = [args[label] if isinstance(label, int) else kwargs[label] for label in labels]
+        return tuple(cotangents.shaped(o, x) for o, x in zip(out, given))
+
+    return value, per_row
+
+
+cotangents.AD.vjp_call = vjp_call  # what the forward sweep of a batched program calls

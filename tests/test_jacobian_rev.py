@@ -222,37 +222,118 @@ def test_batched_program_keeps_user_names_and_line_comments():
     assert "_ad.sum_vjp(" in text and "_ad.rows(" not in text
 
 
-def test_calls_without_a_batched_form_fall_back_to_one_pullback_per_entry():
-    def apply(fn, x):
-        return fn(x) * 2.0
+def apply(fn, x):
+    return fn(x) * 2.0
 
-    def through_a_function_value(x):
-        return apply(np.tanh, x)
 
-    with pytest.raises(Unbatched, match="dynamic"):
-        compile_batched_adjoint(apply, ("x",))
-    assert batched_pullback(through_a_function_value, ("x",)) is None
+def through_a_function_value(x):
+    return apply(np.tanh, x) + apply(rescale_half, x)
+
+
+def rescale_half(a):
+    return rescale(a, 0.5)
+
+
+def test_calls_of_function_values_are_batched():
+    """A function value known only when the code runs: a Python function's batched
+    sweeps, a NumPy function's pullback once per row."""
+    text = compile_batched_adjoint(apply, ("x",)).source_of("grad")
+    assert "_ad.vjp_call(fn, (0,), x)" in text
+    assert batched_pullback(through_a_function_value, ("x",)) is not None
     x = RNG.standard_normal(3)
     np.testing.assert_allclose(
-        s2s_ad.jacobian(through_a_function_value)(x), np.diag(2.0 / np.cosh(x) ** 2)
+        s2s_ad.jacobian(through_a_function_value)(x),
+        transforms._jacobian_rows(through_a_function_value, (x,), 0, x),
+        rtol=1e-12,
+    )
+    np.testing.assert_allclose(
+        s2s_ad.jacobian(through_a_function_value)(x),
+        _fd_jacobian(through_a_function_value, (x,)),
+        rtol=1e-6,
     )
 
 
-def test_a_defgrad_rule_falls_back_and_stays_exact():
-    def cube(x):
-        return x**3
+class Classifier:
+    """A Keras-style model whose loss calls the model itself (``self(x)``)."""
 
+    def __init__(self, rng):
+        self.layers = [
+            (rng.standard_normal((3, 4)), np.zeros(4)),
+            (rng.standard_normal((4, 2)), np.zeros(2)),
+        ]
+
+    def __call__(self, x):
+        for W, b in self.layers:
+            x = np.tanh(x @ W + b)
+        return x
+
+    def per_example_loss(self, x):
+        p = self(x)
+        return np.log(np.sum(np.exp(p), axis=1))
+
+
+def test_a_model_method_calling_the_model_is_batched():
+    model = Classifier(RNG)
+    x = RNG.standard_normal((5, 3))
+    target, params = _target(model.per_example_loss)
+    compile_batched_adjoint(target, ("x",))
+    jac = s2s_ad.jacobian(model.per_example_loss)(x)
+    assert jac.shape == (5, 5, 3)
+    np.testing.assert_allclose(
+        jac, transforms._jacobian_rows(model.per_example_loss, (x,), 0, x), rtol=1e-12
+    )
+    np.testing.assert_allclose(jac, _fd_jacobian(model.per_example_loss, (x,)), rtol=1e-6)
+
+
+def test_star_arguments_of_a_function_value_run_once_per_row():
+    def spread(fn, xs):
+        return fn(*xs)
+
+    def pair_product(x):
+        return spread(np.multiply, [x, x[::-1]])
+
+    with pytest.raises(Unbatched, match="dynamic"):
+        compile_batched_adjoint(spread, ("xs",))  # its own sweeps: not batched
+    x = RNG.standard_normal(3)
+    np.testing.assert_allclose(
+        s2s_ad.jacobian(pair_product)(x), _fd_jacobian(pair_product, (x,)), rtol=1e-6
+    )
+
+
+def cube(x):
+    return x**3
+
+
+def uses_cube(x):
+    return cube(x) + x
+
+
+def test_a_defgrad_rule_falls_back_to_one_pullback_per_entry():
     s2s_ad.defgrad(cube, lambda g, x: g * 3.0 * x**2)
+    try:
+        x = RNG.standard_normal(3)
+        assert batched_pullback(uses_cube, ("x",)) is None
+        np.testing.assert_allclose(s2s_ad.jacobian(uses_cube)(x), np.diag(3 * x**2 + 1))
+    finally:
+        del REGISTRY.custom[id(cube)]
+        api.clear_cache()
+
+
+def test_a_defgrad_rule_reached_as_a_function_value_runs_once_per_row():
+    def square(x):
+        return x**2
+
+    s2s_ad.defgrad(square, lambda g, x: g * 2.0 * x)
     try:
 
         def uses(x):
-            return cube(x) + x
+            return square(x) + x
 
         x = RNG.standard_normal(3)
-        assert batched_pullback(uses, ("x",)) is None
-        np.testing.assert_allclose(s2s_ad.jacobian(uses)(x), np.diag(3 * x**2 + 1))
+        assert batched_pullback(uses, ("x",)) is not None
+        np.testing.assert_allclose(s2s_ad.jacobian(uses)(x), np.diag(2 * x + 1))
     finally:
-        del REGISTRY.custom[id(cube)]
+        del REGISTRY.custom[id(square)]
         api.clear_cache()
 
 
