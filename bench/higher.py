@@ -7,7 +7,9 @@ product with a vector), of ``s2s_ad.hessian`` (one batched run of the tangent pr
 of the generated gradient) and ``s2s_ad.hvp``, and of ``jax.hessian`` /
 ``autograd.hessian`` when installed; then a forward Jacobian of a map R^n -> R^m
 (``s2s_ad.jacobian(f, mode='fwd')``) against ``n`` hand-written JVPs and a hand-written
-Jacobian. ``--quick`` for CI smoke runs.
+Jacobian; then the reverse Jacobian of the same map (``s2s_ad.jacobian(f)``: one forward
+sweep and one batched backward sweep) against ``m`` hand-written VJPs, and against
+``s2s_ad``'s one pullback per output entry. ``--quick`` for CI smoke runs.
 """
 
 from __future__ import annotations
@@ -66,6 +68,20 @@ def jacobian_by_hand(x: np.ndarray) -> np.ndarray:
     jac = ((1 - t**2) * x[:M])[:, None] * A
     jac[:, :M] += np.diag(t + np.cos(x[:M]))
     return jac
+
+
+def vjp_by_hand(x: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Hand-written VJP of :func:`vector_map`."""
+    t = np.tanh(A @ x)
+    g = A.T @ (u * x[:M] * (1 - t**2))
+    g[:M] += u * (t + np.cos(x[:M]))
+    return g
+
+
+def m_vjps_by_hand(x: np.ndarray) -> np.ndarray:
+    """The Jacobian as ``M`` hand-written VJPs (the reverse-mode baseline)."""
+    eye = np.eye(M)
+    return np.stack([vjp_by_hand(x, eye[k]) for k in range(M)])
 
 
 def n_jvps_by_hand(x: np.ndarray) -> np.ndarray:
@@ -174,11 +190,23 @@ def main(argv: list[str] | None = None) -> int:
     calls["jacobian/hand-written"] = lambda: jacobian_by_hand(x)
     calls[f"jacobian/{N} hand-written jvps"] = lambda: n_jvps_by_hand(x)
     calls["jacobian/s2s_ad fwd"] = lambda: jac(x)
+    from s2s_ad.transforms import _jacobian_rows
+
+    jac_rev = s2s_ad.jacobian(vector_map)
+    notes["jacrev/s2s_ad rev"] = "WRONG" if _relative_error(jac_rev(x), jac_ref) > 1e-8 else ""
+    per_entry = _jacobian_rows(vector_map, (x,), 0, x)
+    notes["jacrev/s2s_ad per entry"] = "WRONG" if _relative_error(per_entry, jac_ref) > 1e-8 else ""
+    assert _relative_error(m_vjps_by_hand(x), jac_ref) < 1e-12
+    calls["jacrev/hand-written"] = lambda: jacobian_by_hand(x)
+    calls[f"jacrev/{M} hand-written vjps"] = lambda: m_vjps_by_hand(x)
+    calls["jacrev/s2s_ad rev"] = lambda: jac_rev(x)
+    calls["jacrev/s2s_ad per entry"] = lambda: _jacobian_rows(vector_map, (x,), 0, x)
     times = interleaved(calls, settings)
     base_of = {
         "hessian": "hessian/hand-written",
         "hvp": "hvp/hand-written",
         "jacobian": f"jacobian/{N} hand-written jvps",
+        "jacrev": f"jacrev/{M} hand-written vjps",
     }
     print(f"== second order: f: R^{N} -> R (sin(x) x^2 + tanh layer {M}x{N})")
     print(f"== jacobian: g: R^{N} -> R^{M} (tanh layer times x[:{M}] + sin(x[:{M}]))")
@@ -187,12 +215,13 @@ def main(argv: list[str] | None = None) -> int:
         what, name = key.split("/", 1)
         best, samples = times[key]
         ratio = _ratio(samples, times[base_of[what]][1])
-        print(f"  {what:8} {name:24} {best * 1e6:8.1f}us {ratio:7.1f}x  {notes.get(key, '')}")
+        shown = f"{ratio:7.2f}" if ratio < 1 else f"{ratio:7.1f}"
+        print(f"  {what:8} {name:24} {best * 1e6:8.1f}us {shown}x  {notes.get(key, '')}")
     for key, note in notes.items():
         if key not in calls:
             print(f"  {key.replace('/', ' '):33} {'-':>10} {'-':>8}  {note}")
     print("  (vs base: median over rounds of the per-round ratio to hessian/hvp hand-written")
-    print(f"   and, for the jacobian, to {N} hand-written jvps)")
+    print(f"   and, for the jacobian, to {N} hand-written jvps; for jacrev, to {M} vjps)")
     if not args.quick:
         print("  (peers not installed are not listed)")
     return 0

@@ -1,9 +1,10 @@
 """Forward mode and the transformations built from the two modes.
 
-``jvp`` runs generated tangent code; ``jacobian`` stacks VJPs (``mode='rev'``) or JVPs
-(``mode='fwd'``); ``hessian`` and ``hvp`` are forward mode over the generated gradient;
-``elementwise_grad`` is the ``grad`` of the summed function, so that, like any ``grad``
-function, it carries what it computes and can be differentiated again. The results of
+``jvp`` runs generated tangent code; ``jacobian`` pulls back a batch of cotangents
+(``mode='rev'``) or pushes forward a batch of tangents (``mode='fwd'``); ``hessian`` and
+``hvp`` are forward mode over the generated gradient; ``elementwise_grad`` is the ``grad``
+of the summed function, so that, like any ``grad`` function, it carries what it computes
+and can be differentiated again. The results of
 ``jacobian``, ``hessian`` and ``hvp`` cannot (they are refused, never taken for the
 function they were made from).
 """
@@ -168,8 +169,11 @@ def jacobian(
 ) -> Callable[..., Any]:
     """The Jacobian of ``fun``: shape ``out.shape + in.shape``.
 
-    ``mode='rev'`` pulls back each output entry (one backward sweep each); ``mode='fwd'``
-    pushes forward each input entry (one tangent program run each). With a tuple ``wrt``
+    ``mode='rev'`` runs the forward sweep once and pulls back every output entry in one
+    batched backward sweep (cotangents on a leading batch axis, in chunks; a function
+    whose backward sweep has no batched form, e.g. one calling a function value, is
+    pulled back one output entry at a time); ``mode='fwd'`` pushes forward every input
+    entry in one batched run of the tangent program. With a tuple ``wrt``
     the result is a tuple of Jacobians, one per parameter. ``argnums`` is an alias of
     ``wrt``.
 
@@ -195,19 +199,81 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
     _check_float(f"argument {pos}", x)
     x_arr = np.asarray(x, dtype=float)
     if mode == "rev":
-        out, pullback = pullback_wrt(fun, args, [pos])
-        out_arr = np.asarray(out, dtype=float)
-        rows = np.zeros((out_arr.size, x_arr.size))
-        basis = np.zeros(out_arr.size)
-        for k in range(out_arr.size):
-            basis[k] = 1.0
-            cot = basis.reshape(out_arr.shape) if out_arr.shape else 1.0
-            (g,) = pullback(cot)
-            rows[k] = np.ravel(g)
-            basis[k] = 0.0
-        return rows.reshape(out_arr.shape + x_arr.shape)
+        rows = _jacobian_rev_batched(fun, args, pos, x_arr)
+        return rows if rows is not None else _jacobian_rows(fun, args, pos, x_arr)
     batched = _jacobian_batched(fun, args, pos, x_arr)
     return batched if batched is not None else _jacobian_columns(fun, args, pos, x_arr)
+
+
+def _jacobian_rows(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
+    """The reverse Jacobian one pullback per output entry."""
+    out, pullback = pullback_wrt(fun, args, [pos])
+    out_arr = np.asarray(out, dtype=float)
+    rows = np.zeros((out_arr.size, x_arr.size))
+    basis = np.zeros(out_arr.size)
+    for k in range(out_arr.size):
+        basis[k] = 1.0
+        cot = basis.reshape(out_arr.shape) if out_arr.shape else 1.0
+        (g,) = pullback(cot)
+        rows[k] = np.ravel(g)
+        basis[k] = 0.0
+    return rows.reshape(out_arr.shape + x_arr.shape)
+
+
+def _jacobian_rev_batched(
+    fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any
+) -> Any | None:
+    """The reverse Jacobian from one forward sweep and one batched backward sweep run on
+    identity cotangents, in chunks (a chunk after the first runs the forward sweep
+    again: the backward sweep consumes the tape); ``None`` when the backward sweep has no
+    batched form or the output is not an array or a number (then the caller pulls back
+    one output entry at a time)."""
+    from .forward_batch import chunk_size, measured
+    from .reverse_batch import batched_pullback
+
+    if not _float_leaf(args[pos]):
+        return None  # a list or a dict: its entries' rows are gathered one pullback each
+    fun, target, params = _resolve(fun)
+    name = params[pos]
+    fns = batched_pullback(target, (name,))
+    if fns is None:
+        return None
+    call = (fun.__self__, *args) if inspect.ismethod(fun) else tuple(args)
+    out, saved = fns["fwd"](*call)
+    check_not_none(fun, out)
+    if not _float_leaf(out):
+        return None
+    shape = np.shape(out)
+    m = int(np.prod(shape)) if shape else 1
+    if not m:
+        return np.zeros(shape + x_arr.shape)
+    label = f"{name}/rev"
+    blocks = []
+    start = 0
+    chunk = chunk_size(target, label, args, m)
+    while start < m:
+        stop = min(m, start + chunk)
+        if start:
+            _, saved = fns["fwd"](*call)
+        seeds = np.eye(stop - start, m, start).reshape((stop - start, *shape))
+        if chunk < m and not start:  # the first chunk also measures the memory a row takes
+            (g,) = measured(target, label, args, stop - start, fns["bwd"], (saved, seeds), {})
+            chunk = chunk_size(target, label, args, m)
+        else:
+            (g,) = fns["bwd"](saved, seeds)
+        if np.ndim(g) == 0:  # the symbolic zero: the output does not depend on x
+            g = np.zeros((stop - start, *x_arr.shape))
+        blocks.append(np.broadcast_to(g, (stop - start, *x_arr.shape)).reshape(stop - start, -1))
+        start = stop
+    rows = np.concatenate(blocks) if len(blocks) > 1 else blocks[0]
+    return np.asarray(rows, dtype=float).reshape(shape + x_arr.shape)
+
+
+def _float_leaf(x: Any) -> bool:
+    """Whether ``x`` is a real float array or number (one block of Jacobian rows)."""
+    return isinstance(x, (float, np.floating)) or (
+        isinstance(x, np.ndarray) and x.dtype.kind == "f"
+    )
 
 
 def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
