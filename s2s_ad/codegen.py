@@ -38,10 +38,12 @@ class Suite:
 
 @dataclass
 class Push:
-    """Save ``code`` (a variable or an overwritten slice) on the tape at site ``site``."""
+    """Save ``code`` (a variable or an overwritten slice) on the tape at site ``site``,
+    after running ``before`` (``a = _ad.copy(a)``: the array another name may write into)."""
 
     code: str
     site: int
+    before: str = ""
 
 
 @dataclass
@@ -84,6 +86,8 @@ def render(
             if item.site not in pushed or not item.code:
                 continue
             lines = [f"{pad}{tape}.append({item.code})" + (f"{SITE}{item.site}" if sites else "")]
+            if item.before:
+                lines.insert(0, pad + item.before)
         elif isinstance(item, Pop):
             if item.site not in pushed:
                 continue

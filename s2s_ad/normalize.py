@@ -27,6 +27,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .cstwalk import walk
 from .source import ParsedFunction
 
@@ -130,6 +131,10 @@ class _Names(cst.CSTVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.views.add(target.target.value)
+        for base in _view_call_bases(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.copies.append((target.target.value, base))
         if (
             len(node.targets) == 1
             and isinstance(node.targets[0].target, cst.Name)
@@ -158,6 +163,21 @@ class _Names(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._targets(node.target)
+
+
+def _view_call_bases(value: cst.BaseExpression) -> list[str]:
+    """Names of the arrays a call may return a view of (``x`` in ``x.reshape(...)`` and in
+    ``np.ravel(x)``): a write into one is seen through the other."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return []
+    func, out = value.func, []
+    if func.attr.value in VIEW_METHODS and isinstance(func.value, cst.Name):
+        out.append(func.value.value)  # a method (or a module's ``np.reshape``: not local)
+    if func.attr.value in VIEW_FUNCTIONS and value.args:
+        first = value.args[0]
+        if first.keyword is None and not first.star and isinstance(first.value, cst.Name):
+            out.append(first.value.value)
+    return out
 
 
 class _Reads(cst.CSTVisitor):

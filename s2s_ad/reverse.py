@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from . import ir
+from . import aliasing, ir
 from .analysis import (
     Activity,
     CallInfo,
@@ -164,9 +164,9 @@ class Reverse:
         }
         self.remat = self._rematerializable()
         self._guards: dict[tuple[str, tuple[str, ...]], _Halves] = {}
-        self.mutated = {
-            s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))
-        }
+        self.writes = [s for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))]
+        self.mutated = {s.obj for s in self.writes}
+        self.shares = aliasing.bases(walk(body)) if self.writes else {}
 
     # --- names -----------------------------------------------------------------------
 
@@ -692,8 +692,35 @@ class Reverse:
         self._fwd_enclosing = outer
         return out
 
-    def push(self, stmt: ir.Stmt, var: str) -> Push:
-        return Push(var, self.site(stmt, var))
+    def push(self, stmt: ir.Stmt, var: str, of: str = "") -> Push:
+        """Record ``var`` at ``stmt``: the value it is about to lose, or (with ``of``, the
+        list a ``pop`` took it from) the element to put back.
+
+        A copy is recorded when an in-place write through a name that may share the array
+        can follow (see :mod:`aliasing`); the value itself otherwise.
+        """
+        site = self.site(stmt, of or var)
+        if not self._written_later(site, var, rebound=not of):
+            return Push(var, site)
+        if of:  # ``var`` keeps naming the array: record a copy of it
+            return Push(f"{self.ad}.copy({var})", site)
+        # about to be rebound: the copy goes on the tape under its own name
+        return Push(var, site, f"{var} = {self.ad}.copy({var})")
+
+    def _written_later(self, site: int, var: str, rebound: bool) -> bool:
+        """Whether an in-place write into an array ``var`` may name can run after ``site``.
+
+        Once rebound, ``var`` no longer names its old array: only writes through other
+        names can reach it then.
+        """
+        p, loop = self.site_pos[site]
+        for w in self.writes:
+            if rebound and w.obj == var or not aliasing.may_share(var, w.obj, self.shares):
+                continue
+            at = self.pos[id(w)]
+            if at > p or (loop is not None and loop[0] <= at <= loop[1]):
+                return True
+        return False
 
     def fwd_stmt(self, s: ir.Stmt) -> list[Item]:
         if isinstance(s, ir.Assign):
@@ -713,7 +740,7 @@ class Reverse:
             return [
                 self.push(s, s.target),
                 Line(f"{s.target} = {s.obj}.pop()"),
-                Push(s.target, self.site(s, s.obj)),  # the element, to put back
+                self.push(s, s.target, of=s.obj),  # the element, to put back
             ]
         if isinstance(s, ir.SetItem):
             if self._keyed(s.obj, s.index.code):
