@@ -2,15 +2,16 @@
 
 The tape keeps a reference to the value it records. When that value is an array another
 name also sees (``a = d; a = np.sin(a) * w; d[0] = 1.0``: the push at the second line
-records the array ``d`` names), a later in-place write through the other name would change
-the recorded value, and the backward sweep would read the new contents. Such pushes record
-a copy; every other push records the value itself.
+records the array ``d`` names), a later in-place write through the other name changes the
+recorded value; the backward sweep then undoes that write (in place) before it reads the
+record (``Reverse._shared_with_recorded``).
 
 The analysis is flow-insensitive: each variable gets the set of variables whose arrays it
 may be (or be a view of) over all its assignments. A plain copy, an index, an attribute
 (``x.T``), an unpacking, a loop over an array and a call that may return its argument or a
 view of it (``x.reshape``, ``np.asarray``, a user's function) link their target to their
-operands; arithmetic and NumPy's other functions make new arrays.
+operands; arithmetic and NumPy's other functions make new arrays. ``normalize`` uses the
+names of the view-making functions to refuse writes a live view would see.
 """
 
 from __future__ import annotations

@@ -38,12 +38,10 @@ class Suite:
 
 @dataclass
 class Push:
-    """Save ``code`` (a variable or an overwritten slice) on the tape at site ``site``,
-    after running ``before`` (``a = _ad.copy(a)``: the array another name may write into)."""
+    """Save ``code`` (a variable or an overwritten slice) on the tape at site ``site``."""
 
     code: str
     site: int
-    before: str = ""
 
 
 @dataclass
@@ -86,8 +84,6 @@ def render(
             if item.site not in pushed or not item.code:
                 continue
             lines = [f"{pad}{tape}.append({item.code})" + (f"{SITE}{item.site}" if sites else "")]
-            if item.before:
-                lines.insert(0, pad + item.before)
         elif isinstance(item, Pop):
             if item.site not in pushed:
                 continue

@@ -353,6 +353,8 @@ class Reverse:
         if not info.overwrites or info.kind == "jump":
             return False
         p, loop = self.site_pos[site]
+        if self._shared_with_recorded(site):
+            return True
         lo, hi = loop if loop is not None else (p, p)
         if info.kind == "element" and info.inner is not None:
             # recomputed at the top of each backward trip; recorded only for outside readers
@@ -362,6 +364,34 @@ class Reverse:
             )
         for at, names in self.reads_at.items():
             if info.var in names and (at < p or lo <= at <= hi):
+                return True
+        return False
+
+    def _shared_with_recorded(self, site: int, read: bool = True) -> bool:
+        """Whether ``site`` writes in place into an array a recorded value may also be.
+
+        ``a = d; a = np.sin(a) * w; d[0] = ...``: the tape holds ``d``'s array as the old
+        ``a``. Undoing the write in the backward sweep (in place, as every element write
+        is undone) gives that array back its contents before the pop reads it; a copy on
+        the tape would not do, since call residuals and other records hold the array too.
+        With ``read`` false, whether the other value is read back is not asked (while the
+        backward sweep is still being built).
+        """
+        if not self.writes:
+            return False
+        p, loop = self.site_pos[site]
+        var = self.site_info[site].var
+        if not any(
+            isinstance(w, ir.SetItem) and self.pos[id(w)] == p and w.obj == var for w in self.writes
+        ):
+            return False
+        for other, info in self.site_info.items():
+            if info.var == var or not info.overwrites or (read and info.var not in self.reads):
+                continue
+            if not aliasing.may_share(info.var, var, self.shares):
+                continue
+            at = self.site_pos[other][0]
+            if at < p or (loop is not None and loop[0] <= at <= loop[1]):
                 return True
         return False
 
@@ -692,35 +722,8 @@ class Reverse:
         self._fwd_enclosing = outer
         return out
 
-    def push(self, stmt: ir.Stmt, var: str, of: str = "") -> Push:
-        """Record ``var`` at ``stmt``: the value it is about to lose, or (with ``of``, the
-        list a ``pop`` took it from) the element to put back.
-
-        A copy is recorded when an in-place write through a name that may share the array
-        can follow (see :mod:`aliasing`); the value itself otherwise.
-        """
-        site = self.site(stmt, of or var)
-        if not self._written_later(site, var, rebound=not of):
-            return Push(var, site)
-        if of:  # ``var`` keeps naming the array: record a copy of it
-            return Push(f"{self.ad}.copy({var})", site)
-        # about to be rebound: the copy goes on the tape under its own name
-        return Push(var, site, f"{var} = {self.ad}.copy({var})")
-
-    def _written_later(self, site: int, var: str, rebound: bool) -> bool:
-        """Whether an in-place write into an array ``var`` may name can run after ``site``.
-
-        Once rebound, ``var`` no longer names its old array: only writes through other
-        names can reach it then.
-        """
-        p, loop = self.site_pos[site]
-        for w in self.writes:
-            if rebound and w.obj == var or not aliasing.may_share(var, w.obj, self.shares):
-                continue
-            at = self.pos[id(w)]
-            if at > p or (loop is not None and loop[0] <= at <= loop[1]):
-                return True
-        return False
+    def push(self, stmt: ir.Stmt, var: str) -> Push:
+        return Push(var, self.site(stmt, var))
 
     def fwd_stmt(self, s: ir.Stmt) -> list[Item]:
         if isinstance(s, ir.Assign):
@@ -740,7 +743,7 @@ class Reverse:
             return [
                 self.push(s, s.target),
                 Line(f"{s.target} = {s.obj}.pop()"),
-                self.push(s, s.target, of=s.obj),  # the element, to put back
+                Push(s.target, self.site(s, s.obj)),  # the element, to put back
             ]
         if isinstance(s, ir.SetItem):
             if self._keyed(s.obj, s.index.code):
@@ -1322,7 +1325,10 @@ class Reverse:
         return self.accumulate(s.value.name, [expr], live) + pops
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
-        pop = Pop(f"{s.obj}[{s.index.code}]", self.site(s, s.obj))
+        site = self.site(s, s.obj)
+        pop = Pop(f"{s.obj}[{s.index.code}]", site)
+        if self._shared_with_recorded(site, read=False):
+            self.read(f"{s.obj}[{s.index.code}]")  # the undo must reach this very array
         if self._keyed(s.obj, s.index.code):
             pop.text = f"{self.ad}.restore_item({s.obj}, {s.index.code}, {self.tape}.pop())"
         items: list[Item] = []
