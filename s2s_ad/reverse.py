@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math as _math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -371,6 +372,8 @@ class Reverse:
         p, loop = self.site_pos[site]
         if self._shared_with_recorded(site):
             return True
+        if self._filled_once(site):
+            return False
         lo, hi = loop if loop is not None else (p, p)
         if info.kind == "element" and info.inner is not None:
             # recomputed at the top of each backward trip; recorded only for outside readers
@@ -382,6 +385,51 @@ class Reverse:
             if info.var in names and (at < p or lo <= at <= hi):
                 return True
         return False
+
+    def _filled_once(self, site: int) -> bool:
+        """Whether ``site`` is ``y[i] = ...`` in ``for i in range(...)`` whose trips read
+        only elements earlier trips wrote (``y[i - 1]``): no element is written twice and
+        none is read before it is written, so the backward sweep reads the final ``y``
+        and nothing needs recording. The loop is in no other loop, and nothing before it
+        is reversed with ``y``'s values.
+        """
+        write = next(
+            (
+                w
+                for w in self.writes
+                if isinstance(w, ir.SetItem) and self.sites.get((id(w), w.obj)) == site
+            ),
+            None,
+        )
+        if write is None:
+            return False
+        var = write.obj
+        loop = next((f for f in _outer_loops(self.body) if write in f.body), None)
+        if (
+            loop is None
+            or not loop.range_args
+            or len(loop.range_args) > 2
+            or write.index.code != loop.target
+            or self._read_between(var, -1, self.pos[id(loop)] - 1)
+        ):
+            return False
+        defs = {st.target: st.value for st in loop.body if isinstance(st, ir.Assign)}
+        readers = {var}  # an earlier element (a row of a 2-d y) is final too
+        for st in walk(loop.body):
+            if st is write or var not in _stmt_reads(st):
+                continue
+            value = st.value if isinstance(st, ir.Assign) else None
+            if not (
+                isinstance(value, ir.Subscript)
+                and value.obj == ir.Var(var)
+                and _earlier_trip(value.index.code, loop.target, defs)
+            ):
+                return False
+            assert isinstance(st, ir.Assign)
+            readers.add(st.target)
+        return not any(
+            v not in readers and aliasing.may_share(v, var, self.shares) for v in self.shares
+        )
 
     def _shared_with_recorded(self, site: int, read: bool = True) -> bool:
         """Whether ``site`` writes in place into an array a recorded value may also be.
@@ -1631,6 +1679,34 @@ STRUCTURAL = frozenset(
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
+
+
+def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
+    """The ``for`` loops of a block that no other loop encloses."""
+    out: list[ir.For] = []
+    for st in stmts:
+        if isinstance(st, ir.For):
+            out.append(st)
+        elif isinstance(st, ir.If):
+            out += _outer_loops(st.body) + _outer_loops(st.orelse)
+    return out
+
+
+def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> bool:
+    """Whether ``index`` is ``target - k`` for a positive integer ``k`` (through a temporary
+    of the loop body)."""
+    value = defs.get(index)
+    if isinstance(value, ir.BinOp):
+        left, right = value.left, value.right
+        return (
+            value.op == "-"
+            and left == ir.Var(target)
+            and isinstance(right, ir.Const)
+            and right.code.isdigit()
+            and int(right.code) > 0
+        )
+    match = re.fullmatch(rf"{re.escape(target)} - (\d+)", index)
+    return match is not None and int(match.group(1)) > 0
 
 
 def _elementwise(expr: ir.Expr) -> bool:
