@@ -415,15 +415,16 @@ class Reverse:
             return False
         defs = {st.target: st.value for st in loop.body if isinstance(st, ir.Assign)}
         readers = {var}  # an earlier element (a row of a 2-d y) is final too
+        start = loop.range_args[0] if len(loop.range_args) == 2 else ir.Const("0")
+        first = int(start.code) if isinstance(start, ir.Const) and start.code.isdigit() else 0
         for st in walk(loop.body):
             if st is write or var not in _stmt_reads(st):
                 continue
             value = st.value if isinstance(st, ir.Assign) else None
-            if not (
-                isinstance(value, ir.Subscript)
-                and value.obj == ir.Var(var)
-                and _earlier_trip(value.index.code, loop.target, defs)
-            ):
+            if not (isinstance(value, ir.Subscript) and value.obj == ir.Var(var)):
+                return False
+            back = _earlier_trip(value.index.code, loop.target, defs)
+            if not 0 < back <= first:  # y[i - k] with i - k >= 0: never y[-1]
                 return False
             assert isinstance(st, ir.Assign)
             readers.add(st.target)
@@ -1692,21 +1693,22 @@ def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
     return out
 
 
-def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> bool:
-    """Whether ``index`` is ``target - k`` for a positive integer ``k`` (through a temporary
-    of the loop body)."""
+def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> int:
+    """``k`` when ``index`` is ``target - k`` for an integer ``k`` (through a temporary of
+    the loop body), else 0."""
     value = defs.get(index)
     if isinstance(value, ir.BinOp):
-        left, right = value.left, value.right
-        return (
+        right = value.right
+        if (
             value.op == "-"
-            and left == ir.Var(target)
+            and value.left == ir.Var(target)
             and isinstance(right, ir.Const)
             and right.code.isdigit()
-            and int(right.code) > 0
-        )
+        ):
+            return int(right.code)
+        return 0
     match = re.fullmatch(rf"{re.escape(target)} - (\d+)", index)
-    return match is not None and int(match.group(1)) > 0
+    return int(match.group(1)) if match else 0
 
 
 def _elementwise(expr: ir.Expr) -> bool:

@@ -60,6 +60,13 @@ def reads_a_later_element(x, a):
     return np.sum(y * y)
 
 
+def wraps_around(x, a):
+    y = x * 1.0
+    for i in range(x.shape[0]):
+        y[i] = y[i - 1] * a + x[i]  # y[-1] on the first trip: the last element, as it was
+    return np.sum(y**2)
+
+
 def read_back_before_the_loop(x, a):
     y = x * 1.0
     z = np.sin(y)  # its adjoint needs y as it was here
@@ -75,6 +82,7 @@ CASES = [
     (reads_the_old_value, lambda: [RNG.normal(size=5) * 0.5, 0.7]),
     (reads_a_later_element, lambda: [RNG.normal(size=5), 0.7]),
     (read_back_before_the_loop, lambda: [RNG.normal(size=5), 0.7]),
+    (wraps_around, lambda: [RNG.normal(size=5), 0.7]),
 ]
 
 
@@ -91,6 +99,7 @@ def test_filled_arrays_have_exact_gradients(fun, args):
         (reads_the_old_value, True),
         (reads_a_later_element, True),
         (read_back_before_the_loop, True),
+        (wraps_around, True),
     ],
 )
 def test_only_an_array_read_back_as_it_was_is_recorded(fun, recorded):
