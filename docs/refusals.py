@@ -62,6 +62,13 @@ def view_alias(x):
     return np.sum(y)
 
 
+def reshaped_alias(x):
+    y = x * 1.0
+    flat = y.reshape(-1)
+    y[0] = 3.0
+    return np.sum(flat)
+
+
 def match_statement(x, kind):
     match kind:
         case "double":
@@ -101,6 +108,11 @@ REFUSED = [
     ("a library call without a rule or source", "no derivative is known: register one", no_rule),
     ("`out=` arguments", "a differentiated value written in place by a library", writes_out),
     ("writes through a view", "the write changes another array the sweeps track", view_alias),
+    (
+        "writes into an array a call's view also sees (`flat = y.reshape(-1); y[0] = 3.0`)",
+        "the view changes too; the sweeps keep them apart",
+        reshaped_alias,
+    ),
 ]
 
 CALLS = {
@@ -115,4 +127,5 @@ CALLS = {
     "no_rule": (np.ones(3),),
     "writes_out": (np.ones(3),),
     "view_alias": (np.ones(3),),
+    "reshaped_alias": (np.ones(3),),
 }

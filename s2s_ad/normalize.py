@@ -27,6 +27,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .cstwalk import walk
 from .source import ParsedFunction
 
@@ -130,6 +131,10 @@ class _Names(cst.CSTVisitor):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.views.add(target.target.value)
+        for base in _view_call_bases(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self.copies.append((target.target.value, base))
         if (
             len(node.targets) == 1
             and isinstance(node.targets[0].target, cst.Name)
@@ -158,6 +163,21 @@ class _Names(cst.CSTVisitor):
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._targets(node.target)
+
+
+def _view_call_bases(value: cst.BaseExpression) -> list[str]:
+    """Names of the arrays a call may return a view of (``x`` in ``x.reshape(...)`` and in
+    ``np.ravel(x)``): a write into one is seen through the other."""
+    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+        return []
+    func, out = value.func, []
+    if func.attr.value in VIEW_METHODS and isinstance(func.value, cst.Name):
+        out.append(func.value.value)  # a method (or a module's ``np.reshape``: not local)
+    if func.attr.value in VIEW_FUNCTIONS and value.args:
+        first = value.args[0]
+        if first.keyword is None and not first.star and isinstance(first.value, cst.Name):
+            out.append(first.value.value)
+    return out
 
 
 class _Reads(cst.CSTVisitor):
@@ -2082,12 +2102,17 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
     """Give loops trip counters and make ``break``/``continue`` reversible.
 
     In a loop body, the statements after an ``if`` that may jump are wrapped in a guard
-    with a flag of its own; every jump sets the flags of the guards around it. The
-    flags are reset at the start of each trip, so the backward sweep reverses exactly
-    the statements that ran. Loops with a ``break`` (and every ``while``) count trips.
+    with a flag of its own; every jump sets the flags of the guards around it. A flag
+    a ``continue`` may set is reset at the start of each trip, so the backward sweep
+    reverses exactly the statements that ran; one only a ``break`` sets is set to false
+    once before the loop (it can be true on the last trip only, and the backward sweep
+    sets it back to false when it reverses the ``break``: nothing is recorded per trip).
+    Loops with a ``break`` (and every ``while``) count trips.
     """
 
-    def block(stmts: list[ir.Stmt], flags: list[str], loop_flags: list[str]) -> list[ir.Stmt]:
+    def block(
+        stmts: list[ir.Stmt], flags: list[str], loop_flags: list[tuple[str, bool]]
+    ) -> list[ir.Stmt]:
         out: list[ir.Stmt] = []
         for pos, s in enumerate(stmts):
             if isinstance(s, (ir.Break, ir.Continue)):
@@ -2105,14 +2130,24 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
                     or _jumps(s.orelse, ir.Break)
                     or _jumps(s.orelse, ir.Continue)
                 )
+                continues = _jumps(s.body, ir.Continue) or _jumps(s.orelse, ir.Continue)
                 if jumps and rest:
                     flag = norm.fresh("_jumped")
-                    loop_flags.append(flag)
+                    loop_flags.append((flag, continues))
                     s.body = block(s.body, [*flags, flag], loop_flags)
                     s.orelse = block(s.orelse, [*flags, flag], loop_flags)
                     out.append(s)
                     inner = block(rest, flags, loop_flags)
                     out.append(ir.If(s.line, s.src, ir.Var(flag), [], inner, guard=True))
+                    return out
+                if jumps and not continues and s.body and isinstance(s.body[-1], ir.Break):
+                    # the last statement: no guard, but the flag tells the backward sweep
+                    # which branch the last trip took (nothing recorded per trip)
+                    flag = norm.fresh("_jumped")
+                    loop_flags.append((flag, False))
+                    s.body = block(s.body, [*flags, flag], loop_flags)
+                    s.orelse = block(s.orelse, [*flags, flag], loop_flags)
+                    out.append(s)
                     return out
                 s.body = block(s.body, flags, loop_flags)
                 s.orelse = block(s.orelse, flags, loop_flags)
@@ -2124,7 +2159,7 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
 
     def loop(s: ir.For | ir.While) -> list[ir.Stmt]:
         has_break = _jumps(s.body, ir.Break)
-        loop_flags: list[str] = []
+        loop_flags: list[tuple[str, bool]] = []
         flags: list[str] = []
         orelse = block(s.orelse, [], [])
         s.orelse = []
@@ -2132,12 +2167,17 @@ def _loop_exits(body: list[ir.Stmt], norm: Normalizer) -> list[ir.Stmt]:
             s.brk = norm.fresh("_broke")
             flags.append(s.brk)
         s.body = block(s.body, flags, loop_flags)
-        s.body[:0] = [ir.Assign(s.line, s.src, f, ir.Copy(ir.Const("False"))) for f in loop_flags]
+
+        def false(flag: str) -> ir.Stmt:
+            return ir.Assign(s.line, s.src, flag, ir.Copy(ir.Const("False")))
+
+        s.body[:0] = [false(f) for f, continues in loop_flags if continues]
+        before = [false(f) for f, continues in loop_flags if not continues]
         if isinstance(s, ir.While) or has_break:
             s.trips = norm.fresh("_trips")
         if not s.brk:
-            return [s, *orelse]
-        out: list[ir.Stmt] = [ir.Assign(s.line, s.src, s.brk, ir.Copy(ir.Const("False"))), s]
+            return [*before, s, *orelse]
+        out: list[ir.Stmt] = [*before, false(s.brk), s]
         if orelse:
             # ``else:`` runs when no break did: the flag as it stands after the loop
             seen = norm.fresh()

@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import inspect
 import math as _math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from . import ir
+from . import aliasing, ir
 from .analysis import (
     Activity,
     CallInfo,
@@ -51,7 +52,8 @@ class Site:
     overwrites: bool
     definite: bool
     kind: str = ""
-    inner: tuple[int, int] | None = None
+    inner: tuple[int, int] | None = None  # the loop whose body holds it directly
+    within: tuple[int, int] | None = None  # the innermost loop around it
 
 
 @dataclass
@@ -164,9 +166,9 @@ class Reverse:
         }
         self.remat = self._rematerializable()
         self._guards: dict[tuple[str, tuple[str, ...]], _Halves] = {}
-        self.mutated = {
-            s.obj for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))
-        }
+        self.writes = [s for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))]
+        self.mutated = {s.obj for s in self.writes}
+        self.shares = aliasing.bases(walk(body)) if self.writes else {}
 
     # --- names -----------------------------------------------------------------------
 
@@ -250,13 +252,22 @@ class Reverse:
                     text = f"{value.obj.name}.{value.name}"
                     operands = {value.obj.name}
                 elif (
-                    isinstance(value, (ir.BinOp, ir.UnaryOp))
+                    isinstance(value, (ir.BinOp, ir.UnaryOp, ir.Compare))
                     and st.target in self.scalar
                     and in_loop
                 ):
-                    # scalar arithmetic costs less to redo than to record
+                    # scalar arithmetic (and a comparison) costs less to redo than to record
                     text = f"({self.render_expr(value)})"
                     operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
+                elif (
+                    isinstance(value, ir.Call)
+                    and st.target in self.scalar
+                    and in_loop
+                    and _scalar_call(value, self._scalar_atom)
+                ):
+                    # so does a math function of scalars (a tape entry per trip saved)
+                    text = self.render_expr(value)
+                    operands = {a.name for a in value.args if isinstance(a, ir.Var)}
                 else:
                     continue
                 # a recomputed operand brings its own operands along
@@ -277,6 +288,9 @@ class Reverse:
             out[name] = _subst_names(out[name], out)
         return out
 
+    def _scalar_atom(self, atom: ir.Atom) -> bool:
+        return not isinstance(atom, ir.Var) or atom.name in self.scalar
+
     # --- sites (which assignments may overwrite a value) -------------------------------
 
     def _plan_sites(self) -> None:
@@ -296,6 +310,7 @@ class Reverse:
             loop: tuple[int, int] | None,
             definite: set[str],
             inner: tuple[int, int] | None = None,
+            within: tuple[int, int] | None = None,
         ) -> set[str]:
             definite = set(definite)
             for s in stmts:
@@ -311,12 +326,14 @@ class Reverse:
                         or (isinstance(s, ir.ListPop) and var == s.obj)
                     )
                     kind = s.kind if isinstance(s, ir.Assign) else ""
-                    self.site_info[site] = Site(var, overwrites, var in definite, kind, inner)
+                    self.site_info[site] = Site(
+                        var, overwrites, var in definite, kind, inner, within
+                    )
                     self.site_pos[site] = (p, loop)
                     seen.add(var)
                 if isinstance(s, ir.If):
-                    a = visit(s.body, loop, definite)
-                    b = visit(s.orelse, loop, definite)
+                    a = visit(s.body, loop, definite, None, within)
+                    b = visit(s.orelse, loop, definite, None, within)
                     definite |= a & b
                 elif isinstance(s, (ir.For, ir.While)):
                     body = s.body if isinstance(s, ir.For) else s.test_body + s.body
@@ -324,7 +341,7 @@ class Reverse:
                     start = len(self.pos)
                     span = loop or (start, 1 << 30)
                     own = (start, start + _count(body) - 1)
-                    visit(body, span, definite | extra, own)
+                    visit(body, span, definite | extra, own, own)
                     if loop is None:
                         span = (start - 1, len(self.pos) - 1)
                         self._fix_span(start, span)
@@ -353,6 +370,10 @@ class Reverse:
         if not info.overwrites or info.kind == "jump":
             return False
         p, loop = self.site_pos[site]
+        if self._shared_with_recorded(site):
+            return True
+        if self._filled_once(site):
+            return False
         lo, hi = loop if loop is not None else (p, p)
         if info.kind == "element" and info.inner is not None:
             # recomputed at the top of each backward trip; recorded only for outside readers
@@ -362,6 +383,80 @@ class Reverse:
             )
         for at, names in self.reads_at.items():
             if info.var in names and (at < p or lo <= at <= hi):
+                return True
+        return False
+
+    def _filled_once(self, site: int) -> bool:
+        """Whether ``site`` is ``y[i] = ...`` in ``for i in range(...)`` whose trips read
+        only elements earlier trips wrote (``y[i - 1]``): no element is written twice and
+        none is read before it is written, so the backward sweep reads the final ``y``
+        and nothing needs recording. The loop is in no other loop, and nothing before it
+        is reversed with ``y``'s values.
+        """
+        write = next(
+            (
+                w
+                for w in self.writes
+                if isinstance(w, ir.SetItem) and self.sites.get((id(w), w.obj)) == site
+            ),
+            None,
+        )
+        if write is None:
+            return False
+        var = write.obj
+        loop = next((f for f in _outer_loops(self.body) if write in f.body), None)
+        if (
+            loop is None
+            or not loop.range_args
+            or len(loop.range_args) > 2
+            or write.index.code != loop.target
+            or self._read_between(var, -1, self.pos[id(loop)] - 1)
+        ):
+            return False
+        defs = {st.target: st.value for st in loop.body if isinstance(st, ir.Assign)}
+        readers = {var}  # an earlier element (a row of a 2-d y) is final too
+        start = loop.range_args[0] if len(loop.range_args) == 2 else ir.Const("0")
+        first = int(start.code) if isinstance(start, ir.Const) and start.code.isdigit() else 0
+        for st in walk(loop.body):
+            if st is write or var not in _stmt_reads(st):
+                continue
+            value = st.value if isinstance(st, ir.Assign) else None
+            if not (isinstance(value, ir.Subscript) and value.obj == ir.Var(var)):
+                return False
+            back = _earlier_trip(value.index.code, loop.target, defs)
+            if not 0 < back <= first:  # y[i - k] with i - k >= 0: never y[-1]
+                return False
+            assert isinstance(st, ir.Assign)
+            readers.add(st.target)
+        return not any(
+            v not in readers and aliasing.may_share(v, var, self.shares) for v in self.shares
+        )
+
+    def _shared_with_recorded(self, site: int, read: bool = True) -> bool:
+        """Whether ``site`` writes in place into an array a recorded value may also be.
+
+        ``a = d; a = np.sin(a) * w; d[0] = ...``: the tape holds ``d``'s array as the old
+        ``a``. Undoing the write in the backward sweep (in place, as every element write
+        is undone) gives that array back its contents before the pop reads it; a copy on
+        the tape would not do, since call residuals and other records hold the array too.
+        With ``read`` false, whether the other value is read back is not asked (while the
+        backward sweep is still being built).
+        """
+        if not self.writes:
+            return False
+        p, loop = self.site_pos[site]
+        var = self.site_info[site].var
+        if not any(
+            isinstance(w, ir.SetItem) and self.pos[id(w)] == p and w.obj == var for w in self.writes
+        ):
+            return False
+        for other, info in self.site_info.items():
+            if info.var == var or not info.overwrites or (read and info.var not in self.reads):
+                continue
+            if not aliasing.may_share(info.var, var, self.shares):
+                continue
+            at = self.site_pos[other][0]
+            if at < p or (loop is not None and loop[0] <= at <= loop[1]):
                 return True
         return False
 
@@ -947,8 +1042,44 @@ class Reverse:
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
         site = self.site(s, var)
         if self.site_info[site].kind == "jump":
+            if site in self._exit_sites():
+                return []  # set back to false at the end of the backward trip
             return [Pop(var, JUMP + site, f"{var} = False")]
         return [Pop(var, site)]
+
+    @functools.cache  # noqa: B019 (one Reverse per transform)
+    def _exit_sites(self) -> dict[int, tuple[int, int]]:
+        """Jump sites of exit flags, with the span of the loop they leave.
+
+        An exit flag is set to false before its loop and only to true inside it (only
+        ``break`` sets it): it is true on the last trip at most. The backward sweep sets
+        it to false at the end of each trip it reverses instead of recording it per trip.
+        """
+        reset: set[tuple[str, tuple[int, int]]] = set()
+        for info in self.site_info.values():
+            if info.kind != "jump" and info.within is not None:
+                reset.add((info.var, info.within))
+        return {
+            site: info.within
+            for site, info in self.site_info.items()
+            if info.kind == "jump"
+            and info.within is not None
+            and (info.var, info.within) not in reset
+        }
+
+    def exit_restores(self, s: ir.For | ir.While) -> list[Item]:
+        """``flag = False`` for the exit flags of loop ``s``, ending each backward trip."""
+        body = s.body if isinstance(s, ir.For) else s.test_body + s.body
+        p = self.pos[id(s)]
+        span = (p + 1, p + _count(body))
+        items: list[Item] = []
+        seen: set[str] = set()
+        for site, inner in sorted(self._exit_sites().items()):
+            var = self.site_info[site].var
+            if inner == span and var not in seen:
+                seen.add(var)
+                items.append(Pop(var, JUMP + site, f"{var} = False"))
+        return items
 
     def recompute_elements(self, body: list[ir.Stmt]) -> list[Item]:
         """``x = xs[k]`` for the loop variables the backward trip reads (no tape needed)."""
@@ -1295,7 +1426,10 @@ class Reverse:
         return self.accumulate(s.value.name, [expr], live) + pops
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
-        pop = Pop(f"{s.obj}[{s.index.code}]", self.site(s, s.obj))
+        site = self.site(s, s.obj)
+        pop = Pop(f"{s.obj}[{s.index.code}]", site)
+        if self._shared_with_recorded(site, read=False):
+            self.read(f"{s.obj}[{s.index.code}]")  # the undo must reach this very array
         if self._keyed(s.obj, s.index.code):
             pop.text = f"{self.ad}.restore_item({s.obj}, {s.index.code}, {self.tape}.pop())"
         items: list[Item] = []
@@ -1411,7 +1545,59 @@ class Reverse:
         self.dense = (dense_left - bars_left) & (dense_right - bars_right)
         live.clear()
         live.update(union)
-        return [Suite(self.read(f"if {self.atom(s.test)}:"), body, orelse)]
+        return [Suite(self.read(f"if {self._backward_test(s)}:"), body, orelse)]
+
+    def _backward_test(self, s: ir.If) -> str:
+        """The test that picks the branch to reverse: the forward test, or what tells the
+        same at no cost on the tape.
+
+        An ``if`` whose branch always leaves the trip sets a jump flag there and nowhere
+        else: the flag is true exactly when the test was. An exit flag (``break``: true on
+        the last trip only, see ``_exit_sites``) stands for the test; a ``continue``
+        flag's guard reads the test instead, when the guarded statements change neither
+        the test nor what it is recomputed from.
+        """
+        exits = {self.site_info[site].var for site in self._exit_sites()}
+        flags = self._jump_ifs()
+        for flag in flags.get(id(s), ()):
+            if flag in exits:
+                return flag
+        test = s.test
+        if s.guard and isinstance(test, ir.Var) and test.name not in exits:
+            jump = self._flag_if().get(test.name)
+            if jump is not None and isinstance(jump.test, ir.Var):
+                name = jump.test.name
+                needed = {name} | identifiers(self.remat.get(name, ""))
+                written: set[str] = set()
+                for st in walk(s.orelse):
+                    written |= _stmt_writes(st, self)
+                if not needed & written:
+                    return name
+        return self.atom(test)
+
+    @functools.cache  # noqa: B019 (one Reverse per transform)
+    def _jump_ifs(self) -> dict[int, list[str]]:
+        """``if`` statements whose branch ends with a jump, with the flags only it sets."""
+        count: dict[str, int] = {}
+        direct: dict[str, list[int]] = {}
+        for st in walk(self.body):
+            if isinstance(st, ir.Assign) and st.kind == "jump":
+                count[st.target] = count.get(st.target, 0) + 1
+            if isinstance(st, ir.If) and st.body and isinstance(st.body[-1], _JUMPS):
+                for b in st.body:
+                    if isinstance(b, ir.Assign) and b.kind == "jump":
+                        direct.setdefault(b.target, []).append(id(st))
+        out: dict[int, list[str]] = {}
+        for flag, ifs in direct.items():
+            if len(ifs) == 1 and count[flag] == 1:
+                out.setdefault(ifs[0], []).append(flag)
+        return out
+
+    @functools.cache  # noqa: B019 (one Reverse per transform)
+    def _flag_if(self) -> dict[str, ir.If]:
+        """The ``if`` that sets each flag of ``_jump_ifs``."""
+        by_id = {id(st): st for st in walk(self.body) if isinstance(st, ir.If)}
+        return {f: by_id[i] for i, flags in self._jump_ifs().items() for f in flags}
 
     def _zero_line(self, var: str) -> Line:
         self.zero_filled.add(var)
@@ -1447,6 +1633,7 @@ class Reverse:
         own = self._own_before_loop(s.body, live)
         body, head = self._fixpoint(s.body, live)
         body[:0] = self.recompute_elements(s.body)
+        body += self.exit_restores(s)
         indexed = _indexed(s.body)
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
@@ -1471,6 +1658,7 @@ class Reverse:
         own = self._own_before_loop(s.body, live)
         last_test = self.bwd_block(s.test_body, live)
         body, head = self._fixpoint(s.test_body + s.body, live)  # a trip: test, then body
+        body += self.exit_restores(s)
         indexed = _indexed(s.body)
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
@@ -1483,6 +1671,7 @@ class Reverse:
 
 
 _COMPOUND = (ir.If, ir.For, ir.While)
+_JUMPS = (ir.Break, ir.Continue)
 # parameters that take integers, axes, shapes or flags: never differentiated
 STRUCTURAL = frozenset(
     "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
@@ -1491,6 +1680,35 @@ STRUCTURAL = frozenset(
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
+
+
+def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
+    """The ``for`` loops of a block that no other loop encloses."""
+    out: list[ir.For] = []
+    for st in stmts:
+        if isinstance(st, ir.For):
+            out.append(st)
+        elif isinstance(st, ir.If):
+            out += _outer_loops(st.body) + _outer_loops(st.orelse)
+    return out
+
+
+def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> int:
+    """``k`` when ``index`` is ``target - k`` for an integer ``k`` (through a temporary of
+    the loop body), else 0."""
+    value = defs.get(index)
+    if isinstance(value, ir.BinOp):
+        right = value.right
+        if (
+            value.op == "-"
+            and value.left == ir.Var(target)
+            and isinstance(right, ir.Const)
+            and right.code.isdigit()
+        ):
+            return int(right.code)
+        return 0
+    match = re.fullmatch(rf"{re.escape(target)} - (\d+)", index)
+    return int(match.group(1)) if match else 0
 
 
 def _elementwise(expr: ir.Expr) -> bool:

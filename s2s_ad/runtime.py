@@ -357,8 +357,9 @@ def check_state_call(method: Any, *varied: Any) -> None:
 def not_a_view(x: Any, *aliases: Any) -> None:
     """Refuse an augmented assignment that would write into an array another name sees.
 
-    ``v = y[1:3]; v *= 3`` changes ``y`` and ``z = y; y *= 2`` changes ``z`` in Python; the
-    generated code rebinds instead, so such code is refused when it runs.
+    ``v = y[1:3]; v *= 3`` changes ``y`` and ``z = y; y *= 2`` (or ``z = y.reshape(-1);
+    y[0] = 1``) changes ``z`` in Python; the generated code rebinds instead, so such code is
+    refused when it runs.
     """
     from .errors import TransformError
 
@@ -369,7 +370,7 @@ def not_a_view(x: Any, *aliases: Any) -> None:
             "an in-place update of a view (v = y[...]; v op= ...)",
             hint="update y[...] directly, or copy the slice first",
         )
-    if any(a is x for a in aliases):
+    if any(a is x or (isinstance(a, np.ndarray) and np.may_share_memory(a, x)) for a in aliases):
         raise TransformError(
             "an in-place update of an array another variable also names (z = y; y op= ...)",
             hint="write y = y op ... , or copy the array first",
