@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
+_IDENT = re.compile(r"(?<![\w.'\"])([^\W\d]\w*)")
 
 
 @dataclass

@@ -27,7 +27,7 @@ _PUSH = re.compile(r"\b_tape\w*\.append\(")
 _POP = re.compile(r"\b_tape\w*\.pop\(")
 _TOKEN = re.compile(
     r"(?P<comment>#.*$)|(?P<string>'[^']*'|\"[^\"]*\")|(?P<number>\b\d+\.?\d*(?:e-?\d+)?\b)"
-    r"|(?P<name>[A-Za-z_]\w*)"
+    r"|(?P<name>[^\W\d]\w*)"
 )
 _KEYWORDS = frozenset(keyword.kwlist)
 _uid = itertools.count(1)

@@ -1427,11 +1427,14 @@ class Reverse:
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
         site = self.site(s, s.obj)
-        pop = Pop(f"{s.obj}[{s.index.code}]", site)
+        # the undo reads the index (recomputed temporaries spelled out, as everywhere in
+        # the backward sweep) and must reach this very array
+        index = self.read(s.index.code)
+        pop = Pop(f"{s.obj}[{index}]", site)
         if self._shared_with_recorded(site, read=False):
-            self.read(f"{s.obj}[{s.index.code}]")  # the undo must reach this very array
+            self.read(s.obj)
         if self._keyed(s.obj, s.index.code):
-            pop.text = f"{self.ad}.restore_item({s.obj}, {s.index.code}, {self.tape}.pop())"
+            pop.text = f"{self.ad}.restore_item({s.obj}, {index}, {self.tape}.pop())"
         items: list[Item] = []
         if s.obj in live and self.activity.active(s.obj):
             b = self.bar(s.obj)
@@ -1986,7 +1989,7 @@ def _subst_names(text: str, names: dict[str, str]) -> str:
     def repl(m: re.Match[str]) -> str:
         return names.get(m.group(0), m.group(0))
 
-    return re.sub(r"(?<![\w.])[A-Za-z_]\w*(?![\w])", repl, text)
+    return re.sub(r"(?<![\w.])[^\W\d]\w*(?![\w])", repl, text)
 
 
 def _index_value(code: str, np_name: str) -> str:

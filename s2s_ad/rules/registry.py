@@ -23,8 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_IDENT = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?!\w)(?!\s*=[^=])")
-_SIMPLE = re.compile(r"^(?:[A-Za-z_][\w.]*|\d+(?:\.\d*)?(?:e[+-]?\d+)?|'[^']*'|\"[^\"]*\")$")
+_IDENT = re.compile(r"(?<![\w.])([^\W\d]\w*)(?!\w)(?!\s*=[^=])")
+_SIMPLE = re.compile(r"^(?:[^\W\d][\w.]*|\d+(?:\.\d*)?(?:e[+-]?\d+)?|'[^']*'|\"[^\"]*\")$")
 
 
 @dataclass
