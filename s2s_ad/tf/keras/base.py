@@ -18,7 +18,7 @@ import numpy as np
 from ... import replay
 from ...replay import unrecorded
 from ...rules.registry import nondiff
-from ...variable import TensorShape, Variable
+from ...variable import TensorShape, Variable, tensor
 from ..module import Module, to_snake_case
 from . import initializers
 
@@ -70,6 +70,13 @@ def input_shape(inputs: Any) -> Any:
 nondiff("keras input shapes", [input_shape])
 
 
+def python_numbers(value: Any) -> bool:
+    """Whether ``value`` is a Python number or a (nested) list or tuple of them."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(python_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 class Layer(Module):
     """Base of Keras layers: ``build(input_shape)`` makes the weights, ``call(inputs)``
     computes.
@@ -114,6 +121,8 @@ class Layer(Module):
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
             return self._symbolic_call(inputs)
+        if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
+            inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         if not self.built:
             self._build_for(input_shape(inputs))
         if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
