@@ -184,11 +184,13 @@ class Tensor(np.ndarray):
 
     def __str__(self) -> str:
         arr = np.asarray(self)
-        return f"tf.Tensor({arr}, shape={arr.shape}, dtype={arr.dtype})"
+        return f"tf.Tensor({_numpy_text(arr, False)}, shape={arr.shape}, dtype={arr.dtype})"
 
 
-def _numpy_text(arr: np.ndarray) -> str:
-    return str(arr[()]) if arr.ndim == 0 else repr(arr)
+def _numpy_text(arr: np.ndarray, is_repr: bool = True) -> str:
+    """The value as TensorFlow prints it: a text of several lines starts on a new line."""
+    text = str(arr[()]) if arr.ndim == 0 else repr(arr) if is_repr else str(arr)
+    return "\n" + text if "\n" in text else text
 
 
 _ARRAYS: set[type] = {np.ndarray}  # EagerTensor joins below
