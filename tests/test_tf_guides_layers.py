@@ -56,3 +56,41 @@ def test_gradients_through_the_checked_matmul():
     out = np.asarray(x) @ layer.w.numpy() + layer.b.numpy()
     np.testing.assert_allclose(np.asarray(g_w), np.asarray(x).T @ (2.0 * out), rtol=1e-5)
     np.testing.assert_allclose(np.asarray(g_b), (2.0 * out).sum(axis=0), rtol=1e-5)
+
+
+class _Encoder(tf.keras.Model):
+    """A user's model whose sub-layers are built by its first call."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.hidden = Affine(4, name="hidden")
+        self.head = tf.keras.layers.Dense(1, name="head")
+
+    def call(self, x):
+        return self.head(self.hidden(x))
+
+
+def test_variables_made_by_build_are_named_under_the_layer():
+    model = _Encoder(name="encoder")
+    x = tf.ones([2, 3])
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(model(x))
+    # made by each layer's build, by a tf.Variable or add_weight ('hidden/w:0'; Keras
+    # also puts the subclassed model's name before them, a documented difference)
+    names = [v.name for v in model.trainable_variables]
+    assert sorted(names) == ["head/bias:0", "head/kernel:0", "hidden/b:0", "hidden/w:0"]
+    grads = tape.gradient(loss, model.trainable_variables)
+    by_name = dict(zip(names, grads))
+    np.testing.assert_allclose(np.asarray(by_name["head/bias:0"]), [2.0])
+    hidden = np.ones((2, 3), np.float32) @ model.hidden.w.numpy() + model.hidden.b.numpy()
+    np.testing.assert_allclose(
+        np.asarray(by_name["head/kernel:0"]), hidden.sum(axis=0)[:, None], rtol=1e-6
+    )
+    # a layer built directly keeps plain names, as in Keras
+    lone = tf.keras.layers.Dense(2)
+    lone.build((None, 3))
+    assert [v.name for v in lone.variables] == ["kernel:0", "bias:0"]
+    # a Sequential model's layers keep their own names
+    seq = tf.keras.Sequential([tf.keras.layers.Dense(2, name="first")])
+    seq(x)
+    assert [v.name for v in seq.variables] == ["first/kernel:0", "first/bias:0"]

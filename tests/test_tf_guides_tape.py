@@ -4,9 +4,11 @@ with BatchNormalization in training mode differentiated with respect to its inpu
 checked against finite differences, with the moving statistics moved once."""
 
 import numpy as np
+import pytest
 from fd import numerical_grad
 
 import s2s_ad.tf as tf
+from s2s_ad.errors import TransformError
 from s2s_ad.tf import keras
 
 _EPS = 0.001
@@ -78,3 +80,16 @@ def test_input_gradient_through_batch_norm_in_training_mode():
     np.testing.assert_allclose(np.asarray(jb), np.einsum("bibk->bik", np.asarray(j)), rtol=1e-10)
     np.testing.assert_allclose(norm.moving_mean.numpy(), moving[0])
     np.testing.assert_allclose(norm.moving_variance.numpy(), moving[1])
+
+
+def test_second_order_through_a_layers_kernel_is_refused_by_name():
+    """An outer tape over an inner tape's gradient with respect to a Variable reached
+    through a layer is not modelled: the refusal names the inner call."""
+    first, norm, last = _stack(3)
+    x = tf.constant(np.random.default_rng(4).standard_normal((6, 5)))
+    with tf.GradientTape() as outer:
+        with tf.GradientTape() as inner:
+            loss = tf.reduce_mean(last(first(x)) ** 2)
+        g = inner.gradient(loss, first.kernel)
+    with pytest.raises(TransformError, match=r"inner\.gradient\(loss, first\.kernel\)"):
+        outer.jacobian(g, first.kernel)
