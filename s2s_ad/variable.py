@@ -212,6 +212,14 @@ def tensor(value: Any, dtype: Any = None) -> Tensor:
     return np.asarray(value, dtype=_default_dtype(value, dtype)).view(EagerTensor)
 
 
+def python_numbers(value: Any) -> bool:
+    """Whether ``value`` is a Python number or a (nested) list or tuple of them (what
+    TensorFlow converts to a tensor at a function's or a layer's door)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(python_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _full_name(name: str | None) -> str:
     """TensorFlow's printed name: ``'x0:0'``, ``'dense/kernel:0'``, ``'Variable:0'``."""
     import sys

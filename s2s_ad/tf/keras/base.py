@@ -19,7 +19,7 @@ import numpy as np
 from ... import replay
 from ...replay import unrecorded
 from ...rules.registry import nondiff
-from ...variable import TensorShape, Variable, tensor
+from ...variable import TensorShape, Variable, python_numbers, tensor
 from ..module import Module, name_scope, to_snake_case
 from . import initializers
 
@@ -69,13 +69,6 @@ def input_shape(inputs: Any) -> Any:
 
 
 nondiff("keras input shapes", [input_shape])
-
-
-def python_numbers(value: Any) -> bool:
-    """Whether ``value`` is a Python number or a (nested) list or tuple of them."""
-    if isinstance(value, (list, tuple)):
-        return bool(value) and all(python_numbers(v) for v in value)
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 class Layer(Module):
