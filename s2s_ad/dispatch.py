@@ -35,6 +35,7 @@ def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
     if isinstance(func, (types.FunctionType, functools.partial, functools._lru_cache_wrapper)):
         return func, ()  # a partial or a cache: see targets.primal
     call = inspect.getattr_static(type(func), "__call__", None)
+    call = getattr(call, "_s2s_call", call)  # a wrapper (``@tf.function``): what it calls
     if isinstance(call, types.FunctionType):
         return call, (func,)
     return None, ()

@@ -293,10 +293,18 @@ def inline_inner_tapes(
                 and isinstance(func.value, cst.Name)
                 and func.value.value in tapes
                 and func.attr.value == "gradient"
-                and len(updated.args) >= 2
-                and all(isinstance(a.value, cst.Name) for a in updated.args[:2])
             ):
                 return updated
+            if len(updated.args) < 2 or not all(
+                isinstance(a.value, cst.Name) for a in updated.args[:2]
+            ):
+                source = cst.Module([]).code_for_node(updated)
+                raise TransformError(
+                    f"the inner tape's gradient {source}: an outer tape differentiates an "
+                    "inner tape's gradient only with respect to one source that the inner "
+                    "block uses by name (not a Variable reached through a layer, such as "
+                    "layer.kernel)"
+                )
             tape = tapes[func.value.value]
             key = (updated.args[0].value.value, updated.args[1].value.value)
             if key not in tape._calls:

@@ -184,11 +184,13 @@ class Tensor(np.ndarray):
 
     def __str__(self) -> str:
         arr = np.asarray(self)
-        return f"tf.Tensor({arr}, shape={arr.shape}, dtype={arr.dtype})"
+        return f"tf.Tensor({_numpy_text(arr, False)}, shape={arr.shape}, dtype={arr.dtype})"
 
 
-def _numpy_text(arr: np.ndarray) -> str:
-    return str(arr[()]) if arr.ndim == 0 else repr(arr)
+def _numpy_text(arr: np.ndarray, is_repr: bool = True) -> str:
+    """The value as TensorFlow prints it: a text of several lines starts on a new line."""
+    text = str(arr[()]) if arr.ndim == 0 else repr(arr) if is_repr else str(arr)
+    return "\n" + text if "\n" in text else text
 
 
 _ARRAYS: set[type] = {np.ndarray}  # EagerTensor joins below
@@ -208,6 +210,14 @@ def tensor(value: Any, dtype: Any = None) -> Tensor:
             _read(value)
         value = value.value
     return np.asarray(value, dtype=_default_dtype(value, dtype)).view(EagerTensor)
+
+
+def python_numbers(value: Any) -> bool:
+    """Whether ``value`` is a Python number or a (nested) list or tuple of them (what
+    TensorFlow converts to a tensor at a function's or a layer's door)."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(python_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _full_name(name: str | None) -> str:

@@ -396,7 +396,8 @@ def test_layers_building_variables_as_attributes_and_a_subclassed_model():
     layer = _Lazy(3)
     assert layer.variables == []
     layer(tf.constant([[2.0, 2.0, 2.0]]))
-    assert [v.name for v in layer.variables] == ["w:0", "b:0"]
+    # made by the first call: under the layer's name scope, as in Keras
+    assert [v.name for v in layer.variables] == ["lazy/w:0", "lazy/b:0"]
     model = _TwoLazy(name="the_model")
     assert model.name == "the_model"
     with tf.GradientTape() as tape:

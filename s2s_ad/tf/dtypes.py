@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import linecache
 from collections.abc import Callable
@@ -9,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..variable import TensorShape
+from ..variable import TensorShape, python_numbers, tensor
 
 _serial = itertools.count(1)
 
@@ -81,10 +82,30 @@ def function(
 
     def decorate(fun: Callable[..., Any]) -> Callable[..., Any]:
         if input_signature is None:
-            return fun
+            return Function(fun)
         return _checked(fun, list(input_signature))
 
     return decorate(func) if func is not None else decorate
+
+
+class Function:
+    """A ``@tf.function`` without a signature: the Python function, called with its
+    Python-number arguments (``[[2.0, 2.0]]``) as tensors, as TensorFlow converts them
+    (floats become float32). Differentiated code calls the Python function itself."""
+
+    def __init__(self, fun: Callable[..., Any]) -> None:
+        self.python_function = self._s2s_call = fun  # what differentiated code calls
+        functools.update_wrapper(self, fun)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = tuple(tensor(a) if python_numbers(a) else a for a in args)
+        return self.python_function(*args, **kwargs)
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        """As a method: bound to the instance, still converting its arguments."""
+        if obj is None:
+            return self
+        return Function(self.python_function.__get__(obj, owner))
 
 
 def _checked(fun: Callable[..., Any], signature: list[Any]) -> Callable[..., Any]:

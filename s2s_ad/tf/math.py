@@ -121,6 +121,16 @@ def softplus(x: Any, name: str | None = None) -> Tensor:
     return tensor(np.logaddexp(0.0, x))
 
 
+def _softplus_grad(g: Any, x: Any, name: Any = None) -> Any:
+    # sigmoid(x), as TensorFlow computes it: exp(x - softplus(x)) loses digits in float32
+    x = np.asarray(x)
+    e = np.exp(-np.abs(x))
+    return g * np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+defgrad(softplus, _softplus_grad)
+
+
 def log_sigmoid(x: Any, name: str | None = None) -> Tensor:
     return tensor(-np.logaddexp(0.0, -x))
 

@@ -12,8 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..custom import defgrad
+from ..rules.registry import nondiff
 from ..variable import Tensor, Variable, tensor
 from .dtypes import as_numpy_dtype
+from .errors import InvalidArgumentError
 
 
 def _axis(axis: Any) -> Any:
@@ -353,7 +355,21 @@ def matmul(
         a = np.swapaxes(a, -1, -2)
     if transpose_b:
         b = np.swapaxes(b, -1, -2)
+    _check_matmul(a, b)
     return tensor(np.matmul(a, b))
+
+
+def _check_matmul(a: Any, b: Any) -> None:
+    """TensorFlow's error for matrices whose inner dimensions differ."""
+    sa, sb = np.shape(a), np.shape(b)
+    if len(sa) >= 2 and len(sb) >= 2 and sa[-1] != sb[-2]:
+        raise InvalidArgumentError(
+            message=f"Matrix size-incompatible: In[0]: [{sa[-2]},{sa[-1]}], "
+            f"In[1]: [{sb[-2]},{sb[-1]}] [Op:MatMul]"
+        )
+
+
+nondiff("tf.matmul shape check", [_check_matmul])
 
 
 def is_tensor(x: Any) -> bool:

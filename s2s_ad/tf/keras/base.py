@@ -10,6 +10,7 @@ first input (``build(input_shape)``), then runs ``call``; on a symbolic input (f
 from __future__ import annotations
 
 import collections
+import contextlib
 import inspect
 from typing import Any
 
@@ -18,8 +19,8 @@ import numpy as np
 from ... import replay
 from ...replay import unrecorded
 from ...rules.registry import nondiff
-from ...variable import TensorShape, Variable
-from ..module import Module, to_snake_case
+from ...variable import TensorShape, Variable, python_numbers, tensor
+from ..module import Module, name_scope, to_snake_case
 from . import initializers
 
 _NAMES: collections.Counter[str] = collections.Counter()
@@ -102,6 +103,8 @@ class Layer(Module):
 
     # --- building and calling ---------------------------------------------------------------
 
+    _scoped_build = True  # build runs under the layer's name scope
+
     def build(self, input_shape: Any) -> None:
         """Make the weights for inputs of this shape (subclasses override)."""
         self.built = True
@@ -114,6 +117,8 @@ class Layer(Module):
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
             return self._symbolic_call(inputs)
+        if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
+            inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         if not self.built:
             self._build_for(input_shape(inputs))
         if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
@@ -146,7 +151,9 @@ class Layer(Module):
         return self.call, args, {}
 
     def _build_for(self, shape: Any) -> None:
-        with unrecorded():
+        # Keras names the Variables that build makes 'layer/...'
+        scope = name_scope(self.name) if self._scoped_build else contextlib.nullcontext()
+        with unrecorded(), scope:
             self.build(shape)
         self.built = True
 
@@ -174,11 +181,12 @@ class Layer(Module):
         trainable: bool = True,
         **kwargs: Any,
     ) -> Variable:
-        """A new Variable of this layer, named ``'<layer>/<name>:0'``."""
+        """A new Variable of this layer (``'<layer>/<name>:0'`` when made by ``build``)."""
         dtype = np.dtype(dtype or self._dtype)
         init = initializers.get(initializer or "glorot_uniform")
         value = init(tuple(shape or ()), dtype=dtype)
-        weight = Variable(value, trainable=trainable, name=f"{self.name}/{name or 'Variable'}")
+        # under the layer's name scope in build ('dense/kernel:0'), as in Keras
+        weight = Variable(value, trainable=trainable, name=name or "Variable")
         self._tracked.append(weight)
         return weight
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...custom import stop_gradient
 from .. import nn
 from . import activations, initializers
 from .base import Input, InputLayer, KerasTensor, Layer
@@ -169,8 +170,9 @@ class BatchNormalization(Layer):
             mean = np.mean(inputs, axis=self._reduced, keepdims=True)
             variance = np.mean(np.square(inputs - mean), axis=self._reduced, keepdims=True)
             keep = self.momentum
-            batch_mean = np.reshape(mean, self.moving_mean.shape)
-            batch_variance = np.reshape(variance, self.moving_variance.shape)
+            # the moving statistics carry no gradient (Variable.assign cuts it)
+            batch_mean = stop_gradient(np.reshape(mean, self.moving_mean.shape))
+            batch_variance = stop_gradient(np.reshape(variance, self.moving_variance.shape))
             self.moving_mean.assign(self.moving_mean * keep + batch_mean * (1.0 - keep))
             self.moving_variance.assign(self.moving_variance * keep + batch_variance * (1.0 - keep))
         else:

@@ -226,6 +226,8 @@ class Sequential(Model):
     """Layers applied one after the other; built on the first call (or at once when the
     first layer declares ``input_shape=``)."""
 
+    _scoped_build = False  # its build calls its layers: they keep their own names, as in Keras
+
     def __init__(self, layers: Any = None, name: str | None = None, **kwargs: Any) -> None:
         super().__init__(name=name, **kwargs)
         self._layers: list[Layer] = []
