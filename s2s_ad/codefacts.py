@@ -23,9 +23,26 @@ PURE_BUILTINS = frozenset(
 COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
 
 
+def nodes(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every node under it (as ``ast.walk``, in another order, without the
+    ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
+    out = [node]
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                out.extend([x for x in v if isinstance(x, ast.AST)])
+            elif isinstance(v, ast.AST) and not isinstance(v, ast.expr_context):
+                out.append(v)
+    return out
+
+
 def names(node: ast.AST, ctx: type) -> set[str]:
     """The names under ``node`` used in context ``ctx`` (``ast.Load``, ``ast.Store``)."""
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
 
 
 def reads(node: ast.AST) -> set[str]:
@@ -62,7 +79,7 @@ def kills(node: ast.stmt) -> set[str]:
 def written(node: ast.stmt) -> set[str]:
     """Names a statement binds or writes into (``x[i] = v`` and ``x += v`` write ``x``)."""
     out: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in nodes(node):
         if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
             out.add(sub.id)
         elif isinstance(sub, (ast.Subscript, ast.Attribute)) and not isinstance(sub.ctx, ast.Load):
@@ -76,7 +93,7 @@ def written(node: ast.stmt) -> set[str]:
 
 def pure(expr: ast.expr, tape: str) -> bool:
     """Whether evaluating ``expr`` has no effect besides its value (and reads no tape)."""
-    for node in ast.walk(expr):
+    for node in nodes(expr):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             return False
         if isinstance(node, ast.Call) and not _pure_callee(node.func):
@@ -138,7 +155,7 @@ def push_name(node: ast.stmt, tape: str) -> str | None:
 
 def touches_tape(node: ast.AST, tape: str) -> bool:
     """Whether ``node`` reads or changes the tape."""
-    return any(isinstance(n, ast.Name) and n.id == tape for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id == tape for n in nodes(node))
 
 
 def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
@@ -153,41 +170,65 @@ def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-class Info:
-    """Read and write sets of simple statements, computed once per statement."""
+def scan(node: ast.AST) -> tuple[set[str], bool]:
+    """The names ``node`` reads and whether it is free of effects (no call but to pure
+    functions, no ``yield``, ``await`` or ``:=``), from one walk of the tree."""
+    loads: set[str] = set()
+    effect_free = True
+    for sub in nodes(node):
+        if isinstance(sub, ast.Name):
+            if isinstance(sub.ctx, ast.Load):
+                loads.add(sub.id)
+        elif isinstance(sub, ast.Call):
+            effect_free = effect_free and _pure_callee(sub.func)
+        elif isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            effect_free = False
+    return loads, effect_free
 
-    def __init__(self) -> None:
-        self.reads: dict[int, set[str]] = {}
-        self.kills: dict[int, set[str]] = {}
+
+class Info:
+    """Read and write sets of simple statements, computed once per statement (one walk
+    of its tree)."""
+
+    def __init__(self, tape: str) -> None:
+        self.tape = tape
+        self.facts: dict[int, tuple[set[str], set[str], bool]] = {}
         self.loads: dict[int, set[str]] = {}
-        self.removable: dict[int, bool] = {}
+
+    def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool]:
+        key = id(s)
+        found = self.facts.get(key)
+        if found is None:
+            loads, effect_free = scan(s)
+            targets = store_targets(s)
+            s_reads = loads
+            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                s_reads = loads | {s.target.id}
+            removable = (
+                isinstance(s, ast.Assign)
+                and effect_free
+                and self.tape not in loads
+                and all(isinstance(t, ast.Name) for t in targets)
+            )
+            found = (s_reads, kills(s), removable)
+            self.facts[key] = found
+        return found
 
     def of(self, s: ast.AST) -> tuple[set[str], set[str]]:
         """``(reads, kills)`` of a simple statement."""
-        key = id(s)
-        if key not in self.reads:
-            assert isinstance(s, ast.stmt)
-            self.reads[key] = reads(s)
-            self.kills[key] = kills(s)
-        return self.reads[key], self.kills[key]
+        assert isinstance(s, ast.stmt)
+        s_reads, s_kills, _ = self._facts(s)
+        return s_reads, s_kills
 
     def forget(self, s: ast.AST) -> None:
         """Drop what is known of ``s`` (after it was rewritten)."""
-        for table in (self.reads, self.kills, self.loads, self.removable):
-            table.pop(id(s), None)
+        self.facts.pop(id(s), None)
+        self.loads.pop(id(s), None)
 
-    def dead_if_unread(self, s: ast.stmt, tape: str) -> bool:
-        """Whether ``s`` is ``names = <pure expression>``: dropped when no name it binds
-        is live after it (and then reads nothing)."""
-        key = id(s)
-        if key not in self.removable:
-            self.removable[key] = (
-                isinstance(s, ast.Assign)
-                and pop_target(s, tape) is None
-                and all(isinstance(t, ast.Name) for t in store_targets(s))
-                and pure(s.value, tape)
-            )
-        return self.removable[key]
+    def dead_if_unread(self, s: ast.stmt) -> bool:
+        """Whether ``s`` is ``names = <pure expression>`` (not a tape pop): dropped when
+        no name it binds is live after it (and then reads nothing)."""
+        return self._facts(s)[2]
 
     def load(self, node: ast.AST) -> set[str]:
         """The names an expression (or a compound statement's head) reads."""
@@ -205,8 +246,8 @@ class Liveness:
     not live after it, reads nothing: one sweep finds chains of dead stores.
     """
 
-    def __init__(self, tape: str, info: Info) -> None:
-        self.tape, self.info = tape, info
+    def __init__(self, info: Info) -> None:
+        self.info = info
         self.after: dict[int, set[str]] = {}
 
     def run(self, body: list[ast.stmt]) -> Liveness:
@@ -224,37 +265,34 @@ class Liveness:
         return live
 
     def stmt(self, s: ast.stmt, live: set[str], brk: set[str], cont: set[str]) -> set[str]:
-        """The names live before ``s`` (see :meth:`block`)."""
-        self.after[id(s)] = set(live)
+        """The names live before ``s`` (see :meth:`block`). Sets are never changed once
+        made (``after`` keeps them without copies)."""
+        self.after[id(s)] = live
         load = self.info.load
         if isinstance(s, ast.Return):
             return load(s)
         if isinstance(s, ast.Break):
-            return set(brk)
+            return brk
         if isinstance(s, ast.Continue):
-            return set(cont)
+            return cont
         if isinstance(s, ast.If):
             body = self.block(s.body, live, brk, cont)
             orelse = self.block(s.orelse, live, brk, cont)
             return body | orelse | load(s.test)
         if isinstance(s, (ast.For, ast.While)):
-            head = set(live)
-            if isinstance(s, ast.While):
-                head |= load(s.test)
+            head = live | load(s.test) if isinstance(s, ast.While) else live
+            target = names(s.target, ast.Store) if isinstance(s, ast.For) else set()
             while True:
-                inner = self.block(s.body, head, live, head)
-                if isinstance(s, ast.For):
-                    inner = inner - names(s.target, ast.Store)
-                new = head | inner
-                if new == head:
+                inner = self.block(s.body, head, live, head) - target
+                if inner <= head:
                     break
-                head = new
-            self.after[id(s)] = set(live)
+                head = head | inner
+            self.after[id(s)] = live
             if isinstance(s, ast.For):
                 return head | load(s.iter)
             return head
         s_reads, s_kills = self.info.of(s)
-        if not (s_kills & live) and self.info.dead_if_unread(s, self.tape):
+        if not (s_kills & live) and self.info.dead_if_unread(s):
             return live
         return (live - s_kills) | s_reads
 
@@ -262,5 +300,5 @@ class Liveness:
 def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:
     """The names a statement reads (the nodes, which passes rename) and the names it
     binds or writes into."""
-    loads = [n for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    loads = [n for n in nodes(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
     return loads, written(s)

@@ -480,7 +480,7 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
     all_pops = sum(1 for n in ast.walk(func) if is_tape_call(n, tape, "pop", 0))
     if all_pops != whole_pops:
         return set()
-    liveness = Liveness(tape, Info()).run(func.body)
+    liveness = Liveness(Info(tape)).run(func.body)
     drop: set[int] = set()
     for name, restores in pops.items():
         saves = pushes.get(name, [])

@@ -54,7 +54,7 @@ def _dead(
     func: ast.FunctionDef, lines: list[str], tape: str, facts: Facts, decide: bool, info: Info
 ) -> set[int]:
     """Ids of the statements to drop (and, with ``decide``, the dead tape sites)."""
-    lv = Liveness(tape, info).run(func.body)
+    lv = Liveness(info).run(func.body)
     drop: set[int] = set()
     pops: dict[int, bool] = {}  # site -> every pop of it is dead
     every = statements(func.body)
@@ -67,7 +67,7 @@ def _dead(
         if mark is not None:
             pops[mark] = pops.get(mark, True) and target not in after
             continue
-        if info.dead_if_unread(s, tape) and not (info.of(s)[1] & after):
+        if info.dead_if_unread(s) and not (info.of(s)[1] & after):
             drop.add(id(s))
     if decide:
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}
@@ -164,12 +164,15 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
     func = tree.body[0]
     assert isinstance(func, ast.FunctionDef)
     notes = comments(func, lines)
-    info = Info()
+    info = Info(tape)
     changed: set[int] = set()
     for _ in range(10):
-        copied = _propagate(func.body, changed, tape)
-        if copied:
-            info = Info()  # read sets changed
+        touched: set[int] = set()
+        copied = _propagate(func.body, touched, tape)
+        for s in statements(func.body):
+            if id(s) in touched:
+                info.forget(s)  # its read set changed
+        changed |= touched
         drop = _dead(func, lines, tape, facts, decide_tape, info)
         if not drop and not copied:
             break

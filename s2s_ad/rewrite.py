@@ -86,7 +86,17 @@ def render(
 ) -> list[str]:
     """Statements back to text: a kept statement's own text (``changed`` ones unparsed),
     its comment above it."""
-    lines = source.split("\n")
+    return _render(stmts, source, source.split("\n"), notes, pad, changed)
+
+
+def _render(
+    stmts: list[ast.stmt],
+    source: str,
+    lines: list[str],
+    notes: dict[int, str],
+    pad: str,
+    changed: set[int],
+) -> list[str]:
     out: list[str] = []
     for s in stmts:
         if isinstance(s, ast.Pass) and not hasattr(s, "lineno"):
@@ -99,17 +109,19 @@ def render(
             # ``if c: pass else: body`` (what remains when a branch empties)
             test = ast.get_source_segment(source, s.test) or ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
-            out.extend(render(s.orelse, source, notes, pad + "    ", changed))
+            out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
             continue
         if id(s) in changed:
             out.append(pad + _head(s))
         else:
             out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            out.extend(render(s.body, source, notes, pad + "    ", changed) or [pad + "    pass"])
+            out.extend(
+                _render(s.body, source, lines, notes, pad + "    ", changed) or [pad + "    pass"]
+            )
             if s.orelse:
                 out.append(pad + "else:")
-                out.extend(render(s.orelse, source, notes, pad + "    ", changed))
+                out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
     return out
 
 
