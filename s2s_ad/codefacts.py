@@ -192,10 +192,11 @@ class Info:
 
     def __init__(self, tape: str) -> None:
         self.tape = tape
-        self.facts: dict[int, tuple[set[str], set[str], bool]] = {}
+        self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
+        self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
 
-    def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool]:
+    def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool, bool]:
         key = id(s)
         found = self.facts.get(key)
         if found is None:
@@ -210,15 +211,20 @@ class Info:
                 and self.tape not in loads
                 and all(isinstance(t, ast.Name) for t in targets)
             )
-            found = (s_reads, kills(s), removable)
+            found = (s_reads, kills(s), removable, effect_free)
             self.facts[key] = found
+            self.known.append(s)
         return found
 
     def of(self, s: ast.AST) -> tuple[set[str], set[str]]:
         """``(reads, kills)`` of a simple statement."""
         assert isinstance(s, ast.stmt)
-        s_reads, s_kills, _ = self._facts(s)
+        s_reads, s_kills, _, _ = self._facts(s)
         return s_reads, s_kills
+
+    def effect_free(self, s: ast.stmt) -> bool:
+        """Whether a simple statement calls nothing that may have effects (see ``scan``)."""
+        return self._facts(s)[3]
 
     def forget(self, s: ast.AST) -> None:
         """Drop what is known of ``s`` (after it was rewritten)."""
@@ -235,6 +241,7 @@ class Info:
         key = id(node)
         if key not in self.loads:
             self.loads[key] = names(node, ast.Load)
+            self.known.append(node)
         return self.loads[key]
 
 

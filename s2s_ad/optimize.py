@@ -33,11 +33,11 @@ from .codefacts import (
     Info,
     Liveness,
     pop_target,
-    pure,
     push_name,
     statements,
     uses,
 )
+from .fold import assign_first, fold_temporaries, merge_doubles
 from .rewrite import comments, remove, render, site
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -119,34 +119,6 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
     return progress
 
 
-class _Doubled(ast.NodeTransformer):
-    """``e + e`` (the same expression twice, without effects) as ``2 * e``: the two
-    contributions of ``x * x`` merged."""
-
-    def __init__(self, tape: str) -> None:
-        self.tape, self.hits = tape, 0
-
-    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
-        self.generic_visit(node)
-        if (
-            isinstance(node.op, ast.Add)
-            and ast.dump(node.left) == ast.dump(node.right)
-            and pure(node.left, self.tape)
-        ):
-            self.hits += 1
-            return ast.BinOp(ast.Constant(2), ast.Mult(), node.left)
-        return node
-
-
-def _merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
-    for s in statements(stmts):
-        if isinstance(s, (ast.Assign, ast.AugAssign)):
-            doubled = _Doubled(tape)
-            s.value = doubled.visit(s.value)
-            if doubled.hits:
-                changed.add(id(s))
-
-
 def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = False) -> str:
     """One generated function (``def ...:`` and its body) with dead code removed.
 
@@ -177,6 +149,13 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
         if not drop and not copied:
             break
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
-    _merge_doubles(func.body, changed, tape)
+    merge_doubles(func.body, changed, tape)
+    drop = assign_first(func.body, changed, tape, notes)
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
+    drop |= fold_temporaries(func, info, lines, notes, changed)
+    if drop:
+        func.body = remove(func.body, drop, notes) or [ast.Pass()]
     header = lines[func.lineno - 1]
     return "\n".join([header, *render(func.body, text, notes, "    ", changed)])
