@@ -9,7 +9,9 @@ and of hand-made generated functions (the optimizer's input), one rule at a time
 
 from __future__ import annotations
 
+import re
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -203,3 +205,11 @@ def test_doubled_contributions_are_merged_bit_for_bit():
     text = _source(twice_contributed, x, y)
     assert "y_bar = 2 * " in text or "2 * (" in text
     np.testing.assert_array_equal(s2s_ad.grad(twice_contributed)(x, y), 2 * x * y)
+
+
+def test_every_example_on_the_optimizer_page_is_current():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "optimizer.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)\n```", page, flags=re.S)
+    assert len(blocks) >= 10 and len(blocks) % 2 == 0
+    for before, after in zip(blocks[::2], blocks[1::2]):
+        assert _clean(before) == after
