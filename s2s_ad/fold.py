@@ -23,15 +23,17 @@ write it the way a person would:
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 
-from .codefacts import COMPOUND, Info, nodes, pure, scan, store_targets, touches_tape, written
+from .codefacts import COMPOUND, Info, nodes, pure, scan, statements, store_targets, written
 
 #: The longest statement (without its indentation) folding makes.
 WIDTH = 88
 #: How many statements after a temporary's binding its reader is looked for.
 WINDOW = 40
 
+_GENERATED = re.compile(r"(?<![\w.])_\w+")
 _DEFERRED = (
     ast.Lambda,
     ast.ListComp,
@@ -89,11 +91,16 @@ def _doubled(node: ast.AST, tape: str) -> int:
     return hits
 
 
-def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
-    """The two contributions of ``x * x`` merged: ``e + e`` written ``2 * e``."""
+def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str, lines: list[str]) -> None:
+    """The two contributions of ``x * x`` merged: ``e + e`` written ``2 * e``. ``lines``
+    is the function's text, where a statement without ``+`` is passed over unwalked
+    (the passes before rename names, never add operators)."""
     for block in blocks(stmts):
         for s in block:
-            if isinstance(s, (ast.Assign, ast.AugAssign)) and _doubled(s, tape):
+            if not isinstance(s, (ast.Assign, ast.AugAssign)):
+                continue
+            text = lines[s.lineno - 1 : s.end_lineno]
+            if any("+" in line for line in text) and _doubled(s, tape):
                 changed.add(id(s))
 
 
@@ -172,15 +179,15 @@ class _Folder:
         info: Info,
         lines: list[str],
         notes: dict[int, str],
+        changed: set[int],
     ) -> None:
         self.tape, self.info, self.lines, self.notes = info.tape, info, lines, notes
-        self.loads: Counter[str] = Counter()
-        self.binds: Counter[str] = Counter()
-        for n in nodes(func):
-            if isinstance(n, ast.Name):
-                (self.loads if isinstance(n.ctx, ast.Load) else self.binds)[n.id] += 1
-            elif isinstance(n, ast.arg):
-                self.binds[n.arg] += 1
+        # how often each generated name occurs in the code kept (comments aside): a
+        # temporary bound once and read once occurs twice (a string or keyword that
+        # spells it makes more: it is then kept)
+        self.occurs: Counter[str] = Counter(_GENERATED.findall(lines[func.lineno - 1]))
+        for st in statements(func.body):
+            self.occurs.update(_generated(st, lines, changed))
         self.width: dict[int, int] = {}
         self.drop: set[int] = set()
         self.facts: dict[int, tuple[set[str], bool, set[str]]] = {}
@@ -217,7 +224,7 @@ class _Folder:
         ):
             return None
         t = s.targets[0].id
-        if not t.startswith("_") or t == self.tape or self.loads[t] != 1 or self.binds[t] != 1:
+        if not t.startswith("_") or t == self.tape or self.occurs[t] != 2:
             return None
         ok = self.info.effect_free(s) and self.tape not in self.info.of(s)[0]
         return t if ok and not _reduction_adjoint(s.value) else None
@@ -248,7 +255,10 @@ class _Folder:
     def fold_into(self, s: ast.Assign, t: str, u: ast.stmt, head: ast.AST) -> bool:
         """Replace the read of ``t`` in ``u`` (in ``head``, what ``u`` evaluates first)
         by ``s``'s value, if that is safe and the line stays short."""
-        if touches_tape(head, self.tape) or not _effects_after(head):
+        if self.tape in self.facts_of(u)[0]:
+            return False
+        simple = isinstance(u, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return))
+        if not (simple and self.info.effect_free(u)) and not _effects_after(head):
             return False
         width = self.text_width(u) + self.text_width(s) - 2 * len(t) - 3
         if width > WIDTH:
@@ -263,6 +273,24 @@ class _Folder:
         self.width[id(u)] = width
         self.drop.add(id(s))
         return True
+
+
+def _generated(s: ast.stmt, lines: list[str], changed: set[int]) -> list[str]:
+    """The generated (``_``-prefixed) names a statement spells (a compound statement: its
+    header), once per occurrence."""
+    if id(s) not in changed:
+        compound = isinstance(s, COMPOUND)
+        text = lines[s.lineno - 1] if compound else "\n".join(lines[s.lineno - 1 : s.end_lineno])
+        return _GENERATED.findall(text)
+    if isinstance(s, (ast.If, ast.While)):
+        parts: list[ast.AST] = [s.test]
+    elif isinstance(s, ast.For):
+        parts = [s.target, s.iter]
+    else:
+        parts = [s]
+    return [
+        n.id for p in parts for n in nodes(p) if isinstance(n, ast.Name) and n.id.startswith("_")
+    ]
 
 
 def _reduction_adjoint(value: ast.expr) -> bool:
@@ -337,7 +365,7 @@ def fold_temporaries(
     from the code of one of the user's lines (a ``# L<n>:`` comment) into another's.
     ``info`` holds the facts of the statements not rewritten since it was made. Returns
     the ids of the bindings folded away."""
-    folder = _Folder(func, info, lines, notes)
+    folder = _Folder(func, info, lines, notes, changed)
     for block in blocks(func.body):
         folder.block(block, changed)
     return folder.drop

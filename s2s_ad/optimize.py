@@ -52,8 +52,9 @@ class Facts:
 
 def _dead(
     func: ast.FunctionDef, lines: list[str], tape: str, facts: Facts, decide: bool, info: Info
-) -> set[int]:
-    """Ids of the statements to drop (and, with ``decide``, the dead tape sites)."""
+) -> tuple[set[int], bool]:
+    """Ids of the statements to drop (and, with ``decide``, the dead tape sites), and
+    whether tape traffic is among them."""
     lv = Liveness(info).run(func.body)
     drop: set[int] = set()
     pops: dict[int, bool] = {}  # site -> every pop of it is dead
@@ -71,12 +72,14 @@ def _dead(
             drop.add(id(s))
     if decide:
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}
+    traffic = False
     if facts.dead_sites:
         for s in every:
             if pop_target(s, tape) is not None or push_name(s, tape) is not None:
                 if site(s, lines) in facts.dead_sites:
                     drop.add(id(s))
-    return drop
+                    traffic = True
+    return drop, traffic
 
 
 def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
@@ -138,18 +141,26 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
     notes = comments(func, lines)
     info = Info(tape)
     changed: set[int] = set()
+    again = True
     for _ in range(10):
         touched: set[int] = set()
         copied = _propagate(func.body, touched, tape)
+        if not copied and not again:
+            break
         for s in statements(func.body):
             if id(s) in touched:
                 info.forget(s)  # its read set changed
         changed |= touched
-        drop = _dead(func, lines, tape, facts, decide_tape, info)
+        drop, traffic = _dead(func, lines, tape, facts, decide_tape, info)
         if not drop and not copied:
             break
-        func.body = remove(func.body, drop, notes) or [ast.Pass()]
-    merge_doubles(func.body, changed, tape)
+        hollowed: list[ast.stmt] = []
+        func.body = remove(func.body, drop, notes, hollowed) or [ast.Pass()]
+        # one liveness sweep finds every dead store, chains included: another is needed
+        # only where a statement that read something went without being found dead
+        # (tape pushes, an emptied ``if``'s test) or a copy was propagated
+        again = traffic or bool(hollowed)
+    merge_doubles(func.body, changed, tape, lines)
     drop = assign_first(func.body, changed, tape, notes)
     for s in statements(func.body):
         if id(s) in changed:

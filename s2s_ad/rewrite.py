@@ -36,8 +36,14 @@ def site(s: ast.stmt, lines: list[str]) -> int | None:
     return int(line[mark + len(SITE) :]) if mark >= 0 else None
 
 
-def remove(stmts: list[ast.stmt], drop: set[int], notes: dict[int, str]) -> list[ast.stmt]:
-    """The statements kept; a dropped statement's comment moves to the next one kept."""
+def remove(
+    stmts: list[ast.stmt],
+    drop: set[int],
+    notes: dict[int, str],
+    hollowed: list[ast.stmt] | None = None,
+) -> list[ast.stmt]:
+    """The statements kept; a dropped statement's comment moves to the next one kept. An
+    ``if`` or ``for`` left with nothing to do goes too (added to ``hollowed``)."""
     out: list[ast.stmt] = []
     moving: str | None = None
     for s in stmts:
@@ -50,12 +56,14 @@ def remove(stmts: list[ast.stmt], drop: set[int], notes: dict[int, str]) -> list
         for attr in ("body", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list) and inner:
-                kept = remove(inner, drop, notes)
+                kept = remove(inner, drop, notes, hollowed)
                 if attr == "body" and not kept:
                     kept = [ast.Pass()]
                 setattr(s, attr, kept)
         if _hollow(s):
             moving = _join(moving, notes.pop(id(s), None))
+            if hollowed is not None:
+                hollowed.append(s)
             continue
         out.append(s)
     return out
