@@ -278,6 +278,8 @@ class _Folder:
 def _generated(s: ast.stmt, lines: list[str], changed: set[int]) -> list[str]:
     """The generated (``_``-prefixed) names a statement spells (a compound statement: its
     header), once per occurrence."""
+    if not hasattr(s, "lineno"):
+        return []  # a ``pass`` standing for an emptied body
     if id(s) not in changed:
         compound = isinstance(s, COMPOUND)
         text = lines[s.lineno - 1] if compound else "\n".join(lines[s.lineno - 1 : s.end_lineno])
