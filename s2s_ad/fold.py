@@ -4,15 +4,15 @@ The sweeps write three-address code (``_t2 = x[i]``, ``_t1 = _t2 < 0``, ``if _t1
 contributions one at a time; after :mod:`optimize` removed what is dead, these passes
 write it the way a person would:
 
-* a temporary (a generated name, ``_``-prefixed) bound once, read once, later in the same
-  block, by an expression without effects is folded into its reader (``if x[i] < 0:``),
-  unless something between them could change what the expression reads: a write of a
-  name it reads, any in-place write (``v[i] = ...``, ``v += ...``: an alias may be
-  written), a call that may have effects, or a tape push or pop. A value is never moved
-  into a loop's test, a comprehension, a lambda or an operand evaluated conditionally
-  (``and``, ``or``, ``... if ... else ...``), never out of the code of one of the
-  user's lines (under its ``# L<n>:`` comment) into another's, and a line is not made
-  longer than :data:`WIDTH`;
+* a temporary (``_t3``, ``_t3_bar``, ``_t3_dot``: the user's names stay) bound once,
+  read once, later in the same block, by an expression without effects is folded into
+  its reader (``if x[i] < 0:``), unless something between them could change what the
+  expression reads: a write of a name it reads, any in-place write (``v[i] = ...``, ``v
+  += ...``: an alias may be written), a call that may have effects, or a tape push or
+  pop. A value is never moved into a loop's test, a comprehension, a lambda or an
+  operand evaluated conditionally (``and``, ``or``, ``... if ... else ...``), never out
+  of the code of one of the user's lines (under its ``# L<n>:`` comment) into another's,
+  and a line is not made longer than :data:`WIDTH`;
 * a contribution added to itself (``e + e``, from ``x * x``) is written ``2 * e`` (the
   same value to the bit);
 * an adjoint set to zero and then added to (``v = 0.0`` then ``v = v + e`` or ``v += e``,
@@ -33,7 +33,10 @@ WIDTH = 88
 #: How many statements after a temporary's binding its reader is looked for.
 WINDOW = 40
 
-_GENERATED = re.compile(r"(?<![\w.])_\w+")
+_GENERATED = re.compile(r"(?<![\w.])_\w*")
+#: The temporaries the sweeps make (``_t3``, ``_t3_bar``, ``_t3_dot``): the user's names,
+#: ``_`` ones too, stay.
+_TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
 _DEFERRED = (
     ast.Lambda,
     ast.ListComp,
@@ -224,7 +227,7 @@ class _Folder:
         ):
             return None
         t = s.targets[0].id
-        if not t.startswith("_") or t == self.tape or self.occurs[t] != 2:
+        if not _TEMPORARY.fullmatch(t) or self.occurs[t] != 2:
             return None
         ok = self.info.effect_free(s) and self.tape not in self.info.of(s)[0]
         return t if ok and not _reduction_adjoint(s.value) else None
@@ -235,7 +238,7 @@ class _Folder:
             if t is None:
                 continue
             assert isinstance(s, ast.Assign)
-            reads = self.info.of(s)[0]
+            reads = self.facts_of(s)[0]  # what folds into it so far included
             for u in stmts[i + 1 : i + 1 + WINDOW]:
                 if "# L" in self.notes.get(id(u), ""):
                     break  # the block of another of the user's lines

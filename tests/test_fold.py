@@ -213,3 +213,36 @@ def test_every_example_on_the_optimizer_page_is_current():
     assert len(blocks) >= 10 and len(blocks) % 2 == 0
     for before, after in zip(blocks[::2], blocks[1::2]):
         assert _clean(before) == after
+
+
+def test_a_value_folded_into_another_moves_no_further_than_both_may():
+    # the tangent of ``a += np.sin(a)``: once ``_t2_dot`` (reading ``a``) is folded into
+    # ``_t1_dot``, ``_t1_dot`` reads ``a`` and must not pass ``a``'s update
+    out = _clean(
+        """
+        def f_jvp(a, a_dot):
+            _t2_dot = a_dot * np.cos(a)
+            _t1_dot = _t2_dot + 0.5
+            a = a + 1.0
+            b = _t1_dot * 2.0
+            return a, b
+        """
+    )
+    assert _body(out) == [
+        "_t1_dot = a_dot * np.cos(a) + 0.5",
+        "a = a + 1.0",
+        "b = _t1_dot * 2.0",
+        "return a, b",
+    ]
+
+
+def test_the_users_own_underscore_names_are_kept():
+    out = _clean(
+        """
+        def f_grad(x):
+            _ = x ** 2
+            __ = _ * 3.0
+            return __ + x
+        """
+    )
+    assert "_ = x ** 2" in out and "__ = _ * 3.0" in out
