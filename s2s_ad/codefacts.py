@@ -45,18 +45,6 @@ def names(node: ast.AST, ctx: type) -> set[str]:
     return {n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
 
 
-def reads(node: ast.AST) -> set[str]:
-    """Names a statement (or expression) reads; a subscript or attribute store reads its
-    object too (``x[i] = v`` updates ``x``)."""
-    out = names(node, ast.Load)
-    for target in store_targets(node):
-        if not isinstance(target, ast.Name):
-            out |= names(target, ast.Store)  # the object written into
-    if isinstance(node, ast.AugAssign):
-        out |= names(node.target, ast.Store)
-    return out
-
-
 def store_targets(node: ast.AST) -> list[ast.expr]:
     """The targets an assignment stores into, tuples unpacked."""
     if isinstance(node, ast.Assign):
@@ -151,11 +139,6 @@ def push_name(node: ast.stmt, tape: str) -> str | None:
         arg = node.value.args[0] if node.value.args else None
         return arg.id if isinstance(arg, ast.Name) else None
     return None
-
-
-def touches_tape(node: ast.AST, tape: str) -> bool:
-    """Whether ``node`` reads or changes the tape."""
-    return any(isinstance(n, ast.Name) and n.id == tape for n in nodes(node))
 
 
 def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:

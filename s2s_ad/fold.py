@@ -213,6 +213,8 @@ class _Folder:
         return found
 
     def text_width(self, s: ast.stmt) -> int:
+        """The length of a statement's line (a compound's header) as it will be written
+        (an estimate after folds; more than ``WIDTH`` for a statement on several lines)."""
         if id(s) not in self.width:
             one_line = isinstance(s, COMPOUND) or s.lineno == s.end_lineno
             segment = self.lines[s.lineno - 1] if one_line else ""
@@ -233,6 +235,8 @@ class _Folder:
         return t if ok and not _reduction_adjoint(s.value) else None
 
     def block(self, stmts: list[ast.stmt], changed: set[int]) -> None:
+        """Fold the temporaries of one statement list, first to last (a fold's result
+        may fold again: its reader is a temporary later in the list)."""
         for i, s in enumerate(stmts):
             t = self.temporary(s)
             if t is None:
