@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 
 from . import optimize
+from .codefacts import Info, Liveness, is_tape_call, statements
+from .rewrite import comments, remove, render
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
 
@@ -372,7 +374,7 @@ def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
     changed: set[int] = set()
     scalars: set[str] = set()  # names that hold a scalar now
     arrays: list[ast.expr] = []  # operands relied on to be arrays
-    for s in _statements(func.body):
+    for s in statements(func.body):
         fill = getattr(s.value, "scalar_fill", None) if isinstance(s, ast.Assign) else None
         if fill is None or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
             continue
@@ -440,22 +442,11 @@ class _BroadcastBack:
         return False
 
 
-def _statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
-    out: list[ast.stmt] = []
-    for s in stmts:
-        out.append(s)
-        for attr in ("body", "orelse"):
-            inner = getattr(s, attr, None)
-            if isinstance(inner, list):
-                out.extend(_statements(inner))
-    return out
-
-
 def _self_copies(func: ast.FunctionDef) -> set[int]:
     """``g = g`` left by a lowering (``g = _ad.unbroadcast(g, x)``)."""
     return {
         id(s)
-        for s in _statements(func.body)
+        for s in statements(func.body)
         if isinstance(s, ast.Assign)
         and len(s.targets) == 1
         and isinstance(s.targets[0], ast.Name)
@@ -475,23 +466,21 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
         return set()
     pushes: dict[str, list[ast.stmt]] = {}
     pops: dict[str, list[ast.stmt]] = {}
-    every = _statements(func.body)
+    every = statements(func.body)
     whole_pops = 0
     for s in every:
-        if isinstance(s, ast.Expr) and _tape_call(s.value, tape, "append"):
+        if isinstance(s, ast.Expr) and is_tape_call(s.value, tape, "append", 1):
             arg = s.value.args[0]  # type: ignore[attr-defined]
             if isinstance(arg, ast.Name):
                 pushes.setdefault(arg.id, []).append(s)
-        elif isinstance(s, ast.Assign) and _tape_call(s.value, tape, "pop"):
+        elif isinstance(s, ast.Assign) and is_tape_call(s.value, tape, "pop", 0):
             whole_pops += 1
             if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 pops.setdefault(s.targets[0].id, []).append(s)
-    all_pops = sum(1 for n in ast.walk(func) if _tape_call(n, tape, "pop"))
+    all_pops = sum(1 for n in ast.walk(func) if is_tape_call(n, tape, "pop", 0))
     if all_pops != whole_pops:
         return set()
-    info = optimize._Info()  # noqa: SLF001
-    liveness = optimize._Liveness(tape, info)  # noqa: SLF001
-    liveness.block(func.body, set(), set(), set())
+    liveness = Liveness(Info(tape)).run(func.body)
     drop: set[int] = set()
     for name, restores in pops.items():
         saves = pushes.get(name, [])
@@ -500,17 +489,6 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
         if all(id(p) in liveness.after and name not in liveness.after[id(p)] for p in restores):
             drop |= {id(s) for s in [*saves, *restores]}
     return drop
-
-
-def _tape_call(node: ast.AST, tape: str, method: str) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == method
-        and isinstance(node.func.value, ast.Name)
-        and node.func.value.id == tape
-        and len(node.args) == (1 if method == "append" else 0)
-    )
 
 
 def lower_function(
@@ -535,7 +513,7 @@ def lower_function(
     except Unsupported:
         return text
     lines = text.split("\n")
-    notes = optimize._comments(func, lines)  # noqa: SLF001 (the optimizer's renderer)
+    notes = comments(func, lines)
     lowering = _Lowering(analysis)
     changed: set[int] = set()
 
@@ -569,8 +547,8 @@ def lower_function(
     STATS["lowered"] += lowering.hits
     drop = _self_copies(func) | _dead_tape_traffic(func, tape)
     if drop:
-        func.body = optimize._remove(func.body, drop, notes) or [ast.Pass()]  # noqa: SLF001
-    rendered = optimize._render(func.body, text, notes, "    ", changed)  # noqa: SLF001
+        func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    rendered = render(func.body, text, notes, "    ", changed)
     out = "\n".join([lines[func.lineno - 1], *rendered])
     return optimize.optimize_function(out, tape or "_tape", optimize.Facts())
 

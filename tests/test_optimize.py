@@ -14,14 +14,18 @@ from typing import Any
 import numpy as np
 import pytest
 from corpus import collect, resized
-from fd import flatten
+from fd import flatten, positions
+from test_forward import SKIP as TEST_FORWARD_SKIP
+from test_forward import _random_like
 
 import s2s_ad
 from s2s_ad import optimize
 from s2s_ad.api import clear_cache
+from s2s_ad.transforms import _jvp_wrt
 
 CASES = collect()
 SKIP = {"scalars.math_gamma_lgamma"}  # refused (no rule): nothing to compare
+JVP_SKIP = TEST_FORWARD_SKIP  # refused in forward mode
 
 
 def _gradients(c: Any, point: str, enabled: bool, resize: bool = False) -> Any:
@@ -55,6 +59,30 @@ def test_same_gradients_with_and_without_the_optimizer(c: Any) -> None:
             continue
         on = flatten(_gradients(c, point, True, resize=True))
         np.testing.assert_array_equal(on, off, err_msg=f"{c.label}[{point}, resized]")
+
+
+def _tangent(c: Any, point: str, enabled: bool) -> Any:
+    saved = optimize.ENABLED
+    optimize.ENABLED = enabled
+    clear_cache()
+    try:
+        args = c.args(point)
+        where, _ = positions(c.fun, c.wrt)
+        rng = np.random.default_rng(3)
+        directions = [_random_like(args[p], rng) for p in where]
+        with np.errstate(all="ignore"):
+            return _jvp_wrt(c.fun, copy.deepcopy(args), where, directions)
+    finally:
+        optimize.ENABLED = saved
+        clear_cache()
+
+
+@pytest.mark.parametrize("c", [c for c in CASES if c.label not in JVP_SKIP], ids=lambda c: c.label)
+def test_same_tangents_with_and_without_the_optimizer(c: Any) -> None:
+    point = next(iter(c.points))
+    on = flatten(_tangent(c, point, True))
+    off = flatten(_tangent(c, point, False))
+    np.testing.assert_array_equal(on, off, err_msg=f"{c.label}[{point}]")
 
 
 def _source(fun: Any, enabled: bool) -> str:

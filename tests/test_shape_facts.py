@@ -91,7 +91,8 @@ def test_the_lowered_loss_reads_like_the_target():
     assert "_ad." not in text
     assert "ans_bar = 1.0" in text
     assert "w_bar = x.T @ z_bar" in text
-    assert "_t1_bar = ans_bar / _t1.size" in text  # a scalar adjoint: it broadcasts back
+    # a scalar adjoint (it broadcasts back), folded into its one reader
+    assert "np.full" not in text and "p_bar = ans_bar / _t1.size * (2 * _t2)" in text
     w, x, y = rng.normal(size=3), rng.normal(size=(4, 3)), rng.normal(size=4)
     s2s_ad.check_grads(loss, [w, x, y])
     assert g.shape == (3,)

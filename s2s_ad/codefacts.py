@@ -1,0 +1,294 @@
+"""Facts about generated statements, read from their :mod:`ast` trees.
+
+The passes over generated code (:mod:`optimize`, :mod:`fold`, :mod:`lower`) ask the same
+questions of every statement: which names it reads and which it binds, whether its value
+has effects, whether it is a tape push or pop, and which names are live after it. This
+module answers them, from the tree and never from the text.
+"""
+
+from __future__ import annotations
+
+import ast
+
+# runtime helpers without effects (``_ad.<name>``): their result is all they give
+PURE_HELPERS = frozenset(
+    """add add_at add_at_owned broadcast_like broadcast_to copy dense getitem in_container
+    matmul_vjp_x matmul_vjp_y dot_vjp_a dot_vjp_b mean_vjp pack repack seed sequence sum_vjp
+    tangent_parts unbroadcast unbroadcast_owned zeros_like materialize container_entries
+    concat concat_vjp""".split()
+)
+PURE_BUILTINS = frozenset(
+    "abs len range float int bool tuple list dict min max sum reversed enumerate zip".split()
+)
+COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
+
+
+def nodes(node: ast.AST) -> list[ast.AST]:
+    """``node`` and every node under it (as ``ast.walk``, in another order, without the
+    ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
+    out = [node]
+    i = 0
+    while i < len(out):
+        n = out[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if v.__class__ is list:
+                out.extend([x for x in v if isinstance(x, ast.AST)])
+            elif isinstance(v, ast.AST) and not isinstance(v, ast.expr_context):
+                out.append(v)
+    return out
+
+
+def names(node: ast.AST, ctx: type) -> set[str]:
+    """The names under ``node`` used in context ``ctx`` (``ast.Load``, ``ast.Store``)."""
+    return {n.id for n in nodes(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)}
+
+
+def store_targets(node: ast.AST) -> list[ast.expr]:
+    """The targets an assignment stores into, tuples unpacked."""
+    if isinstance(node, ast.Assign):
+        out: list[ast.expr] = []
+        for t in node.targets:
+            out.extend(t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t])
+        return out
+    if isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        return [node.target]
+    return []
+
+
+def kills(node: ast.stmt) -> set[str]:
+    """Names a simple statement rebinds (a whole-name assignment)."""
+    if isinstance(node, ast.Assign):
+        return {t.id for t in store_targets(node) if isinstance(t, ast.Name)}
+    return set()
+
+
+def written(node: ast.stmt) -> set[str]:
+    """Names a statement binds or writes into (``x[i] = v`` and ``x += v`` write ``x``)."""
+    out: set[str] = set()
+    for sub in nodes(node):
+        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
+            out.add(sub.id)
+        elif isinstance(sub, (ast.Subscript, ast.Attribute)) and not isinstance(sub.ctx, ast.Load):
+            base = sub.value
+            while isinstance(base, (ast.Subscript, ast.Attribute)):
+                base = base.value
+            if isinstance(base, ast.Name):
+                out.add(base.id)
+    return out
+
+
+def pure(expr: ast.expr, tape: str) -> bool:
+    """Whether evaluating ``expr`` has no effect besides its value (and reads no tape)."""
+    for node in nodes(expr):
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            return False
+        if isinstance(node, ast.Call) and not _pure_callee(node.func):
+            return False
+    return tape not in names(expr, ast.Load)
+
+
+def _pure_callee(func: ast.expr) -> bool:
+    if isinstance(func, ast.Name):
+        return func.id in PURE_BUILTINS
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        owner = func.value.id
+        return owner == "np" or (owner.startswith("_ad") and func.attr in PURE_HELPERS)
+    if isinstance(func, ast.Attribute) and is_np_attr(func.value):
+        return "random" not in ast.unparse(func)
+    return False
+
+
+def is_np_attr(node: ast.expr) -> bool:
+    """Whether ``node`` is ``np`` or an attribute path under it (``np.linalg``)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "np"
+
+
+def is_tape_call(node: ast.AST, tape: str, method: str, arity: int | None = None) -> bool:
+    """Whether ``node`` is ``<tape>.<method>(...)``, with ``arity`` positional arguments
+    when given."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == method
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == tape
+        and (arity is None or len(node.args) == arity)
+    )
+
+
+def pop_target(node: ast.stmt, tape: str) -> str | None:
+    """``v`` for ``v = <tape>.pop()``."""
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and is_tape_call(node.value, tape, "pop")
+    ):
+        return node.targets[0].id
+    return None
+
+
+def push_name(node: ast.stmt, tape: str) -> str | None:
+    """``v`` for ``<tape>.append(v)``."""
+    if isinstance(node, ast.Expr) and is_tape_call(node.value, tape, "append"):
+        assert isinstance(node.value, ast.Call)
+        arg = node.value.args[0] if node.value.args else None
+        return arg.id if isinstance(arg, ast.Name) else None
+    return None
+
+
+def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Every statement, nested ones included (no expressions)."""
+    out: list[ast.stmt] = []
+    for st in stmts:
+        out.append(st)
+        for attr in ("body", "orelse"):
+            inner = getattr(st, attr, None)
+            if isinstance(inner, list):
+                out.extend(statements(inner))
+    return out
+
+
+def scan(node: ast.AST) -> tuple[set[str], bool]:
+    """The names ``node`` reads and whether it is free of effects (no call but to pure
+    functions, no ``yield``, ``await`` or ``:=``), from one walk of the tree."""
+    loads: set[str] = set()
+    effect_free = True
+    for sub in nodes(node):
+        if isinstance(sub, ast.Name):
+            if isinstance(sub.ctx, ast.Load):
+                loads.add(sub.id)
+        elif isinstance(sub, ast.Call):
+            effect_free = effect_free and _pure_callee(sub.func)
+        elif isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
+            effect_free = False
+    return loads, effect_free
+
+
+class Info:
+    """Read and write sets of simple statements, computed once per statement (one walk
+    of its tree)."""
+
+    def __init__(self, tape: str) -> None:
+        self.tape = tape
+        self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
+        self.loads: dict[int, set[str]] = {}
+        self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
+
+    def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool, bool]:
+        key = id(s)
+        found = self.facts.get(key)
+        if found is None:
+            loads, effect_free = scan(s)
+            targets = store_targets(s)
+            s_reads = loads
+            if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+                s_reads = loads | {s.target.id}
+            removable = (
+                isinstance(s, ast.Assign)
+                and effect_free
+                and self.tape not in loads
+                and all(isinstance(t, ast.Name) for t in targets)
+            )
+            found = (s_reads, kills(s), removable, effect_free)
+            self.facts[key] = found
+            self.known.append(s)
+        return found
+
+    def of(self, s: ast.AST) -> tuple[set[str], set[str]]:
+        """``(reads, kills)`` of a simple statement."""
+        assert isinstance(s, ast.stmt)
+        s_reads, s_kills, _, _ = self._facts(s)
+        return s_reads, s_kills
+
+    def effect_free(self, s: ast.stmt) -> bool:
+        """Whether a simple statement calls nothing that may have effects (see ``scan``)."""
+        return self._facts(s)[3]
+
+    def forget(self, s: ast.AST) -> None:
+        """Drop what is known of ``s`` (after it was rewritten)."""
+        self.facts.pop(id(s), None)
+        self.loads.pop(id(s), None)
+
+    def dead_if_unread(self, s: ast.stmt) -> bool:
+        """Whether ``s`` is ``names = <pure expression>`` (not a tape pop): dropped when
+        no name it binds is live after it (and then reads nothing)."""
+        return self._facts(s)[2]
+
+    def load(self, node: ast.AST) -> set[str]:
+        """The names an expression (or a compound statement's head) reads."""
+        key = id(node)
+        if key not in self.loads:
+            self.loads[key] = names(node, ast.Load)
+            self.known.append(node)
+        return self.loads[key]
+
+
+class Liveness:
+    """Backward liveness over a structured function body, recording for each statement
+    the names live after it (``after``, by statement id).
+
+    A statement that :meth:`Info.dead_if_unread` allows to drop, and whose names are
+    not live after it, reads nothing: one sweep finds chains of dead stores.
+    """
+
+    def __init__(self, info: Info) -> None:
+        self.info = info
+        self.after: dict[int, set[str]] = {}
+
+    def run(self, body: list[ast.stmt]) -> Liveness:
+        """Liveness over a whole function body (nothing live at its end)."""
+        self.block(body, set(), set(), set())
+        return self
+
+    def block(
+        self, stmts: list[ast.stmt], live: set[str], brk: set[str], cont: set[str]
+    ) -> set[str]:
+        """The names live before ``stmts`` given those live after them, at a ``break``
+        (``brk``) and at a ``continue`` (``cont``)."""
+        for s in reversed(stmts):
+            live = self.stmt(s, live, brk, cont)
+        return live
+
+    def stmt(self, s: ast.stmt, live: set[str], brk: set[str], cont: set[str]) -> set[str]:
+        """The names live before ``s`` (see :meth:`block`). Sets are never changed once
+        made (``after`` keeps them without copies)."""
+        self.after[id(s)] = live
+        load = self.info.load
+        if isinstance(s, ast.Return):
+            return load(s)
+        if isinstance(s, ast.Break):
+            return brk
+        if isinstance(s, ast.Continue):
+            return cont
+        if isinstance(s, ast.If):
+            body = self.block(s.body, live, brk, cont)
+            orelse = self.block(s.orelse, live, brk, cont)
+            return body | orelse | load(s.test)
+        if isinstance(s, (ast.For, ast.While)):
+            head = live | load(s.test) if isinstance(s, ast.While) else live
+            target = names(s.target, ast.Store) if isinstance(s, ast.For) else set()
+            while True:
+                inner = self.block(s.body, head, live, head) - target
+                if inner <= head:
+                    break
+                head = head | inner
+            self.after[id(s)] = live
+            if isinstance(s, ast.For):
+                return head | load(s.iter)
+            return head
+        s_reads, s_kills = self.info.of(s)
+        if not (s_kills & live) and self.info.dead_if_unread(s):
+            return live
+        return (live - s_kills) | s_reads
+
+
+def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:
+    """The names a statement reads (the nodes, which passes rename) and the names it
+    binds or writes into."""
+    loads = [n for n in nodes(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+    return loads, written(s)

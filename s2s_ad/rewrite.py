@@ -1,0 +1,153 @@
+"""Generated functions as :mod:`ast` trees and back to text.
+
+The passes over generated code (:mod:`optimize`, :mod:`fold`, :mod:`lower`) parse a
+function, drop or rewrite statements, and write it back: a statement left alone keeps its
+own text, a rewritten one is unparsed, and the ``# ...`` comment lines above statements
+(``# L<n>:`` pointing at the user's line) stay with them, moving to the next statement
+kept when theirs goes.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .codefacts import pure, statements
+from .codegen import SITE
+
+
+def comments(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
+    """``# ...`` comment lines, keyed by the id of the statement that follows them."""
+    by_line: dict[int, str] = {}
+    pending: list[str] = []
+    for number, line in enumerate(lines, start=1):
+        text = line.strip()
+        if text.startswith("#"):
+            pending.append(text)
+        elif text and pending:
+            by_line[number] = "\n".join(pending)
+            pending = []
+    return {id(s): by_line[s.lineno] for s in statements(func.body) if s.lineno in by_line}
+
+
+def site(s: ast.stmt, lines: list[str]) -> int | None:
+    """The tape site a push or pop line is marked with (see ``codegen.SITE``)."""
+    line = lines[s.lineno - 1]
+    mark = line.rfind(SITE)
+    return int(line[mark + len(SITE) :]) if mark >= 0 else None
+
+
+def remove(
+    stmts: list[ast.stmt],
+    drop: set[int],
+    notes: dict[int, str],
+    hollowed: list[ast.stmt] | None = None,
+) -> list[ast.stmt]:
+    """The statements kept; a dropped statement's comment moves to the next one kept. An
+    ``if`` or ``for`` left with nothing to do goes too (added to ``hollowed``)."""
+    out: list[ast.stmt] = []
+    moving: str | None = None
+    for s in stmts:
+        if id(s) in drop:
+            moving = _join(moving, notes.pop(id(s), None))
+            continue
+        if moving is not None:
+            notes[id(s)] = _join(moving, notes.get(id(s))) or ""
+            moving = None
+        for attr in ("body", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list) and inner:
+                kept = remove(inner, drop, notes, hollowed)
+                if attr == "body" and not kept:
+                    kept = [ast.Pass()]
+                setattr(s, attr, kept)
+        if _hollow(s):
+            moving = _join(moving, notes.pop(id(s), None))
+            if hollowed is not None:
+                hollowed.append(s)
+            continue
+        out.append(s)
+    return out
+
+
+def _join(first: str | None, second: str | None) -> str | None:
+    """Comments moving onto a statement: a ``# L<n>`` line of a statement dropped entirely
+    gives way to the one that follows (``# forward sweep`` and such are kept)."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+    kept = [c for c in first.split("\n") if not c.startswith("# L")]
+    return "\n".join([*kept, second])
+
+
+def _hollow(s: ast.stmt) -> bool:
+    """An ``if`` or ``for`` left with nothing to do (its test or iterable has no effect)."""
+    if isinstance(s, ast.If):
+        return _empty(s.body) and _empty(s.orelse) and pure(s.test, "")
+    if isinstance(s, ast.For):
+        return _empty(s.body) and not s.orelse and pure(s.iter, "")
+    return False
+
+
+def render(
+    stmts: list[ast.stmt], source: str, notes: dict[int, str], pad: str, changed: set[int]
+) -> list[str]:
+    """Statements back to text: a kept statement's own text (``changed`` ones unparsed),
+    its comment above it."""
+    return _render(stmts, source, source.split("\n"), notes, pad, changed)
+
+
+def _render(
+    stmts: list[ast.stmt],
+    source: str,
+    lines: list[str],
+    notes: dict[int, str],
+    pad: str,
+    changed: set[int],
+) -> list[str]:
+    out: list[str] = []
+    for s in stmts:
+        if isinstance(s, ast.Pass) and not hasattr(s, "lineno"):
+            out.append(pad + "pass")
+            continue
+        note = notes.get(id(s))
+        if note:
+            out.extend(pad + part for part in note.split("\n"))
+        if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
+            # ``if c: pass else: body`` (what remains when a branch empties)
+            test = ast.get_source_segment(source, s.test) or ast.unparse(s.test)
+            out.append(f"{pad}if not ({test}):")
+            out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
+            continue
+        if id(s) in changed:
+            out.append(pad + _head(s))
+        else:
+            out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
+        if isinstance(s, (ast.If, ast.For, ast.While)):
+            out.extend(
+                _render(s.body, source, lines, notes, pad + "    ", changed) or [pad + "    pass"]
+            )
+            if s.orelse:
+                out.append(pad + "else:")
+                out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
+    return out
+
+
+def _head(s: ast.stmt) -> str:
+    """A rewritten statement's text (a compound statement's header line)."""
+    if isinstance(s, ast.If):
+        return f"if {ast.unparse(s.test)}:"
+    if isinstance(s, ast.While):
+        return f"while {ast.unparse(s.test)}:"
+    if isinstance(s, ast.For):
+        return f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}:"
+    return ast.unparse(s)
+
+
+def _unmarked(line: str) -> str:
+    mark = line.rfind(SITE)
+    return line[:mark] if mark >= 0 else line
+
+
+def _empty(stmts: list[ast.stmt]) -> bool:
+    return all(isinstance(s, ast.Pass) for s in stmts)

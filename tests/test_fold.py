@@ -1,0 +1,248 @@
+"""Folding generated code back together (``s2s_ad/fold.py``): single-use temporaries into
+their readers, ``e + e`` as ``2 * e``, a first contribution assigned instead of added to
+a zero; and what must never move.
+
+The gradients themselves are compared with the optimizer on and off for every corpus
+function in ``test_optimize.py``; here, the generated code of functions a user writes,
+and of hand-made generated functions (the optimizer's input), one rule at a time.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import optimize
+from s2s_ad.api import clear_cache
+from s2s_ad.testing import numerical_grad
+
+
+def _clean(text: str) -> str:
+    """The optimizer's output for a generated function written by hand."""
+    return optimize.optimize_function(textwrap.dedent(text).strip("\n"), "_tape", optimize.Facts())
+
+
+def _body(text: str) -> list[str]:
+    return [ln.strip() for ln in text.splitlines()[1:] if not ln.strip().startswith("#")]
+
+
+def _source(fun: Any, *args: Any, enabled: bool = True) -> str:
+    saved = optimize.ENABLED
+    optimize.ENABLED = enabled
+    clear_cache()
+    try:
+        df = s2s_ad.grad(fun)
+        if args:
+            df(*args)
+        return s2s_ad.source(df)
+    finally:
+        optimize.ENABLED = saved
+        clear_cache()
+
+
+def rnn_loss(Wx, Wh, b, xs, h0):
+    h = h0
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ Wx + h @ Wh + b)
+    return np.sum(h**2)
+
+
+def test_the_forward_sweep_reads_like_the_users_line():
+    rng = np.random.default_rng(0)
+    args = (
+        rng.normal(size=(3, 4)),
+        rng.normal(size=(4, 4)),
+        rng.normal(size=4),
+        rng.normal(size=(5, 3)),
+        np.zeros(4),
+    )
+    text = _source(rnn_loss, *args)
+    assert "_t3 = xs[t] @ Wx + h @ Wh + b" in text
+    assert "for t in range(xs.shape[0]):" in text
+    off = _source(rnn_loss, *args, enabled=False)
+    assert len(text.splitlines()) < len(off.splitlines())
+    s2s_ad.check_grads(rnn_loss, list(args))
+
+
+def mlp_loss(params, x, y):
+    h = x
+    for W, b in params[:-1]:
+        h = np.tanh(h @ W + b)
+    W, b = params[-1]
+    z = h @ W + b
+    z = z - np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z), axis=1))
+    return -np.mean(z[np.arange(len(y)), y] - lse)
+
+
+def test_an_mlp_gives_the_same_gradient_folded_and_not():
+    rng = np.random.default_rng(1)
+    params = [(rng.normal(size=(4, 6)), rng.normal(size=6)), (rng.normal(size=(6, 3)), np.zeros(3))]
+    x, y = rng.normal(size=(5, 4)), rng.integers(0, 3, size=5)
+    grads = {}
+    for enabled in (True, False):
+        saved = optimize.ENABLED
+        optimize.ENABLED = enabled
+        clear_cache()
+        try:
+            grads[enabled] = s2s_ad.grad(mlp_loss)(params, x, y)
+        finally:
+            optimize.ENABLED = saved
+            clear_cache()
+    for (gw1, gb1), (gw2, gb2) in zip(grads[True], grads[False]):
+        np.testing.assert_array_equal(gw1, gw2)
+        np.testing.assert_array_equal(gb1, gb2)
+    first = lambda W: mlp_loss([(W, params[0][1]), params[1]], x, y)  # noqa: E731
+    num = numerical_grad(first, [params[0][0]], 0).reshape(4, 6)
+    np.testing.assert_allclose(grads[True][0][0], num, rtol=1e-5, atol=1e-7)
+
+
+def test_a_chain_of_temporaries_folds_into_the_test_that_reads_it():
+    out = _clean(
+        """
+        def f_grad(x, i):
+            # L3: if x[i] < 0:
+            _t2 = x[i]
+            _t1 = _t2 < 0
+            if _t1:
+                return 1.0
+            return 0.0
+        """
+    )
+    assert _body(out) == ["if x[i] < 0:", "return 1.0", "return 0.0"]
+    assert "# L3: if x[i] < 0:" in out
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "x[0] = 5.0",  # an in-place write (an alias of what is read may be written)
+        "x += 1.0",
+        "_tape.append(x)",  # tape traffic
+        "x = _tape.pop()",
+        "x = x * 2.0",  # a write of what the value reads
+        "log(x)",  # a call that may have effects
+    ],
+)
+def test_a_value_never_moves_past_a_write_or_the_tape(between: str):
+    out = _clean(
+        f"""
+        def f_grad(x, _tape):
+            _t1 = np.sin(x)
+            {between}
+            y = _t1 * 2.0
+            return y, x, _tape
+        """
+    )
+    assert "_t1 = np.sin(x)" in out and "y = _t1 * 2.0" in out
+
+
+def test_nothing_is_duplicated_moved_into_a_loop_test_or_a_conditional_operand():
+    out = _clean(
+        """
+        def f_grad(x, c):
+            _t1 = np.exp(x)
+            y = _t1 * _t1
+            _t2 = np.cos(x)
+            z = c and _t2
+            _t3 = np.sum(x)
+            while _t3 > 0:
+                x = x - 1.0
+            return y, z, x
+        """
+    )
+    assert "_t1 = np.exp(x)" in out  # read twice: folding would compute it twice
+    assert "_t2 = np.cos(x)" in out and "z = c and _t2" in out
+    assert "_t3 = np.sum(x)" in out and "while _t3 > 0:" in out
+
+
+def test_a_value_stays_in_the_code_of_its_users_line():
+    out = _clean(
+        """
+        def f_grad(x):
+            # L2: a = np.sin(x) * 2.0
+            _t1 = np.sin(x)
+            # L3: return a
+            a = _t1 * 2.0
+            return a
+        """
+    )
+    assert "_t1 = np.sin(x)" in out
+
+
+def test_the_first_contribution_is_assigned_not_added_to_a_zero():
+    out = _clean(
+        """
+        def f_grad(x, y_bar, z_bar):
+            x_bar = 0.0
+            x_bar = x_bar + y_bar * 3.0
+            w_bar = 0.0
+            w_bar += z_bar * x
+            v_bar = 0.0
+            u = v_bar * 2.0
+            v_bar = v_bar + y_bar * 2.0
+            return x_bar, w_bar, v_bar, u
+        """
+    )
+    body = _body(out)
+    assert "x_bar = y_bar * 3.0" in body and "w_bar = z_bar * x" in body
+    assert "x_bar = 0.0" not in body and "w_bar = 0.0" not in body
+    assert "v_bar = 0.0" in body  # the zero is read on the way
+
+
+def twice_contributed(x, y):
+    return np.sum(x * x * y + y * y)
+
+
+def test_doubled_contributions_are_merged_bit_for_bit():
+    x, y = np.array([0.5, -1.0, 2.0]), np.array([2.0, 0.3, -0.7])
+    text = _source(twice_contributed, x, y)
+    assert "y_bar = 2 * " in text or "2 * (" in text
+    np.testing.assert_array_equal(s2s_ad.grad(twice_contributed)(x, y), 2 * x * y)
+
+
+def test_every_example_on_the_optimizer_page_is_current():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "optimizer.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)\n```", page, flags=re.S)
+    assert len(blocks) >= 10 and len(blocks) % 2 == 0
+    for before, after in zip(blocks[::2], blocks[1::2]):
+        assert _clean(before) == after
+
+
+def test_a_value_folded_into_another_moves_no_further_than_both_may():
+    # the tangent of ``a += np.sin(a)``: once ``_t2_dot`` (reading ``a``) is folded into
+    # ``_t1_dot``, ``_t1_dot`` reads ``a`` and must not pass ``a``'s update
+    out = _clean(
+        """
+        def f_jvp(a, a_dot):
+            _t2_dot = a_dot * np.cos(a)
+            _t1_dot = _t2_dot + 0.5
+            a = a + 1.0
+            b = _t1_dot * 2.0
+            return a, b
+        """
+    )
+    assert _body(out) == [
+        "_t1_dot = a_dot * np.cos(a) + 0.5",
+        "a = a + 1.0",
+        "b = _t1_dot * 2.0",
+        "return a, b",
+    ]
+
+
+def test_the_users_own_underscore_names_are_kept():
+    out = _clean(
+        """
+        def f_grad(x):
+            _ = x ** 2
+            __ = _ * 3.0
+            return __ + x
+        """
+    )
+    assert "_ = x ** 2" in out and "__ = _ * 3.0" in out
