@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import TransformError
 from .html import repr_html
-from .source import parse_function
+from .source import parse_function, user_origin
 from .targets import REFUSE, SPEC, as_method, bind_first, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
@@ -156,7 +156,7 @@ def compile_adjoint(
         )
         sweeps = rev.run()
         returned = str(rev.returned)
-        origin = f"{parsed.filename}:{parsed.first_line}"
+        origin = user_origin(parsed.filename, parsed.first_line)
         compiled = emit(sweeps, func, fn.name, fn.params, rev.ad, rev.tape, returned, origin, pure)
         _CACHE[key] = compiled
         return compiled
@@ -233,7 +233,7 @@ def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
         raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
     forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
     tan = forward.run_forward()
-    origin = f"{parsed.filename}:{parsed.first_line}"
+    origin = user_origin(parsed.filename, parsed.first_line)
     compiled = emit_forward(tan, func, fn.name, fn.params, forward.ad, origin)
     _CACHE[key] = compiled
     return compiled

@@ -29,7 +29,7 @@ import libcst as cst
 from . import ir
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .cstwalk import walk
-from .source import ParsedFunction
+from .source import ParsedFunction, user_lines
 
 _BINOPS = {
     cst.Add: "+",
@@ -205,6 +205,8 @@ class Normalizer:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        #: for generated code: its line -> the user's line and source its comments name
+        self.generated = user_lines(parsed.filename) or None
         #: (dotted) non-local name -> the object it resolved to while lowering
         self.resolved: dict[tuple[str, ...], Any] = {}
         scan = _Names()
@@ -373,6 +375,9 @@ class Normalizer:
             self.src = self.p.code(node)
         elif isinstance(node, (cst.If, cst.While, cst.For)):
             self.src = _header(self.p, node)
+        if self.generated is not None:
+            # generated code differentiated again: comments name the user's lines
+            self.line, self.src = self.generated.get(self.line, (self.line, ""))
 
     def statement(self, node: cst.CSTNode) -> None:
         self._locate(node)

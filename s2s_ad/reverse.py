@@ -779,7 +779,9 @@ class Reverse:
         last = outer = self._fwd_enclosing
         for s in stmts:
             key = (s.line, s.src)
-            if key != last and s.src and (counts[key] > 1 or isinstance(s, _COMPOUND)):
+            several = counts[key] > 1 or isinstance(s, _COMPOUND)
+            # code that is differentiated again marks every line: its comments then name them
+            if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
             self._fwd_enclosing = key
