@@ -37,6 +37,7 @@ from .reverse import Resolver
 from .rules import batched as _batched_rules  # noqa: F401  (attaches the batched templates)
 from .rules.registry import Rule, substitute
 from .simplify import fold
+from .source import user_origin
 
 #: Memory one batched run may allocate (bytes): the batch is cut in chunks of as many
 #: columns as fit, measured on a first chunk of :data:`PROBE_COLUMNS` columns.
@@ -124,7 +125,7 @@ def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
         raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
     forward = BatchedForward(fn, list(wrt), _resolve_callee, parsed.globals)
     tan: Tangents = forward.run_forward()
-    origin = f"{parsed.filename}:{parsed.first_line}"
+    origin = user_origin(parsed.filename, parsed.first_line)
     compiled = emit_forward(tan, func, f"{fn.name}_batched", fn.params, forward.ad, origin)
     _CACHE[key] = compiled
     return compiled

@@ -37,6 +37,7 @@ from .emit import AD as ONE_ROW
 from .emit import Compiled
 from .reverse import CallPlan, Resolver, Reverse
 from .rules.registry import Rule
+from .source import user_origin
 
 #: One-row VJP templates -> their batched form (``g`` carries the batch axis).
 TEMPLATES = {
@@ -201,7 +202,7 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
             raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
         rev = BatchedReverse(fn, list(wrt), _callee, parsed.globals)
         sweeps = rev.run()
-        origin = f"{parsed.filename}:{parsed.first_line}"
+        origin = user_origin(parsed.filename, parsed.first_line)
         name = f"{fn.name}_batched"
         compiled = emit(sweeps, func, name, fn.params, rev.ad, rev.tape, str(rev.returned), origin)
         lacking = cotangents.missing(compiled.text, rev.ad)

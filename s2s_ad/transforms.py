@@ -20,16 +20,19 @@ import numpy as np
 
 from .api import _CACHE as _api_cache
 from .api import (
+    SOURCE,
     _check_float,
     _wrt_names,
     check_not_none,
     check_returns_value,
     code_key,
+    compile_adjoint,
     compile_forward,
     fix_grad,
     grad,
     pick_wrt,
     pullback_wrt,
+    sweeps_source,
 )
 from .targets import as_method, mark, primal, signature, summed
 
@@ -191,7 +194,34 @@ def jacobian(
         return out[0] if single else out
 
     mark(jacobian_fun, fun, f"jacobian({_label(fun)}) cannot be differentiated again")
+    shown = "fwd" if mode == "fwd" else "rev"
+    setattr(jacobian_fun, SOURCE, lambda: _sources(fun, positions, shown))
     return jacobian_fun
+
+
+def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> str:
+    """The programs a Jacobian, a Hessian (``fwd``) or an ``hvp`` (``jvp``) runs, one per
+    position: the batched tangent program (``fwd``), the forward sweep and the batched
+    backward sweep (``rev``; the one-row sweeps where a VJP has no batched form), the
+    tangent program (``jvp``)."""
+    from .forward_batch import compile_batched
+    from .reverse_batch import Unbatched, compile_batched_adjoint
+
+    _, target, params = _resolve(fun)
+    target = primal(target)
+    texts = []
+    for pos in positions:
+        names = (params[pos],)
+        if kind == "jvp":
+            texts.append(compile_forward(target, names).source_of("jvp"))
+        elif kind == "fwd":
+            texts.append(compile_batched(target, names).source_of("jvp"))
+        else:
+            try:
+                texts.append(sweeps_source(compile_batched_adjoint(target, names)))
+            except Unbatched:
+                texts.append(sweeps_source(compile_adjoint(target, names)))
+    return "\n\n".join(texts)
 
 
 def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode: str) -> Any:
@@ -389,6 +419,7 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
         return result
 
     mark(hvp_fun, fun, f"hvp({_label(fun)}) cannot be differentiated again")
+    setattr(hvp_fun, SOURCE, lambda: _sources(gradient, [pos], "jvp"))
     return hvp_fun
 
 

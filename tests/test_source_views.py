@@ -61,3 +61,29 @@ def test_second_order_comments_name_the_users_lines():
 def _second_derivative(w, x, eps=1e-4):
     g = s2s_ad.grad(tanh_layer_energy)
     return (g(w + eps, x) - g(w - eps, x)) / (2 * eps)
+
+
+def layer_energy(x):
+    h = np.tanh(x[:3] * x[1:])
+    return np.sum(h * h)
+
+
+def layer(x):
+    return np.tanh(x[:3] * x[1:])
+
+
+def test_hvp_hessian_and_jacobian_show_the_programs_they_run():
+    x = np.array([0.2, -0.4, 0.9, 0.3])
+    hvp, hess = s2s_ad.hvp(layer_energy), s2s_ad.hessian(layer_energy)
+    text = s2s_ad.source(hvp)
+    assert text.startswith("def layer_energy_grad_jvp(x, *, x_dot=0.0):")
+    assert "# L" in text and "x_bar_dot" in text
+    assert s2s_ad.source(hess).startswith("def layer_energy_grad_batched_jvp(x, *, x_dot=0.0):")
+    np.testing.assert_allclose(hvp(x, np.eye(4)[1]), hess(x)[1], rtol=1e-10)
+    rev = s2s_ad.source(s2s_ad.jacobian(layer))
+    assert "def layer_batched_fwd(x):" in rev and "def layer_batched_bwd(_saved, " in rev
+    fwd = s2s_ad.source(s2s_ad.jacobian(layer, mode="fwd"))
+    assert fwd.startswith("def layer_batched_jvp(x, *, x_dot=0.0):")
+    np.testing.assert_allclose(
+        s2s_ad.jacobian(layer)(x), s2s_ad.jacobian(layer, mode="fwd")(x), rtol=1e-12
+    )
