@@ -68,15 +68,18 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         "runtime helpers become the NumPy they stand for: the seed of a scalar output is "
         "`1.0`, a mean's adjoint stays a scalar that the next line broadcasts, an "
         "`unbroadcast` between equal shapes disappears and the one over the batch is the "
-        "`.sum(axis=0)` it does, and a matrix product's adjoint is `x.T @ g`. A copy "
-        "`_t2_bar = _t1_bar` is propagated away and dead stores are dropped.",
+        "`.sum(axis=0)` it does, and a matrix product's adjoint is `x.T @ g`. Copies are "
+        "propagated, temporaries read once are folded back into the line that reads them "
+        "(the forward sweep gets the user's line back), dead stores go.",
         mlp_layer,
         (0, 1),
         _args_mlp,
     ),
     (
         "Contributions merged",
-        "`x * x` reads `x` twice: the two contributions to `x_bar` are one product, doubled.",
+        "`x * x` reads `x` twice: the two contributions to `x_bar` are one product, doubled "
+        "(the same value to the last bit), and the first contribution is assigned, not added "
+        "to a zero.",
         square_sum,
         0,
         _args_x,
@@ -92,9 +95,11 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
     ),
     (
         "A loop with a `break` (GENERATED.md's second target)",
-        "The branch's flag `_t1` is pushed by the sweeps but read by nothing the backward "
-        "sweep does once the break is reversed through `_jumped7`: the optimizer drops its "
-        "pushes and pops. Shapes known, the accumulation into `x_bar` is `x_bar[i] += ...`.",
+        "The sweeps record, per trip, the branch's test and the exit flag; the flag that "
+        "only the `break` sets is set once before the loop, the test is read back from it, "
+        "and the scalar `np.cos(x[i])` is recomputed in the backward sweep instead of "
+        "recorded: one push per trip (`s`, which the trip overwrites). Shapes known, the "
+        "accumulation into `x_bar` is `x_bar[i] += ...`.",
         early_stop,
         0,
         _args_early,
