@@ -95,11 +95,12 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
     ),
     (
         "A loop with a `break` (GENERATED.md's second target)",
-        "The sweeps record, per trip, the branch's test and the exit flag; the flag that "
-        "only the `break` sets is set once before the loop, the test is read back from it, "
-        "and the scalar `np.cos(x[i])` is recomputed in the backward sweep instead of "
-        "recorded: one push per trip (`s`, which the trip overwrites). Shapes known, the "
-        "accumulation into `x_bar` is `x_bar[i] += ...`.",
+        "The exit flag that only the `break` sets is set once before the loop and the "
+        "branch's test is read back from it: nothing about the exit is recorded per trip. "
+        "In the variant for a 1-d `x` (what runs), `x[i]` is a scalar, so `np.cos(x[i])` is "
+        "recomputed in the backward sweep instead of recorded: one push per trip (`s`, "
+        "which the trip overwrites). Shapes known, the accumulation into `x_bar` is "
+        "`x_bar[i] += ...`.",
         early_stop,
         0,
         _args_early,
