@@ -11,15 +11,16 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from . import ir
+from .ir import walk
 from .normalize import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
+from .shifts import stabilising_shifts
 
 
 @dataclass
@@ -79,20 +80,6 @@ def _constructs_from_arguments(cls: type) -> bool:
     ``functools.partial``, a user's class): such a call is refused when a differentiated
     value reaches it, never taken as a constant. Exceptions and warnings are not."""
     return not issubclass(cls, (BaseException, str))
-
-
-def walk(stmts: list[ir.Stmt]) -> Iterator[ir.Stmt]:
-    """Every statement, nested ones included, in program order."""
-    for s in stmts:
-        yield s
-        if isinstance(s, ir.If):
-            yield from walk(s.body)
-            yield from walk(s.orelse)
-        elif isinstance(s, ir.For):
-            yield from walk(s.body)
-        elif isinstance(s, ir.While):
-            yield from walk(s.test_body)
-            yield from walk(s.body)
 
 
 def diff_reads(expr: ir.Expr) -> list[str]:
@@ -251,6 +238,8 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
     # one pass builds the graph, one search each answers: linear in the program's size
     stmts = list(walk(fn.body))
     flows = _flows(stmts)
+    for shift in stabilising_shifts(fn):  # the result does not depend on it: no adjoint
+        flows.pop(shift, None)
     if variables:
         varied = _varied_to_fixpoint(stmts, set(wrt) | outside_names(fn))
     else:

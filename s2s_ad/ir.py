@@ -8,6 +8,7 @@ of the generated code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -351,3 +352,17 @@ def scan_bound(body: list[Stmt], params: set[str], visit: Any) -> None:
         return definite
 
     scan(body, set(params), set(params))
+
+
+def walk(stmts: list[Stmt]) -> Iterator[Stmt]:
+    """Every statement, nested ones included, in program order."""
+    for s in stmts:
+        yield s
+        if isinstance(s, If):
+            yield from walk(s.body)
+            yield from walk(s.orelse)
+        elif isinstance(s, For):
+            yield from walk(s.body)
+        elif isinstance(s, While):
+            yield from walk(s.test_body)
+            yield from walk(s.body)
