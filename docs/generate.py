@@ -113,8 +113,10 @@ FORWARD = """
 `s2s_ad.jvp(f, primals, tangents)` runs a *tangent program*: the primal, each line
 followed by the line of its tangent (`x_dot` is the derivative of `x` along the
 tangents given). Control flow is the primal's own; nothing is recorded. The same
-partial derivatives serve both modes; `jacobian(f, mode='fwd')` runs it once per input
-entry. (`python -m s2s_ad FILE.py:FUNC --mode forward` prints it.)
+partial derivatives serve both modes. `jacobian(f, mode='fwd')` and `hessian` run a batched
+form of it once, every tangent of an identity matrix along a leading axis (in chunks when
+that would not fit in memory). (`python -m s2s_ad FILE.py:FUNC --mode forward` prints the
+tangent program; `s2s_ad.source(jacobian(f, mode='fwd'))` the batched one.)
 """
 
 
