@@ -366,6 +366,36 @@ def _partial_through(fun: functools.partial) -> types.FunctionType:
     return define(f"call_{label}", params, f"{{{label}}}(" + ", ".join(parts) + ")", env)
 
 
+def parameter_list(
+    params: list[inspect.Parameter], default: Callable[[int, inspect.Parameter], str]
+) -> str:
+    """The parameter list of a ``def`` for ``params`` (``a, /, b=d1, *c, k, **kw``).
+
+    Args:
+        params: The parameters, in order.
+        default: ``default(k, param)`` -> the text of the default of the ``k``-th
+            parameter (called for those that have one).
+    """
+    parts = []
+    star = False
+    for k, p in enumerate(params):
+        if p.kind == p.VAR_POSITIONAL:
+            star = True
+        if p.kind == p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+        if p.default is not p.empty:
+            text += "=" + default(k, p)
+        parts.append(text)
+        last_positional = p.kind == p.POSITIONAL_ONLY and (
+            k + 1 == len(params) or params[k + 1].kind != p.POSITIONAL_ONLY
+        )
+        if last_positional:
+            parts.append("/")
+    return ", ".join(parts)
+
+
 class _Text(str):
     """A default given as source text (a rule's default), written as is."""
 
@@ -389,26 +419,17 @@ def define(
             glob = "_" + glob
         names[key] = glob
         namespace[glob] = value
-    parts = []
-    star = False
-    for k, p in enumerate(params):
-        if p.kind == p.VAR_POSITIONAL:
-            star = True
-        if p.kind == p.KEYWORD_ONLY and not star:
-            parts.append("*")
-            star = True
-        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
-        if p.default is not p.empty:
-            if isinstance(p.default, _Text):
-                text += f"={p.default}"
-            else:
-                glob = f"_default{k}"
-                while glob in taken or glob in namespace:
-                    glob = "_" + glob
-                namespace[glob] = p.default
-                text += f"={glob}"
-        parts.append(text)
-    source = f"def {name}({', '.join(parts)}):\n    return {body.format(**names)}\n"
+
+    def default(k: int, p: inspect.Parameter) -> str:
+        if isinstance(p.default, _Text):
+            return str(p.default)
+        glob = f"_default{k}"
+        while glob in taken or glob in namespace:
+            glob = "_" + glob
+        namespace[glob] = p.default
+        return glob
+
+    source = f"def {name}({parameter_list(params, default)}):\n    return {body.format(**names)}\n"
     filename = f"<s2s_ad made:{name}:{next(_serial)}>"  # not emit's "<s2s_ad:" names
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
