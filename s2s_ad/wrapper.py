@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import keyword
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -282,6 +283,9 @@ _RESERVED = frozenset(
     + ["_fn", "_value", "_grads", "_v", "_tv", "_tg"]
 )
 
+#: The entry's numbered names: ``_t<k>`` (types), ``_g<i>`` (gradients), ``_d<k>`` (defaults).
+_NUMBERED = re.compile(r"_[tgd][0-9]+$")
+
 _ENTRY_CODES: dict[tuple[Any, ...], Any] = {}
 
 
@@ -355,7 +359,8 @@ def _entry_body(
 
 def _named(params: list[inspect.Parameter], name: str, star: bool) -> bool:
     """Whether the entry function takes ``params`` by their names (see ``_entry_factory``)."""
-    return not star and _RESERVED.isdisjoint(p.name for p in params) and name not in _RESERVED
+    taken = [p.name for p in params] + [name]
+    return not star and not any(n in _RESERVED or _NUMBERED.match(n) for n in taken)
 
 
 def _entry_factory(
