@@ -5,15 +5,20 @@ ones are real floats, picks the generated variant specialised on which arguments
 scalars or vectors, runs it, checks that the value is a scalar and gives each gradient
 the structure, shape and dtype of its input.
 
-Most calls repeat the argument types of an earlier call. A call whose arguments are all
-positional and decide every check and the variant by their key (the type; for a NumPy
-array its shape and dtype; a differentiated argument must be a Python or
-NumPy float or a float array) looks its variant up by the tuple of those keys and skips
-the checks; when the value is a float and each gradient already has its input's type
-(for an array: its shape and dtype; a NumPy float for a Python float is converted), the
-result is returned untouched. The entry function doing this is generated for the number
-of parameters and the differentiated positions (so that it unpacks and reads the types
-without a loop) and compiled once per such shape.
+The entry function is generated with the primal's own parameters (its defaults,
+keyword-only and positional-only markers), so Python binds each call, keyword calls
+included, and reports a wrong call the way the function would. Most calls repeat the
+argument types of an earlier call. When every argument's key (its type; for a NumPy array
+its shape and dtype; a differentiated argument must be a Python or NumPy float or a float
+array) decides every check and the variant, the variant is looked up by the tuple of those
+keys and the checks are skipped; arguments that are all Python floats skip the lookup too
+(the variant for them is kept aside). When the value is a float and each gradient already
+has its input's type (for an array: its shape and dtype; a NumPy float for a Python float
+is converted), the result is returned untouched. A function with ``*args``/``**kwargs``
+gets an entry that binds its arguments each call; one whose parameter names clash with the
+entry's own names gets an entry taking ``*args, **kwargs`` with the fast path for a
+positional call of every parameter. The entry's text depends only on the parameters and
+the differentiated positions, and is compiled once per such shape.
 """
 
 from __future__ import annotations
@@ -329,23 +334,18 @@ def _entry_body(
         lines += ["if type(_value) is tuple and len(_value) == 2:", "    _v = _value[0]"]
     else:
         lines += ["if True:", "    _v = _value"]
-    same = " and ".join(
-        f"type(_grads[{i}]) is _t{p} and (_t{p} is not _nd or (_grads[{i}].shape == "
-        f"{values[p]}.shape and _grads[{i}].dtype == {values[p]}.dtype))"
-        for i, p in enumerate(where)
-    )
     inner = " " * 8
     lines += ["    _tv = type(_v)", "    if _tv is float or _tv is _f64:"]
-    lines.append(f"{inner}if {same}:")
-    lines.append(f"{inner}    return {_out('_grads[0]' if single else '_grads', mode, has_aux)}")
-    # a NumPy float gradient of a Python float input (np.sum(...)): what fix_grad returns
+    # each gradient as it is when it has its input's type (an array: shape and dtype; the
+    # dtypes of float64 arrays are one object), a NumPy float for a Python float
+    # converted (np.sum(...)): what fix_grad returns; anything else goes through fix_grad
     for i, p in enumerate(where):
         a = values[p]
         lines += [
             f"{inner}_g{i} = _grads[{i}]",
             f"{inner}_tg = type(_g{i})",
-            f"{inner}if _tg is not _t{p} or (_tg is _nd and "
-            f"(_g{i}.shape != {a}.shape or _g{i}.dtype != {a}.dtype)):",
+            f"{inner}if _tg is not _t{p} or (_tg is _nd and (_g{i}.shape != {a}.shape or "
+            f"(_g{i}.dtype is not {a}.dtype and _g{i}.dtype != {a}.dtype))):",
             f"{inner}    if _t{p} is float and _tg is _f64:",
             f"{inner}        _g{i} = float(_g{i})",
             f"{inner}    else:",
