@@ -302,9 +302,8 @@ def _out(result: str, mode: str, has_aux: bool) -> str:
 
 
 def _tuple(items: list[str]) -> str:
-    return (
-        "(" + "".join(f"{x}, " for x in items)[:-1] + ")" if len(items) != 1 else f"({items[0]},)"
-    )
+    """The text of a tuple display of ``items``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
 
 def _entry_body(
@@ -330,12 +329,14 @@ def _entry_body(
         "_last[0] = _fn",
         f"_value, _grads = _fn({', '.join(values)})",
     ]
-    if has_aux:
-        lines += ["if type(_value) is tuple and len(_value) == 2:", "    _v = _value[0]"]
+    if has_aux:  # the value (of ``(value, aux)``)'s type
+        lines.append(
+            "_tv = type(_value[0]) if type(_value) is tuple and len(_value) == 2 else None"
+        )
     else:
-        lines += ["if True:", "    _v = _value"]
-    inner = " " * 8
-    lines += ["    _tv = type(_v)", "    if _tv is float or _tv is _f64:"]
+        lines.append("_tv = type(_value)")
+    lines.append("if _tv is float or _tv is _f64:")
+    inner = " " * 4
     # each gradient as it is when it has its input's type (an array: shape and dtype; the
     # dtypes of float64 arrays are one object), a NumPy float for a Python float
     # converted (np.sum(...)): what fix_grad returns; anything else goes through fix_grad
