@@ -253,10 +253,10 @@ def call_through(fun: Any) -> types.FunctionType:
     elif isinstance(call, types.FunctionType) and not _has_rule(fun):
         # a callable object: its __call__ with the instance bound, a user-function call
         # (differentiable again, where a call dispatched at run time is not)
-        made = bind_first(primal(call), fun, signature_of_call(fun), f"call_{_label(fun)}")
+        made = bind_first(primal(call), fun, signature_of_call(fun), f"call_{identifier(fun)}")
     else:
         params, call = _params_and_call(fun)
-        label = _label(fun)
+        label = identifier(fun)
         made = define(f"call_{label}", params, f"{{{label}}}({call})", {label: fun})
     try:
         _THROUGH[fun] = made
@@ -287,7 +287,9 @@ def signature_of_call(fun: Any) -> inspect.Signature:
     return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
-def _label(fun: Any) -> str:
+def identifier(fun: Any) -> str:
+    """``fun``'s name as a Python identifier for generated text (``function`` when it
+    cannot be one)."""
     name = getattr(fun, "__name__", None) or type(fun).__name__
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(name))
     if not name.isidentifier() or keyword.iskeyword(name) or name == "np":
@@ -347,7 +349,7 @@ def _partial_through(fun: functools.partial) -> types.FunctionType:
     the partial's function is called directly, its bound arguments as constants."""
     inner = fun.func
     sig = inspect.signature(fun)
-    label = _label(inner)
+    label = identifier(inner)
     env: dict[str, Any] = {label: inner}
     bound = []
     for k, value in enumerate(fun.args):
@@ -445,7 +447,7 @@ def bind_first(
     method as a Python function whose call of ``func`` is differentiated like any call of
     a user function (a bound method's call is dispatched when the code runs)."""
     params = list(sig.parameters.values())
-    label = _label(func)
+    label = identifier(func)
     body = f"{{{label}}}({{self}}, " + _forwarded(func, params) + ")"
     return define(name or f"{label}_bound", params, body, {label: func, "self": first})
 
@@ -475,6 +477,6 @@ def _make_summed(fun: Callable[..., Any]) -> types.FunctionType:
         callee = bind_first(primal(fun.__func__), fun.__self__, sig)
     else:
         callee = fun if isinstance(fun, types.FunctionType) else primal(fun)
-    label = _label(fun)
+    label = identifier(fun)
     body = f"{{np}}.sum({{{label}}}(" + call + "))"
     return define(f"{label}_summed", params, body, {label: callee, "np": np})

@@ -24,7 +24,6 @@ the differentiated positions, and is compiled once per such shape.
 from __future__ import annotations
 
 import inspect
-import keyword
 import re
 from collections.abc import Callable
 from typing import Any
@@ -33,7 +32,7 @@ import numpy as np
 
 from .duck import fix_foreign, is_foreign
 from .errors import OutputError
-from .targets import parameter_list, signature
+from .targets import identifier, parameter_list, signature
 
 _SCALAR_TYPES = (float, int, bool, np.generic)
 #: At most this many argument-type tuples are remembered per gradient function.
@@ -480,16 +479,10 @@ def make_entry(
     sig_params = list(binder.sig.parameters.values())
     assert [p.name for p in sig_params] == list(params)
     defaults = [p.default for p in sig_params if p.default is not p.empty]
-    label_ = _identifier(label(fun))
-    factory = _entry_factory(sig_params, label_, where, single, has_aux, mode, binder.n < 0)
+    entry_name = identifier(fun)
+    factory = _entry_factory(sig_params, entry_name, where, single, has_aux, mode, binder.n < 0)
     closure = (table, floats, general, finish, np.float64, np.ndarray, variants.last, binder)
-    named = _named(sig_params, label_, binder.n < 0)
+    named = _named(sig_params, entry_name, binder.n < 0)
     call = factory(*closure, *defaults) if named else factory(*closure)
     call.variants = variants
     return call
-
-
-def _identifier(name: str) -> str:
-    """``name`` made a Python identifier (``call`` when it cannot be)."""
-    name = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return name if name.isidentifier() and not keyword.iskeyword(name) else "call"

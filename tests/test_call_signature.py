@@ -177,3 +177,15 @@ def test_parameters_named_like_the_entry_s_own_names_take_the_packed_entry():
     assert df(1.5, _t0=2.0, _table=1.0) == (6.0, 2.25, 4.5)
     with pytest.raises(TypeError, match="'type' is an integer"):
         df(1, 2.0)
+
+
+def test_a_function_named_like_the_entry_s_own_names():
+    def _table(x, scale=3.0):
+        return scale * x * x
+
+    df = s2s_ad.grad(_table)
+    for _ in range(2):
+        assert df(2.0) == pytest.approx(12.0)
+        assert df(2.0, scale=1.0) == pytest.approx(4.0)
+    with pytest.raises(TypeError):
+        df(2.0, 1.0, 0.5)
