@@ -11,7 +11,9 @@ Sections (each timed in interleaved rounds, see ``timing.py``):
   ``np.sum(x*x*y) + y*y`` on a 3-vector, called as a user calls it, next to the generated
   code alone, a hand-written gradient and the installed peers. The ratio to the
   hand-written gradient is taken round by round (both timed in the same round) and its
-  median reported: on a shared machine back-to-back medians drift by 2x.
+  median reported: on a shared machine back-to-back medians drift by 2x. The cost around
+  the generated code is the difference of the two best times and the median of their
+  differences round by round.
 * **grad(f) again**: ``s2s_ad.grad(f)`` for a function already transformed (the cache).
 * **transform**: ``grad()`` of a generated 300-line function (``generated.py``), cold
   (parse, normalize, reverse pass, optimize, compile), then its first call (which makes
@@ -142,6 +144,11 @@ def per_call(settings: Settings, with_peers: bool) -> list[tuple[str, str, str, 
         for (name, _), timer in zip(impls, timers):
             ratio = _round_ratios(timer, timers[0])
             rows.append((label, name, _fmt(timer.best), _fmt(timer.median), f"{ratio:.2f}x"))
+        # best: the difference of the best times; median: of the differences round by round
+        around = [a - b for a, b in zip(timers[1].samples, timers[2].samples)]
+        best = _fmt(timers[1].best - timers[2].best)
+        median_around = _fmt(statistics.median(around))
+        rows.append((label, "around the generated code", best, median_around, "—"))
     return rows
 
 

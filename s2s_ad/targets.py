@@ -253,10 +253,10 @@ def call_through(fun: Any) -> types.FunctionType:
     elif isinstance(call, types.FunctionType) and not _has_rule(fun):
         # a callable object: its __call__ with the instance bound, a user-function call
         # (differentiable again, where a call dispatched at run time is not)
-        made = bind_first(primal(call), fun, signature_of_call(fun), f"call_{_label(fun)}")
+        made = bind_first(primal(call), fun, signature_of_call(fun), f"call_{identifier(fun)}")
     else:
         params, call = _params_and_call(fun)
-        label = _label(fun)
+        label = identifier(fun)
         made = define(f"call_{label}", params, f"{{{label}}}({call})", {label: fun})
     try:
         _THROUGH[fun] = made
@@ -287,7 +287,9 @@ def signature_of_call(fun: Any) -> inspect.Signature:
     return sig.replace(parameters=list(sig.parameters.values())[1:])
 
 
-def _label(fun: Any) -> str:
+def identifier(fun: Any) -> str:
+    """``fun``'s name as a Python identifier for generated text (``function`` when it
+    cannot be one)."""
     name = getattr(fun, "__name__", None) or type(fun).__name__
     name = "".join(c if c.isalnum() or c == "_" else "_" for c in str(name))
     if not name.isidentifier() or keyword.iskeyword(name) or name == "np":
@@ -347,7 +349,7 @@ def _partial_through(fun: functools.partial) -> types.FunctionType:
     the partial's function is called directly, its bound arguments as constants."""
     inner = fun.func
     sig = inspect.signature(fun)
-    label = _label(inner)
+    label = identifier(inner)
     env: dict[str, Any] = {label: inner}
     bound = []
     for k, value in enumerate(fun.args):
@@ -364,6 +366,36 @@ def _partial_through(fun: functools.partial) -> types.FunctionType:
         keyword_passed = p.kind == p.KEYWORD_ONLY or p.name in fun.keywords
         parts.append(f"{p.name}={p.name}" if keyword_passed else p.name)
     return define(f"call_{label}", params, f"{{{label}}}(" + ", ".join(parts) + ")", env)
+
+
+def parameter_list(
+    params: list[inspect.Parameter], default: Callable[[int, inspect.Parameter], str]
+) -> str:
+    """The parameter list of a ``def`` for ``params`` (``a, /, b=d1, *c, k, **kw``).
+
+    Args:
+        params: The parameters, in order.
+        default: ``default(k, param)`` -> the text of the default of the ``k``-th
+            parameter (called for those that have one).
+    """
+    parts = []
+    star = False
+    for k, p in enumerate(params):
+        if p.kind == p.VAR_POSITIONAL:
+            star = True
+        if p.kind == p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
+        if p.default is not p.empty:
+            text += "=" + default(k, p)
+        parts.append(text)
+        last_positional = p.kind == p.POSITIONAL_ONLY and (
+            k + 1 == len(params) or params[k + 1].kind != p.POSITIONAL_ONLY
+        )
+        if last_positional:
+            parts.append("/")
+    return ", ".join(parts)
 
 
 class _Text(str):
@@ -389,26 +421,17 @@ def define(
             glob = "_" + glob
         names[key] = glob
         namespace[glob] = value
-    parts = []
-    star = False
-    for k, p in enumerate(params):
-        if p.kind == p.VAR_POSITIONAL:
-            star = True
-        if p.kind == p.KEYWORD_ONLY and not star:
-            parts.append("*")
-            star = True
-        text = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name
-        if p.default is not p.empty:
-            if isinstance(p.default, _Text):
-                text += f"={p.default}"
-            else:
-                glob = f"_default{k}"
-                while glob in taken or glob in namespace:
-                    glob = "_" + glob
-                namespace[glob] = p.default
-                text += f"={glob}"
-        parts.append(text)
-    source = f"def {name}({', '.join(parts)}):\n    return {body.format(**names)}\n"
+
+    def default(k: int, p: inspect.Parameter) -> str:
+        if isinstance(p.default, _Text):
+            return str(p.default)
+        glob = f"_default{k}"
+        while glob in taken or glob in namespace:
+            glob = "_" + glob
+        namespace[glob] = p.default
+        return glob
+
+    source = f"def {name}({parameter_list(params, default)}):\n    return {body.format(**names)}\n"
     filename = f"<s2s_ad made:{name}:{next(_serial)}>"  # not emit's "<s2s_ad:" names
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     exec(compile(source, filename, "exec"), namespace)  # noqa: S102
@@ -424,7 +447,7 @@ def bind_first(
     method as a Python function whose call of ``func`` is differentiated like any call of
     a user function (a bound method's call is dispatched when the code runs)."""
     params = list(sig.parameters.values())
-    label = _label(func)
+    label = identifier(func)
     body = f"{{{label}}}({{self}}, " + _forwarded(func, params) + ")"
     return define(name or f"{label}_bound", params, body, {label: func, "self": first})
 
@@ -454,6 +477,6 @@ def _make_summed(fun: Callable[..., Any]) -> types.FunctionType:
         callee = bind_first(primal(fun.__func__), fun.__self__, sig)
     else:
         callee = fun if isinstance(fun, types.FunctionType) else primal(fun)
-    label = _label(fun)
+    label = identifier(fun)
     body = f"{{np}}.sum({{{label}}}(" + call + "))"
     return define(f"{label}_summed", params, body, {label: callee, "np": np})

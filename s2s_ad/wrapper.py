@@ -5,20 +5,26 @@ ones are real floats, picks the generated variant specialised on which arguments
 scalars or vectors, runs it, checks that the value is a scalar and gives each gradient
 the structure, shape and dtype of its input.
 
-Most calls repeat the argument types of an earlier call. A call whose arguments are all
-positional and decide every check and the variant by their key (the type; for a NumPy
-array its shape and dtype; a differentiated argument must be a Python or
-NumPy float or a float array) looks its variant up by the tuple of those keys and skips
-the checks; when the value is a float and each gradient already has its input's type
-(for an array: its shape and dtype; a NumPy float for a Python float is converted), the
-result is returned untouched. The entry function doing this is generated for the number
-of parameters and the differentiated positions (so that it unpacks and reads the types
-without a loop) and compiled once per such shape.
+The entry function is generated with the primal's own parameters (its defaults,
+keyword-only and positional-only markers), so Python binds each call, keyword calls
+included, and reports a wrong call the way the function would. Most calls repeat the
+argument types of an earlier call. When every argument's key (its type; for a NumPy array
+its shape and dtype; a differentiated argument must be a Python or NumPy float or a float
+array) decides every check and the variant, the variant is looked up by the tuple of those
+keys and the checks are skipped; arguments that are all Python floats skip the lookup too
+(the variant for them is kept aside). When the value is a float and each gradient already
+has its input's type (for an array: its shape and dtype; a NumPy float for a Python float
+is converted), the result is returned untouched. A function with ``*args``/``**kwargs``
+gets an entry that binds its arguments each call; one whose parameter names clash with the
+entry's own names gets an entry taking ``*args, **kwargs`` with the fast path for a
+positional call of every parameter. The entry's text depends only on the parameters and
+the differentiated positions, and is compiled once per such shape.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -26,7 +32,7 @@ import numpy as np
 
 from .duck import fix_foreign, is_foreign
 from .errors import OutputError
-from .targets import signature
+from .targets import identifier, parameter_list, signature
 
 _SCALAR_TYPES = (float, int, bool, np.generic)
 #: At most this many argument-type tuples are remembered per gradient function.
@@ -273,22 +279,16 @@ def table_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
-_ENTRY = """\
-def _s2s_entry(table, general, finish, f64, nd, last):
-    def {name}(*args, **kwargs):
-        if kwargs or len(args) != {n}:
-            return general(args, kwargs)
-        {unpack} = args
-        {typevars} = {types}
-        fn = table.get(({keys}))
-        if fn is None:
-            return general(args, kwargs)
-        last[0] = fn
-        value, grads = fn({params})
-{fast}
-        return finish(value, grads, args)
-    return {name}
-"""
+#: Names the entry function's text uses besides the parameters: a parameter (or the
+#: function's name) with one of them gets the ``*args`` entry, which names none.
+_RESERVED = frozenset(
+    ["type", "float", "len", "call", "args", "kwargs", "_s2s_entry"]
+    + ["_table", "_floats", "_general", "_finish", "_f64", "_nd", "_last", "_binder"]
+    + ["_fn", "_value", "_grads", "_v", "_tv", "_tg"]
+)
+
+#: The entry's numbered names: ``_t<k>`` (types), ``_g<i>`` (gradients), ``_d<k>`` (defaults).
+_NUMBERED = re.compile(r"_[tgd][0-9]+$")
 
 _ENTRY_CODES: dict[tuple[Any, ...], Any] = {}
 
@@ -296,63 +296,121 @@ _ENTRY_CODES: dict[tuple[Any, ...], Any] = {}
 def _out(result: str, mode: str, has_aux: bool) -> str:
     """What the entry function returns, given the text of the gradient(s)."""
     if mode == "grad":
-        return f"({result}, value[1])" if has_aux else result
-    return f"value, {result}"
+        return f"({result}, _value[1])" if has_aux else result
+    return f"_value, {result}"
 
 
-def _entry_factory(n: int, where: tuple[int, ...], single: bool, has_aux: bool, mode: str) -> Any:
-    """The compiled factory of the entry function for this shape of call (cached)."""
-    key = (n, where, single, has_aux, mode)
+def _tuple(items: list[str]) -> str:
+    """The text of a tuple display of ``items``."""
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _entry_body(
+    values: list[str], where: tuple[int, ...], single: bool, has_aux: bool, mode: str
+) -> list[str]:
+    """The lines after the entry function's prologue: the variant looked up by the
+    argument types (``values`` name the bound arguments), run, and its result returned
+    untouched when it already has the types of the inputs."""
+    n = len(values)
+    types_ = [f"_t{k}" for k in range(n)]
+    keys = [f"_t{k} if _t{k} is not _nd else ({v}.shape, {v}.dtype)" for k, v in enumerate(values)]
+    bound = _tuple(values)
+    lines = [
+        f"{', '.join(types_)}{',' if n == 1 else ''} = "
+        + ", ".join(f"type({v})" for v in values)
+        + ("," if n == 1 else ""),
+        "if " + " and ".join(f"{t} is float" for t in types_) + ":",
+        "    _fn = _floats[0]",
+        "else:",
+        f"    _fn = _table.get({_tuple(keys)})",
+        "if _fn is None:",
+        f"    return _general({bound}, True)",
+        "_last[0] = _fn",
+        f"_value, _grads = _fn({', '.join(values)})",
+    ]
+    if has_aux:  # the value (of ``(value, aux)``)'s type
+        lines.append(
+            "_tv = type(_value[0]) if type(_value) is tuple and len(_value) == 2 else None"
+        )
+    else:
+        lines.append("_tv = type(_value)")
+    lines.append("if _tv is float or _tv is _f64:")
+    inner = " " * 4
+    # each gradient as it is when it has its input's type (an array: shape and dtype; the
+    # dtypes of float64 arrays are one object), a NumPy float for a Python float
+    # converted (np.sum(...)): what fix_grad returns; anything else goes through fix_grad
+    for i, p in enumerate(where):
+        a = values[p]
+        lines += [
+            f"{inner}_g{i} = _grads[{i}]",
+            f"{inner}_tg = type(_g{i})",
+            f"{inner}if _tg is not _t{p} or (_tg is _nd and (_g{i}.shape != {a}.shape or "
+            f"(_g{i}.dtype is not {a}.dtype and _g{i}.dtype != {a}.dtype))):",
+            f"{inner}    if _t{p} is float and _tg is _f64:",
+            f"{inner}        _g{i} = float(_g{i})",
+            f"{inner}    else:",
+            f"{inner}        return _finish(_value, _grads, {bound})",
+        ]
+    result = "_g0" if single else _tuple([f"_g{i}" for i in range(len(where))])
+    lines.append(f"{inner}return {_out(result, mode, has_aux)}")
+    lines.append(f"return _finish(_value, _grads, {bound})")
+    return lines
+
+
+def _named(params: list[inspect.Parameter], name: str, star: bool) -> bool:
+    """Whether the entry function takes ``params`` by their names (see ``_entry_factory``)."""
+    taken = [p.name for p in params] + [name]
+    return not star and not any(n in _RESERVED or _NUMBERED.match(n) for n in taken)
+
+
+def _entry_factory(
+    params: list[inspect.Parameter],
+    name: str,
+    where: tuple[int, ...],
+    single: bool,
+    has_aux: bool,
+    mode: str,
+    star: bool,
+) -> Any:
+    """The compiled factory of the entry function for this shape of call (cached).
+
+    With ``star`` (the function has ``*args``/``**kwargs``) the entry packs its
+    arguments and binds them each call; otherwise it takes ``params`` as they are
+    (defaults from the factory's ``_d<k>`` arguments), unless a name clashes with the
+    entry's own: then it takes ``*args, **kwargs`` and runs the fast path for a
+    positional call of every parameter.
+    """
+    shape = tuple((p.name, p.kind, p.default is not p.empty) for p in params)
+    key = (shape, name, where, single, has_aux, mode, star)
     factory = _ENTRY_CODES.get(key)
     if factory is not None:
         return factory
-    names = [f"a{k}" for k in range(n)]
-    pad = " " * 8
-    fast = []
-    if has_aux:
-        fast.append(f"{pad}if type(value) is tuple and len(value) == 2:")
-        fast.append(f"{pad}    v = value[0]")
+    n = len(params)
+    names = [p.name for p in params]
+    head = "def _s2s_entry(_table, _floats, _general, _finish, _f64, _nd, _last, _binder"
+    if star:
+        body = ["return _general(_binder(args, kwargs), False)"]
+        text = [f"{head}):", "    def call(*args, **kwargs):"]
+        name = "call"
+    elif _named(params, name, star):
+        defaults = [f"_d{k}" for k, p in enumerate(params) if p.default is not p.empty]
+        text = [head + "".join(f", {d}" for d in defaults) + "):"]
+        text.append(f"    def {name}({parameter_list(params, lambda k, p: f'_d{k}')}):")
+        body = _entry_body(names, where, single, has_aux, mode)
     else:
-        fast.append(f"{pad}if True:")
-        fast.append(f"{pad}    v = value")
-    same = " and ".join(
-        f"type(grads[{i}]) is t{p} and (t{p} is not nd or (grads[{i}].shape == a{p}.shape "
-        f"and grads[{i}].dtype == a{p}.dtype))"
-        for i, p in enumerate(where)
-    )
-    fast.append(f"{pad}    tv = type(v)")
-    fast.append(f"{pad}    if tv is float or tv is f64:")
-    inner = pad + " " * 8
-    result = "grads[0]" if single else "grads"
-    fast.append(f"{inner}if {same}:")
-    fast.append(f"{inner}    return {_out(result, mode, has_aux)}")
-    # a NumPy float gradient of a Python float input (np.sum(...)): what fix_grad returns
-    for i, p in enumerate(where):
-        fast.append(f"{inner}g{i} = grads[{i}]")
-        fast.append(f"{inner}tg = type(g{i})")
-        fast.append(
-            f"{inner}if tg is not t{p} or (tg is nd and "
-            f"(g{i}.shape != a{p}.shape or g{i}.dtype != a{p}.dtype)):"
-        )
-        fast.append(f"{inner}    if t{p} is float and tg is f64:")
-        fast.append(f"{inner}        g{i} = float(g{i})")
-        fast.append(f"{inner}    else:")
-        fast.append(f"{inner}        return finish(value, grads, args)")
-    result = "g0" if single else "(" + "".join(f"g{i}, " for i in range(len(where))) + ")"
-    fast.append(f"{inner}return {_out(result, mode, has_aux)}")
-    text = _ENTRY.format(
-        name="call",
-        n=n,
-        unpack=", ".join(names) + ("," if n == 1 else ""),
-        types=", ".join(f"type({a})" for a in names) + ("," if n == 1 else ""),
-        typevars=", ".join(f"t{k}" for k in range(n)) + ("," if n == 1 else ""),
-        keys=", ".join(f"t{k} if t{k} is not nd else (a{k}.shape, a{k}.dtype)" for k in range(n))
-        + ("," if n == 1 else ""),
-        params=", ".join(names),
-        fast="\n".join(fast),
-    )
+        values = [f"a{k}" for k in range(n)]
+        name = "call"
+        text = [f"{head}):", "    def call(*args, **kwargs):"]
+        body = [
+            f"if kwargs or len(args) != {n}:",
+            "    return _general(_binder(args, kwargs), False)",
+            f"{', '.join(values)}{',' if n == 1 else ''} = args",
+            *_entry_body(values, where, single, has_aux, mode),
+        ]
+    text += [" " * 8 + line for line in body]
+    text.append(f"    return {name}")
     namespace: dict[str, Any] = {}
-    exec(compile(text, f"<s2s_ad entry {n}>", "exec"), namespace)  # noqa: S102
+    exec(compile("\n".join(text) + "\n", f"<s2s_ad entry {n}>", "exec"), namespace)  # noqa: S102
     factory = _ENTRY_CODES[key] = namespace["_s2s_entry"]
     return factory
 
@@ -370,7 +428,7 @@ def make_entry(
     aux), ``"value_and_grad"`` returns ``(value, gradient(s))``.
 
     Args:
-        fun: What is differentiated (for messages).
+        fun: What is differentiated (for messages; its name names the entry function).
         names: The differentiated parameters.
         single: Whether one parameter was asked for (not a tuple of them).
         has_aux: ``fun`` returns ``(value, aux)``.
@@ -380,8 +438,8 @@ def make_entry(
     """
     params = variants.params
     where = tuple(params.index(n) for n in names)
-    n = len(params)
     table: dict[tuple[type, ...], Any] = {}
+    floats: list[Any] = [None]  # the variant for all-float arguments, once made
     checked = list(zip(names, where))
     differentiated = set(where)
 
@@ -397,8 +455,10 @@ def make_entry(
             return (out, value[1]) if has_aux else out
         return value, out
 
-    def general(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        values = binder(args, kwargs)
+    def general(values: tuple[Any, ...], remember: bool) -> Any:
+        """The call of bound arguments ``values`` with every check; with ``remember``
+        (the entry's fast path can see these arguments) its variant is remembered by
+        their key when that key decides the checks."""
         for name, pos in checked:
             value = values[pos]
             if type(value) is not float and not (
@@ -406,15 +466,23 @@ def make_entry(
             ):
                 check_float(name, value)
         fn = variants.get(values)
-        if values is args and len(table) < _TABLE_LIMIT:
+        if remember and len(table) < _TABLE_LIMIT:
             types_ = tuple([type(v) for v in values])
             pairs = enumerate(zip(types_, values))
             if all(_type_decides(t, v, k in differentiated) for k, (t, v) in pairs):
                 table[table_key(values)] = fn
+                if all(t is float for t in types_):
+                    floats[0] = fn
         value, grads = fn(*values)
         return finish(value, grads, values)
 
-    factory = _entry_factory(n, where, single, has_aux, mode)
-    call = factory(table, general, finish, np.float64, np.ndarray, variants.last)
+    sig_params = list(binder.sig.parameters.values())
+    assert [p.name for p in sig_params] == list(params)
+    defaults = [p.default for p in sig_params if p.default is not p.empty]
+    entry_name = identifier(fun)
+    factory = _entry_factory(sig_params, entry_name, where, single, has_aux, mode, binder.n < 0)
+    closure = (table, floats, general, finish, np.float64, np.ndarray, variants.last, binder)
+    named = _named(sig_params, entry_name, binder.n < 0)
+    call = factory(*closure, *defaults) if named else factory(*closure)
     call.variants = variants
     return call

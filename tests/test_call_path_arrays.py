@@ -133,7 +133,7 @@ def test_value_and_grad_and_has_aux_with_arrays():
 def _table(df):
     entry = df._s2s_call
     return dict(zip(entry.__code__.co_freevars, [c.cell_contents for c in entry.__closure__]))[
-        "table"
+        "_table"
     ]
 
 
