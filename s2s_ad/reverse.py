@@ -9,6 +9,7 @@ loops using recorded trip counts and branch conditions.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import math as _math
@@ -777,15 +778,19 @@ class Reverse:
         for s in stmts:
             counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
         last = outer = self._fwd_enclosing
+        start = 0
         for s in stmts:
             key = (s.line, s.src)
             several = counts[key] > 1 or isinstance(s, _COMPOUND)
+            if key != last:
+                start = len(out)
             # code that is differentiated again marks every line: its comments then name them
             if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
             self._fwd_enclosing = key
             out.extend(one(s))
+            out[start:] = hoist_pushes(out[start:])
         self._fwd_enclosing = outer
         return out
 
@@ -1685,6 +1690,39 @@ STRUCTURAL = frozenset(
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
+
+
+def hoist_pushes(items: list[Item]) -> list[Item]:
+    """Move each push of a variable above the plain assignments before it that leave the
+    variable alone: the code of one user line (``_t3 = s * _t4; _t6 = ...; s = _t3 + _t6``)
+    saves ``s`` first, so the optimizer can fold the line back together.
+
+    A push keeps its place among pushes (the tape's order), never crosses a compound
+    statement, a comment or a restore, and only a push of a name (a reference: what an
+    assignment does to other names cannot change it) moves.
+    """
+    out: list[Item] = []
+    for item in items:
+        k = len(out)
+        if isinstance(item, Push) and item.code.isidentifier():
+            while k > 0 and isinstance(out[k - 1], Line):
+                stores = _line_stores(out[k - 1].text)  # type: ignore[union-attr]
+                if stores is None or item.code in stores:
+                    break
+                k -= 1
+        out.insert(k, item)
+    return out
+
+
+def _line_stores(text: str) -> set[str] | None:
+    """Names a one-line statement binds (``None`` when it is not plain Python)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    return {
+        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+    }
 
 
 def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
