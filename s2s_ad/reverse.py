@@ -972,7 +972,10 @@ class Reverse:
                 if b in self.owned and not self.pure:
                     # b holds an array no other name shares: add in place
                     return [self.line(f"{b} += {total}")]
-                line = self.line(f"{b} = {b} + {total}")
+                # one statement's contributions summed first: ``e + e`` (``x * x``) then
+                # merges exactly into ``2 * e``
+                summed = f"({total})" if len(contribs) > 1 else total
+                line = self.line(f"{b} = {b} + {summed}")
                 self.owned.add(b)
                 return [line]
             return [self.line(f"{b} = {self.ad}.add({b}, {total})")]

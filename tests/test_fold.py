@@ -282,3 +282,25 @@ def _grad_with(fun: Any, enabled: bool, *args: Any) -> Any:
     finally:
         optimize.ENABLED = saved
         clear_cache()
+
+
+class Spring:
+    """A Keras-style layer: a spring's energy plus a constant pull, over displacements."""
+
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def energy(self, x):
+        return np.sum(x * x * self.k + x)
+
+
+def test_a_statements_two_contributions_to_one_adjoint_merge_exactly():
+    spring = Spring(0.25)
+    x = np.array([0.5, -1.25, 2.0, 0.1])
+    text = _source(spring.energy, x)
+    # x * x gives e + e while x_bar is already live: summed first, then doubled
+    assert re.search(r"x_bar (\+= |= x_bar \+ )2 \* ", text), text
+    g = s2s_ad.grad(spring.energy)(x)
+    num = numerical_grad(spring.energy, [x], 0)
+    np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-8)
+    np.testing.assert_array_equal(g, _grad_with(spring.energy, False, x))
