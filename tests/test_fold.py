@@ -9,6 +9,7 @@ and of hand-made generated functions (the optimizer's input), one rule at a time
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from pathlib import Path
@@ -304,3 +305,24 @@ def test_a_statements_two_contributions_to_one_adjoint_merge_exactly():
     num = numerical_grad(spring.energy, [x], 0)
     np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-8)
     np.testing.assert_array_equal(g, _grad_with(spring.energy, False, x))
+
+
+def logistic_orbit(x, n):
+    """A scalar loop with a branch on the running value, calling the math module."""
+    s = x
+    for i in range(n):
+        if s > 1.0:
+            s = s * 0.5 + math.sin(x * i)
+        else:
+            s = s + math.exp(-x * x)
+    return s
+
+
+def test_a_math_module_call_folds_like_a_numpy_one():
+    text = _source(logistic_orbit, 0.9, 30)
+    assert "s = s * 0.5 + math.sin(x * i)\n" in text, text
+    assert "s = s + math.exp(-x * x)\n" in text, text
+    g = s2s_ad.grad(logistic_orbit)(0.9, 30)
+    num = numerical_grad(lambda v: logistic_orbit(v, 30), [0.9], 0)
+    np.testing.assert_allclose(g, num, rtol=1e-6)
+    assert g == _grad_with(logistic_orbit, False, 0.9, 30)
