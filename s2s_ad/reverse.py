@@ -31,6 +31,7 @@ from .analysis import (
     outside_names,
     walk,
 )
+from .codefacts import pure
 from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
 from .errors import TransformError
 from .normalize import expr_atoms
@@ -790,7 +791,7 @@ class Reverse:
             last = key
             self._fwd_enclosing = key
             out.extend(one(s))
-            out[start:] = hoist_pushes(out[start:])
+            out[start:] = hoist_pushes(out[start:], self.tape)
         self._fwd_enclosing = outer
         return out
 
@@ -1695,34 +1696,51 @@ RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
 
 
-def hoist_pushes(items: list[Item]) -> list[Item]:
-    """Move each push of a variable above the plain assignments before it that leave the
-    variable alone: the code of one user line (``_t3 = s * _t4; _t6 = ...; s = _t3 + _t6``)
-    saves ``s`` first, so the optimizer can fold the line back together.
+def hoist_pushes(items: list[Item], tape: str) -> list[Item]:
+    """Move each push above the plain assignments before it that leave what it saves
+    alone: the code of one user line (``_t3 = s * _t4; _t6 = ...; s = _t3 + _t6``) saves
+    ``s`` first, so the optimizer can fold the line back together.
 
-    A push keeps its place among pushes (the tape's order), never crosses a compound
-    statement, a comment or a restore, and only a push of a name (a reference: what an
-    assignment does to other names cannot change it) moves.
+    A push keeps its place among pushes (the tape's order) and never crosses a compound
+    statement, a comment, a restore or any other use of ``tape``. A push of a name (a
+    reference: what an assignment does to other names cannot change it) moves above any
+    assignment that does not bind the name; a push of a copy (``_ad.copy(y[i])``) only
+    above assignments of pure values to names it does not read.
     """
     out: list[Item] = []
     for item in items:
         k = len(out)
-        if isinstance(item, Push) and item.code.isidentifier():
+        if isinstance(item, Push):
+            reads = identifiers(item.code)
+            by_name = item.code.isidentifier()
             while k > 0 and isinstance(out[k - 1], Line):
-                stores = _line_stores(out[k - 1].text)  # type: ignore[union-attr]
-                if stores is None or item.code in stores:
+                text = out[k - 1].text  # type: ignore[union-attr]
+                stores = _line_stores(text, tape, pure_only=not by_name)
+                if stores is None or stores & reads:
                     break
                 k -= 1
         out.insert(k, item)
     return out
 
 
-def _line_stores(text: str) -> set[str] | None:
-    """Names a one-line statement binds (``None`` when it is not plain Python)."""
+def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
+    """Names a one-line statement binds (``None`` when it is not plain Python, when it
+    uses ``tape``, or with ``pure_only`` when it is not names bound to a value without
+    effects)."""
+    if tape in identifiers(text):
+        return None
     try:
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    if pure_only:
+        stmt = tree.body[0] if len(tree.body) == 1 else None
+        if not (
+            isinstance(stmt, ast.Assign)
+            and all(isinstance(t, ast.Name) for t in stmt.targets)
+            and pure(stmt.value, tape)
+        ):
+            return None
     return {
         n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
     }
