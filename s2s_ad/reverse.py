@@ -44,6 +44,8 @@ from .targets import signature
 
 Resolver = Callable[[Any, tuple[str, ...]], Any]
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
+#: ``a = ...`` or ``a, b = ...``: the names a plain assignment binds.
+_BINDING = re.compile(r"\s*((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*\s*,?)\s*=(?!=)")
 
 
 @dataclass
@@ -790,8 +792,10 @@ class Reverse:
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
             self._fwd_enclosing = key
-            out.extend(one(s))
-            out[start:] = hoist_pushes(out[start:], self.tape)
+            items = one(s)
+            out.extend(items)
+            if any(isinstance(i, Push) for i in items):
+                out[start:] = hoist_pushes(out[start:], self.tape)
         self._fwd_enclosing = outer
         return out
 
@@ -1724,26 +1728,21 @@ def hoist_pushes(items: list[Item], tape: str) -> list[Item]:
 
 
 def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
-    """Names a one-line statement binds (``None`` when it is not plain Python, when it
-    uses ``tape``, or with ``pure_only`` when it is not names bound to a value without
-    effects)."""
+    """Names a one-line statement binds (``None`` when it is not names bound to a value,
+    when it uses ``tape``, or with ``pure_only`` when the value may have effects)."""
+    match = _BINDING.match(text)
+    if match is None or ":=" in text or _BINDING.match(text, match.end()):
+        return None  # not an assignment, or one binding more names (``a = b = e``)
     if tape in identifiers(text):
         return None
-    try:
-        tree = ast.parse(text)
-    except SyntaxError:
-        return None
     if pure_only:
-        stmt = tree.body[0] if len(tree.body) == 1 else None
-        if not (
-            isinstance(stmt, ast.Assign)
-            and all(isinstance(t, ast.Name) for t in stmt.targets)
-            and pure(stmt.value, tape)
-        ):
+        try:
+            stmt = ast.parse(text).body[0]
+        except SyntaxError:
             return None
-    return {
-        n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-    }
+        if not (isinstance(stmt, ast.Assign) and pure(stmt.value, tape)):
+            return None
+    return {name.strip() for name in match.group(1).split(",")} - {""}
 
 
 def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
