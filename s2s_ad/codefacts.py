@@ -94,7 +94,8 @@ def _pure_callee(func: ast.expr) -> bool:
         return func.id in PURE_BUILTINS
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
         owner = func.value.id
-        return owner == "np" or (owner.startswith("_ad") and func.attr in PURE_HELPERS)
+        # every function of the math module is pure (the random module is not under it)
+        return owner in ("np", "math") or (owner.startswith("_ad") and func.attr in PURE_HELPERS)
     if isinstance(func, ast.Attribute) and is_np_attr(func.value):
         return "random" not in ast.unparse(func)
     return False

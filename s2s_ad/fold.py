@@ -23,6 +23,7 @@ write it the way a person would:
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from collections import Counter
 
@@ -32,6 +33,8 @@ from .codefacts import COMPOUND, Info, nodes, pure, scan, statements, store_targ
 WIDTH = 88
 #: How many statements after a temporary's binding its reader is looked for.
 WINDOW = 40
+#: The most reads of ``t = x[i]`` spelled out as ``x[i]`` each.
+COPIES = 3
 
 _GENERATED = re.compile(r"(?<![\w.])_\w*")
 #: The temporaries the sweeps make (``_t3``, ``_t3_bar``, ``_t3_dot``): the user's names,
@@ -234,10 +237,80 @@ class _Folder:
         ok = self.info.effect_free(s) and self.tape not in self.info.of(s)[0]
         return t if ok and not _reduction_adjoint(s.value) else None
 
+    def element(self, s: ast.stmt) -> tuple[str, int] | None:
+        """``(t, n)`` for ``t = x[i]`` (``x`` and ``i`` the user's names, ``i`` a name or a
+        constant), ``t`` generated, bound here only and read ``n`` times (2 to
+        :data:`COPIES`): indexing again costs less than a name it makes the reader learn."""
+        if not (
+            isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+        ):
+            return None
+        t, value = s.targets[0].id, s.value
+        if not (
+            _TEMPORARY.fullmatch(t)
+            and 3 <= self.occurs[t] <= COPIES + 1
+            and isinstance(value, ast.Subscript)
+            and isinstance(value.ctx, ast.Load)
+            and isinstance(value.value, ast.Name)
+            and isinstance(value.slice, (ast.Name, ast.Constant))
+        ):
+            return None
+        if any(n.startswith("_") for n in self.info.load(value)):
+            return None  # a generated name read once more would no longer fold
+        return t, self.occurs[t] - 1
+
+    def fold_element(self, stmts: list[ast.stmt], i: int, t: str, n: int) -> list[ast.stmt]:
+        """Spell ``t = x[i]`` out at each of its ``n`` reads, all in the heads of simple
+        statements of the same user line that nothing between writes ``x`` or ``i`` (or
+        anything in place); all of them or none. Returns the statements rewritten."""
+        s = stmts[i]
+        assert isinstance(s, ast.Assign)
+        reads = self.facts_of(s)[0]
+        readers: list[ast.stmt] = []
+        found = 0
+        for u in stmts[i + 1 : i + 1 + WINDOW]:
+            if found == n or "# L" in self.notes.get(id(u), ""):
+                break
+            if id(u) in self.drop:
+                continue
+            head_reads, wall, writes = self.facts_of(u)
+            if t in head_reads:
+                head = _head(u)
+                simple = isinstance(u, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return))
+                if not simple or head is None or self.tape in head_reads:
+                    return []
+                if not self.info.effect_free(u) and not _effects_after(head):
+                    return []
+                found += _reads_of(head, t)
+                readers.append(u)
+            if wall or writes & reads:
+                break
+        if found != n or any(t in self.facts_of(u)[0] - self.info.load(_head(u)) for u in readers):
+            return []  # read elsewhere too (a target's index), or past a write
+        extra = len(ast.unparse(s.value)) - len(t)
+        for u in readers:
+            if self.text_width(u) + extra * _reads_of(_head(u), t) > WIDTH:
+                return []
+        for u in readers:
+            head = _head(u)
+            count = _reads_of(head, t)
+            for _ in range(count):
+                _replace(head, t, copy.deepcopy(s.value))  # type: ignore[arg-type]
+            self.info.forget(head)  # type: ignore[arg-type]
+            self.width[id(u)] = self.text_width(u) + extra * count
+            head_reads, wall, writes = self.facts_of(u)
+            self.facts[id(u)] = ((head_reads - {t}) | reads, wall, writes)
+        self.drop.add(id(s))
+        return readers
+
     def block(self, stmts: list[ast.stmt], changed: set[int]) -> None:
         """Fold the temporaries of one statement list, first to last (a fold's result
         may fold again: its reader is a temporary later in the list)."""
         for i, s in enumerate(stmts):
+            element = self.element(s)
+            if element is not None:
+                changed.update(id(u) for u in self.fold_element(stmts, i, *element))
+                continue
             t = self.temporary(s)
             if t is None:
                 continue
@@ -347,6 +420,18 @@ def _effects_after(head: ast.AST | None) -> bool:
     if not isinstance(head, ast.Call) or not scan(head.func)[1]:
         return False
     return all(scan(a)[1] for a in [*head.args, *(k.value for k in head.keywords)])
+
+
+def _reads_of(node: ast.AST | None, t: str) -> int:
+    """How often ``node`` reads ``t``, not counting reads under a lambda, a comprehension
+    or a conditionally evaluated operand (``-WIDTH``: such a read is never replaced)."""
+    if node is None:
+        return 0
+    if isinstance(node, ast.Name):
+        return int(node.id == t and isinstance(node.ctx, ast.Load))
+    if isinstance(node, _DEFERRED):
+        return -WIDTH if t in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} else 0
+    return sum(_reads_of(child, t) for child in ast.iter_child_nodes(node))
 
 
 def _replace(node: ast.AST, t: str, value: ast.expr) -> bool:

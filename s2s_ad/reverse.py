@@ -9,6 +9,7 @@ loops using recorded trip counts and branch conditions.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import math as _math
@@ -30,6 +31,7 @@ from .analysis import (
     outside_names,
     walk,
 )
+from .codefacts import pure
 from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
 from .errors import TransformError
 from .normalize import expr_atoms
@@ -42,6 +44,8 @@ from .targets import signature
 
 Resolver = Callable[[Any, tuple[str, ...]], Any]
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
+#: ``a = ...`` or ``a, b = ...``: the names a plain assignment binds.
+_BINDING = re.compile(r"\s*((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*\s*,?)\s*=(?!=)")
 
 
 @dataclass
@@ -777,15 +781,21 @@ class Reverse:
         for s in stmts:
             counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
         last = outer = self._fwd_enclosing
+        start = 0
         for s in stmts:
             key = (s.line, s.src)
             several = counts[key] > 1 or isinstance(s, _COMPOUND)
+            if key != last:
+                start = len(out)
             # code that is differentiated again marks every line: its comments then name them
             if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
             self._fwd_enclosing = key
-            out.extend(one(s))
+            items = one(s)
+            out.extend(items)
+            if any(isinstance(i, Push) for i in items):
+                out[start:] = hoist_pushes(out[start:], self.tape)
         self._fwd_enclosing = outer
         return out
 
@@ -967,7 +977,10 @@ class Reverse:
                 if b in self.owned and not self.pure:
                     # b holds an array no other name shares: add in place
                     return [self.line(f"{b} += {total}")]
-                line = self.line(f"{b} = {b} + {total}")
+                # one statement's contributions summed first: ``e + e`` (``x * x``) then
+                # merges exactly into ``2 * e``
+                summed = f"({total})" if len(contribs) > 1 else total
+                line = self.line(f"{b} = {b} + {summed}")
                 self.owned.add(b)
                 return [line]
             return [self.line(f"{b} = {self.ad}.add({b}, {total})")]
@@ -1685,6 +1698,51 @@ STRUCTURAL = frozenset(
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
+
+
+def hoist_pushes(items: list[Item], tape: str) -> list[Item]:
+    """Move each push above the plain assignments before it that leave what it saves
+    alone: the code of one user line (``_t3 = s * _t4; _t6 = ...; s = _t3 + _t6``) saves
+    ``s`` first, so the optimizer can fold the line back together.
+
+    A push keeps its place among pushes (the tape's order) and never crosses a compound
+    statement, a comment, a restore or any other use of ``tape``. A push of a name (a
+    reference: what an assignment does to other names cannot change it) moves above any
+    assignment that does not bind the name; a push of a copy (``_ad.copy(y[i])``) only
+    above assignments of pure values to names it does not read.
+    """
+    out: list[Item] = []
+    for item in items:
+        k = len(out)
+        if isinstance(item, Push):
+            reads = identifiers(item.code)
+            by_name = item.code.isidentifier()
+            while k > 0 and isinstance(out[k - 1], Line):
+                text = out[k - 1].text  # type: ignore[union-attr]
+                stores = _line_stores(text, tape, pure_only=not by_name)
+                if stores is None or stores & reads:
+                    break
+                k -= 1
+        out.insert(k, item)
+    return out
+
+
+def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
+    """Names a one-line statement binds (``None`` when it is not names bound to a value,
+    when it uses ``tape``, or with ``pure_only`` when the value may have effects)."""
+    match = _BINDING.match(text)
+    if match is None or ":=" in text or _BINDING.match(text, match.end()):
+        return None  # not an assignment, or one binding more names (``a = b = e``)
+    if tape in identifiers(text):
+        return None
+    if pure_only:
+        try:
+            stmt = ast.parse(text).body[0]
+        except SyntaxError:
+            return None
+        if not (isinstance(stmt, ast.Assign) and pure(stmt.value, tape)):
+            return None
+    return {name.strip() for name in match.group(1).split(",")} - {""}
 
 
 def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
