@@ -115,7 +115,9 @@ def _render(
             out.extend(pad + part for part in note.split("\n"))
         if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
             # ``if c: pass else: body`` (what remains when a branch empties)
-            test = ast.get_source_segment(source, s.test) or ast.unparse(s.test)
+            # a test something was folded into is unparsed: its source segment is stale
+            test = None if id(s) in changed else ast.get_source_segment(source, s.test)
+            test = test or ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
             out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
             continue

@@ -368,3 +368,23 @@ def test_an_element_is_read_again_only_before_the_line_writes_it():
     np.testing.assert_allclose(g[1], numerical_grad(lambda c: squash_in_place(x, c), [w], 0))
     off = _grad_with(squash_in_place, False, x, w)
     np.testing.assert_array_equal(s2s_ad.grad(squash_in_place)(x, w), off)
+
+
+def clipped_response(gain, bias):
+    """A branch whose only work is overwritten later: its body goes, its test stays."""
+    if 0.5 * bias - gain + bias > -0.3:
+        bias = np.exp(0.3 * np.sin(bias))
+    else:
+        gain = gain * bias
+    bias = np.sin(gain)
+    return gain + bias
+
+
+@pytest.mark.parametrize("point", [(0.4, 0.9), (2.0, -1.5)])
+def test_a_test_folded_into_an_emptied_if_is_written_whole(point):
+    text = s2s_ad.api.compile_forward(clipped_response, ("gain",)).source_of("jvp")
+    assert "if not (0.5 * bias - gain + bias > -0.3):" in text, text
+    _, tangent = s2s_ad.jvp(lambda g: clipped_response(g, point[1]), (point[0],), (1.0,))
+    want = numerical_grad(lambda g: clipped_response(g, point[1]), [point[0]], 0)
+    assert tangent == pytest.approx(want, rel=1e-6)
+    assert s2s_ad.grad(clipped_response)(*point) == pytest.approx(want, rel=1e-6)
