@@ -258,7 +258,6 @@ def _jacobian_rev_batched(
     again: the backward sweep consumes the tape); ``None`` when the backward sweep has no
     batched form or the output is not an array or a number (then the caller pulls back
     one output entry at a time)."""
-    from .forward_batch import chunk_size, measured
     from .reverse_batch import batched_pullback
 
     if not _float_leaf(args[pos]):
@@ -277,7 +276,29 @@ def _jacobian_rev_batched(
     m = int(np.prod(shape)) if shape else 1
     if not m:
         return np.zeros(shape + x_arr.shape)
-    label = f"{name}/rev"
+    try:
+        return _rev_rows(fns, call, saved, target, f"{name}/rev", args, shape, x_arr)
+    except (IndexError, ValueError):
+        # a batched VJP met shapes it does not handle (the one-row sweeps of a gradient
+        # differentiated again: a known gap): the one-pullback-per-entry path is exact
+        return None
+
+
+def _rev_rows(
+    fns: Any,
+    call: tuple[Any, ...],
+    saved: Any,
+    target: Any,
+    label: str,
+    args: tuple[Any, ...],
+    shape: tuple[int, ...],
+    x_arr: Any,
+) -> Any:
+    """The reverse Jacobian's rows from the batched sweeps ``fns`` (``saved``: what the
+    forward sweep already run recorded), chunk by chunk."""
+    from .forward_batch import chunk_size, measured
+
+    m = int(np.prod(shape)) if shape else 1
     blocks = []
     start = 0
     chunk = chunk_size(target, label, args, m)
