@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import inspect
 import operator
 import sys
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +109,21 @@ class _GradSpec:
         return self._pure
 
 
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused while a transform builds its trees (its
+    full collections over those many short-lived nodes cost more than the transform's
+    own work); resumed after, unless it was already off."""
+    enabled = gc.isenabled()
+    if enabled:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def compile_adjoint(
     func: Any,
     wrt: tuple[str, ...],
@@ -135,33 +152,48 @@ def compile_adjoint(
         return hit
     _IN_PROGRESS.add(key)
     try:
-        from .emit import emit
-        from .reverse import Reverse
-
-        parsed, fn = _normalized(func)
-        unknown = [w for w in wrt if w not in fn.params]
-        if unknown:
-            raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-        resolver = functools.partial(_resolve_callee, pure=bool(pure), variables=variables)
-        rev = Reverse(
-            fn,
-            list(wrt),
-            resolver,
-            has_aux,
-            scalars,
-            parsed.globals,
-            vectors,
-            bool(pure),
-            variables,
-        )
-        sweeps = rev.run()
-        returned = str(rev.returned)
-        origin = user_origin(parsed.filename, parsed.first_line)
-        compiled = emit(sweeps, func, fn.name, fn.params, rev.ad, rev.tape, returned, origin, pure)
-        _CACHE[key] = compiled
-        return compiled
+        with paused_gc():
+            return _compile_adjoint(func, key, wrt, has_aux, scalars, vectors, pure, variables)
     finally:
         _IN_PROGRESS.discard(key)
+
+
+def _compile_adjoint(
+    func: Any,
+    key: tuple[Any, ...],
+    wrt: tuple[str, ...],
+    has_aux: bool,
+    scalars: frozenset[str],
+    vectors: frozenset[str],
+    pure: str,
+    variables: bool,
+) -> Compiled:
+    """:func:`compile_adjoint` on a cache miss: normalize, reverse pass, emit."""
+    from .emit import emit
+    from .reverse import Reverse
+
+    parsed, fn = _normalized(func)
+    unknown = [w for w in wrt if w not in fn.params]
+    if unknown:
+        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    resolver = functools.partial(_resolve_callee, pure=bool(pure), variables=variables)
+    rev = Reverse(
+        fn,
+        list(wrt),
+        resolver,
+        has_aux,
+        scalars,
+        parsed.globals,
+        vectors,
+        bool(pure),
+        variables,
+    )
+    sweeps = rev.run()
+    returned = str(rev.returned)
+    origin = user_origin(parsed.filename, parsed.first_line)
+    compiled = emit(sweeps, func, fn.name, fn.params, rev.ad, rev.tape, returned, origin, pure)
+    _CACHE[key] = compiled
+    return compiled
 
 
 _NORMALIZED: dict[Any, tuple[Any, Any, dict[tuple[str, ...], Any]]] = {}
@@ -181,8 +213,9 @@ def _normalized(func: Any) -> tuple[Any, Any]:
 
         STATS["transforms"] += 1
         try:
-            parsed = parse_function(func)
-            hit = _NORMALIZED[key] = (parsed, *normalize_resolving(parsed))
+            with paused_gc():
+                parsed = parse_function(func)
+                hit = _NORMALIZED[key] = (parsed, *normalize_resolving(parsed))
         except TransformError as exc:
             wrapped = getattr(func, "__wrapped__", None)
             if wrapped is None or exc.hint:
@@ -231,10 +264,11 @@ def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
     unknown = [w for w in wrt if w not in fn.params]
     if unknown:
         raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-    forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
-    tan = forward.run_forward()
-    origin = user_origin(parsed.filename, parsed.first_line)
-    compiled = emit_forward(tan, func, fn.name, fn.params, forward.ad, origin)
+    with paused_gc():
+        forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
+        tan = forward.run_forward()
+        origin = user_origin(parsed.filename, parsed.first_line)
+        compiled = emit_forward(tan, func, fn.name, fn.params, forward.ad, origin)
     _CACHE[key] = compiled
     return compiled
 
@@ -453,7 +487,8 @@ def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., An
         from .lower import shape_variant
 
         compiled = compile_adjoint(target, tuple(names), has_aux, scalars, vectors)
-        fn = shape_variant(compiled, primal(target), key, _param_names(fun))
+        with paused_gc():
+            fn = shape_variant(compiled, primal(target), key, _param_names(fun))
         return functools.partial(fn, fun.__self__) if method and fn is not None else fn
 
     general = make(frozenset(), frozenset())
