@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+import examples
 import s2s_ad
 from s2s_ad.stages import stage
 
@@ -33,15 +34,6 @@ def smoothed(x, k):
     for _ in range(k):
         y = 0.5 * (y + np.sin(y))
     return np.sum(y)
-
-
-def early_stop(x, n):
-    s = 0.0
-    for i in range(n):
-        if x[i] < 0:
-            break
-        s = s * np.cos(x[i]) + x[i] ** 2
-    return s
 
 
 def _args_mlp(rng: np.random.Generator) -> tuple[Any, ...]:
@@ -101,7 +93,7 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         "recomputed in the backward sweep instead of recorded: one push per trip (`s`, "
         "which the trip overwrites). Shapes known, the accumulation into `x_bar` is "
         "`x_bar[i] += ...`.",
-        early_stop,
+        examples.for_break,
         0,
         _args_early,
     ),
