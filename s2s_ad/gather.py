@@ -118,8 +118,8 @@ def _copies_of(stmts: list[ast.stmt], i: int, name: str) -> set[str]:
 
 def _sink(stmts: list[ast.stmt], i: int, info: Info, tape: str, notes: dict[int, str]) -> bool:
     """Move ``a_bar = e`` at ``stmts[i]`` below the last later reader of a copy of the old
-    ``a_bar``, across statements that neither read nor write ``a_bar`` nor write what ``e``
-    reads."""
+    ``a_bar`` (or of a temporary computed from one), across statements that neither read
+    nor write ``a_bar`` nor write what ``e`` reads."""
     u = stmts[i]
     if not (
         isinstance(u, ast.Assign)
@@ -144,6 +144,7 @@ def _sink(stmts: list[ast.stmt], i: int, info: Info, tape: str, notes: dict[int,
             break
         if s_reads & copies:
             to = j
+            copies |= {n for n in s_writes if _TEMPORARY.fullmatch(n)}  # derived from one
     if to is None:
         return False
     stmts.insert(to, stmts.pop(i))

@@ -3,9 +3,10 @@
 A flag only a ``break`` sets is true on the last trip at most: it is set to false once
 before the loop and the backward sweep resets it at the end of each trip it reverses, so
 nothing is recorded per trip for it; the test of an ``if`` that always breaks is read back
-from that flag. A ``continue`` flag's guard reads the ``if``'s test instead of a recorded
-flag. Each case is written the way a user brings it and checked against central finite
-differences.
+from that flag. Where nothing before the ``break`` in its trip has anything to reverse,
+the breaking trip is not counted and there is no flag at all (``test_break_trips.py``).
+A ``continue`` flag's guard reads the ``if``'s test instead of a recorded flag. Each case
+is written the way a user brings it and checked against central finite differences.
 """
 
 from __future__ import annotations
