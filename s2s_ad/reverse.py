@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import aliasing, ir
+from . import aliasing, ir, loop_exits
 from .analysis import (
     Activity,
     CallInfo,
@@ -132,6 +132,8 @@ class Reverse:
         self.cur = -1
         self._enclosing: tuple[int, str] | None = None
         self._fwd_enclosing: tuple[int, str] | None = None
+        # per loop being written forward: its trip counter when counted at the trip's end
+        self._counting_at_end: list[str | None] = []
         body = list(fn.body)
         ret = body.pop()
         assert isinstance(ret, ir.Return)
@@ -857,10 +859,60 @@ class Reverse:
         if isinstance(s, ir.Break):
             return [Line("break")]
         if isinstance(s, ir.Continue):
+            if self._counting_at_end and self._counting_at_end[-1]:
+                return [Line(f"{self._counting_at_end[-1]} += 1"), Line("continue")]
             return [Line("continue")]
         if isinstance(s, ir.Pass):
             return []
         raise self.error(type(s).__name__, s)
+
+    def counted_body(
+        self, s: ir.For | ir.While, block: Callable[[list[ir.Stmt]], list[Item]]
+    ) -> list[Item]:
+        """A loop's forward body with its trip count: taken at the start of each trip, or
+        at its end and before each ``continue`` when the breaking trip is not reversed
+        (``loop_exits``)."""
+        trips = s.trips
+        at_end = bool(trips) and id(s) in self._quiet_loops()
+        self._counting_at_end.append(trips if at_end else None)
+        body = block(s.body)
+        self._counting_at_end.pop()
+        if not trips:
+            return body
+        count = Line(f"{trips} += 1")
+        return [*body, count] if at_end else [count, *body]
+
+    @functools.cache  # noqa: B019 (one Reverse per transform)
+    def _quiet_loops(self) -> dict[int, set[str]]:
+        """Loops whose breaking trip has nothing to reverse, with their exit flags (the
+        backward sweep takes them as false: ``loop_exits``)."""
+        exits = {self.site_info[site].var for site in self._exit_sites()}
+        out: dict[int, set[str]] = {}
+        for loop in walk(self.body):
+            if not isinstance(loop, (ir.For, ir.While)) or not loop.trips:
+                continue
+            flags = loop_exits.exit_flags(loop, exits)
+
+            def test_reads(st: ir.If, flags: set[str] = flags) -> set[str] | None:
+                test = self._backward_test(st)
+                if test in flags:
+                    return None
+                return identifiers(_subst_names(test, self.remat) if self.remat else test)
+
+            def element(st: ir.Assign) -> bool:
+                return self.site_info[self.site(st, st.target)].kind == "element"
+
+            if loop_exits.quiet_exit(
+                loop,
+                self.body,
+                flags,
+                test_reads,
+                lambda st: id(st) not in self.plans,
+                element,
+                self.remat,
+            ):
+                out[id(loop)] = flags
+        return out
 
     def fwd_assign(self, s: ir.Assign, plan: CallPlan | None) -> str:
         value = s.value
@@ -890,9 +942,7 @@ class Reverse:
         if trips:
             items += [self.push(s, trips), Line(f"{trips} = 0")]
         args = ", ".join(self.atom(a) for a in (s.range_args or []))
-        body = self.fwd_block(s.body)
-        if trips:
-            body.insert(0, Line(f"{trips} += 1"))
+        body = self.counted_body(s, self.fwd_block)
         items.append(Suite(f"for {s.target} in range({args}):", body, keep_empty=True))
         return items
 
@@ -900,7 +950,7 @@ class Reverse:
         trips = s.trips
         items: list[Item] = [self.push(s, trips), Line(f"{trips} = 0")]
         test = self.fwd_block(s.test_body)
-        body = [Line(f"{trips} += 1"), *self.fwd_block(s.body)]
+        body = self.counted_body(s, self.fwd_block)
         if not test:
             items.append(Suite(f"while {self.atom(s.test)}:", body))
         else:
@@ -1084,6 +1134,8 @@ class Reverse:
 
     def exit_restores(self, s: ir.For | ir.While) -> list[Item]:
         """``flag = False`` for the exit flags of loop ``s``, ending each backward trip."""
+        if id(s) in self._quiet_loops():
+            return []  # its exit flags are false in every trip reversed
         body = s.body if isinstance(s, ir.For) else s.test_body + s.body
         p = self.pos[id(s)]
         span = (p + 1, p + _count(body))
@@ -1544,6 +1596,8 @@ class Reverse:
         return items, head
 
     def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
+        if any(self._backward_test(s) in flags for flags in self._quiet_loops().values()):
+            return self.bwd_block(s.orelse, live)  # a jump not taken in the trips reversed
         left, right = set(live), set(live)
         owned, dense = set(self.owned), set(self.dense)
         body = self.bwd_block(s.body, left)
@@ -1681,7 +1735,7 @@ class Reverse:
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
-        if s.brk is not None and last_test:
+        if s.brk is not None and last_test and id(s) not in self._quiet_loops():
             last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
         k = self.mint("_k")
         loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
