@@ -38,12 +38,20 @@ class KerasTensor:
     layer call that makes it."""
 
     def __init__(
-        self, shape: tuple[Any, ...], dtype: Any, layer: Any = None, inputs: Any = None
+        self,
+        shape: tuple[Any, ...],
+        dtype: Any,
+        layer: Any = None,
+        inputs: Any = None,
+        name: str | None = None,
+        node_index: int = 0,
     ) -> None:
         self.shape = TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.layer = layer
         self.inputs = inputs
+        self.name = name or (layer.name if layer is not None else "input")
+        self.node_index = node_index  # which call of ``layer`` made it
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}>"
@@ -52,8 +60,15 @@ class KerasTensor:
 def Input(  # noqa: N802
     shape: Any = None, batch_size: Any = None, name: str | None = None, dtype: Any = np.float32
 ) -> KerasTensor:
-    """A symbolic input of the given per-example ``shape``."""
-    return KerasTensor((batch_size, *tuple(shape or ())), dtype)
+    """A symbolic input of the given per-example ``shape`` (named ``'input_1'``,
+    ``'input_2'``... by default, as Keras names its ``InputLayer``)."""
+    if name is None:
+        _INPUTS[0] += 1
+        name = f"input_{_INPUTS[0]}"
+    return KerasTensor((batch_size, *tuple(shape or ())), dtype, name=name)
+
+
+_INPUTS = [0]
 
 
 def _example(spec: KerasTensor) -> np.ndarray:
@@ -214,8 +229,15 @@ class Layer(Module):
             dtype = inputs.dtype
         out = np.asarray(self(example))
         shape = (None, *out.shape[1:]) if out.ndim else ()
-        self._output_shape = shape
-        return KerasTensor(shape, out.dtype if out.size else dtype, self, inputs)
+        calls = getattr(self, "_symbolic_calls", 0)
+        self._symbolic_calls = calls + 1
+        # what summary() shows ('multiple' for a layer whose calls give other shapes)
+        if calls == 0 or getattr(self, "_output_shape", None) == shape:
+            self._output_shape: Any = shape
+        else:
+            self._output_shape = "multiple"
+        dtype = out.dtype if out.size else dtype
+        return KerasTensor(shape, dtype, self, inputs, node_index=calls)
 
     # --- weights ----------------------------------------------------------------------------
 

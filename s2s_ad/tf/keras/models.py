@@ -14,6 +14,7 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .base import InputLayer, KerasTensor, Layer
 from .callbacks import CallbackList, History
+from .summary import summarize
 
 __all__ = ["History", "Model", "Sequential"]
 
@@ -60,12 +61,16 @@ class Model(Layer):
             return next(k for k, v in enumerate(known) if v is t)
 
         layers: list[Layer] = []
+        self._given_inputs = given  # for summary(): the InputLayer rows and connections
+        self._node_inputs: list[tuple[Layer, list[KerasTensor], KerasTensor]] = []
         for t in order:
             if isinstance(t.inputs, (list, tuple)):
                 source: Any = [position(p) for p in t.inputs]
             else:
                 source = position(t.inputs)
             self._nodes.append((t.layer, source))
+            parents = list(t.inputs) if isinstance(t.inputs, (list, tuple)) else [t.inputs]
+            self._node_inputs.append((t.layer, parents, t))
             if all(t.layer is not seen for seen in layers):
                 layers.append(t.layer)
                 self._tracked.append(t.layer)
@@ -208,18 +213,16 @@ class Model(Layer):
         out = self(tensor(np.asarray(x)), training=False)
         return np.asarray(out)
 
-    def summary(self, print_fn: Any = print, **kwargs: Any) -> None:
-        """A table of the layers, their output shapes and parameter counts."""
-        print_fn(f'Model: "{self.name}"')
-        print_fn(f"{'Layer (type)':<32}{'Output Shape':<24}{'Param #':>10}")
-        for layer in self.layers:
-            shape = getattr(layer, "_output_shape", "?")
-            label = f"{layer.name} ({type(layer).__name__})"
-            print_fn(f"{label:<32}{shape!s:<24}{layer.count_params():>10}")
-        trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
-        print_fn(f"Total params: {self.count_params()}")
-        print_fn(f"Trainable params: {trainable}")
-        print_fn(f"Non-trainable params: {self.count_params() - trainable}")
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Any = None,
+        print_fn: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Print the table of the layers, their output shapes and parameter counts, in
+        Keras 2's layout (see :mod:`.summary`)."""
+        summarize(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
 
 class Sequential(Model):
@@ -236,8 +239,11 @@ class Sequential(Model):
             self.add(layer)
 
     def add(self, layer: Layer) -> None:
-        if isinstance(layer, KerasTensor):
-            return  # keras.Input(...) as the first entry only declares the shape
+        if isinstance(layer, KerasTensor):  # keras.Input(...) first: declares the shape
+            if not self._layers:
+                self._declared = tuple(layer.shape)
+                self.build(self._declared)
+            return
         self._layers.append(layer)
         self._tracked.append(layer)
         if len(self._layers) == 1 and getattr(layer, "_input_shape", None) is not None:
@@ -246,11 +252,16 @@ class Sequential(Model):
             self.build(self._declared)
 
     def build(self, input_shape: Any) -> None:
-        """Build every layer by running a zero example of this shape through them."""
+        """Build every layer by running a zero example of this shape through them (the
+        output shapes summary() shows: with the batch size of ``input_shape``, ``None``
+        when declared, the first input's otherwise, as in Keras 2)."""
         self.built = True
-        example = np.zeros(tuple(1 if d is None else d for d in input_shape), np.float32)
-        out = self.call(example)
-        self._output_shape = (None, *np.shape(out)[1:])
+        batch = input_shape[0] if len(input_shape) else None
+        x: Any = np.zeros(tuple(1 if d is None else d for d in input_shape), np.float32)
+        for layer in self._layers:
+            x = layer(x)
+            layer._output_shape = (batch, *np.shape(x)[1:])
+        self._output_shape = (batch, *np.shape(x)[1:])
 
     @property
     def layers(self) -> list[Layer]:
