@@ -14,6 +14,7 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .base import InputLayer, KerasTensor, Layer
 from .callbacks import CallbackList, History
+from .progbar import Progbar, verbosity
 from .summary import summarize
 
 __all__ = ["History", "Model", "Sequential"]
@@ -157,8 +158,13 @@ class Model(Layer):
         rng = np.random.default_rng(0)
         hooks.on_train_begin()
         logs: dict[str, Any] = {}
+        shown = verbosity(verbose)
         for epoch in range(initial_epoch, epochs):
             hooks.on_epoch_begin(epoch)
+            if shown:
+                print(f"Epoch {epoch + 1}/{epochs}")
+            bar = Progbar(steps, shown)
+            seen = 0
             order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
             for metric in self.compiled_metrics:
                 metric.reset_state()
@@ -172,14 +178,14 @@ class Model(Layer):
                 logs = {"loss": total / count}  # the epoch's running mean, as Keras logs
                 logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
                 hooks.on_train_batch_end(step, logs)
+                seen = step + 1
+                bar.update(seen, logs)
                 if self.stop_training:
                     break
             if validation_data is not None:
                 scores = self.evaluate(*validation_data, verbose=0, return_dict=True)
                 logs.update({f"val_{k}": v for k, v in scores.items()})
-            if verbose:
-                shown = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
-                print(f"Epoch {epoch + 1}/{epochs}\n - {shown}")
+            bar.update(seen, logs, finalize=True)
             hooks.on_epoch_end(epoch, logs)
             if self.stop_training:
                 break
@@ -197,20 +203,24 @@ class Model(Layer):
         **kwargs: Any,
     ) -> Any:
         """The loss (and metrics) on ``(x, y)``."""
+        steps = -(-len(np.asarray(x)) // (batch_size or 32))
+        bar = Progbar(steps, verbosity(verbose))  # timed from here
         y_pred = self.predict(x, batch_size=batch_size, verbose=0)
         scores = {"loss": float(self.loss(tensor(np.asarray(y)), y_pred))}
         for metric in self.compiled_metrics:
             metric.reset_state()
             metric.update_state(np.asarray(y), y_pred)
             scores[metric.name] = float(metric.result())
-        if verbose:
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in scores.items()))
+        bar.update(steps, scores, finalize=True)
         if return_dict:
             return scores
         return scores["loss"] if len(scores) == 1 else list(scores.values())
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
+        steps = -(-len(np.asarray(x)) // (batch_size or 32))
+        bar = Progbar(steps, verbosity(verbose))
         out = self(tensor(np.asarray(x)), training=False)
+        bar.update(steps, finalize=True)
         return np.asarray(out)
 
     def summary(
