@@ -352,3 +352,38 @@ def test_fit_verbose_2_prints_a_line_per_epoch(capsys):
     )
     model.fit(x, y, epochs=1, verbose=0)
     assert capsys.readouterr().out == ""
+
+
+def _masked_step(x):
+    """A Dense, Dropout and BatchNormalization first called inside a tape's block."""
+    dense = keras.layers.Dense(6, kernel_initializer="ones")
+    drop = keras.layers.Dropout(0.5)
+    norm = keras.layers.BatchNormalization()
+    with tf.GradientTape() as tape:
+        h = drop(dense(x), training=True)
+        loss = tf.reduce_sum(norm(h, training=True) * h)
+    return np.asarray(h), norm, tape.gradient(loss, dense.bias)
+
+
+def test_layers_first_called_in_a_block_are_differentiated_as_they_ran():
+    """A first call runs build and call under the layer's name scope, outside the tape's
+    recorded calls: the gradient still uses the block's dropout mask, and the moving
+    statistics are updated once (also when other instances compiled the classes)."""
+    x = np.linspace(-1.0, 1.0, 24).reshape(4, 6).astype(np.float32)
+    for _ in range(2):
+        tf.random.set_seed(3)
+        h, norm, g_bias = _masked_step(x)
+        kept = h != 0
+
+        def loss_of(bias, kept=kept):
+            pre = np.where(kept, (x @ np.ones((6, 6)) + bias) * 2.0, 0.0)
+            normed = (pre - pre.mean(0)) / np.sqrt(pre.var(0) + 1e-3)
+            return float(np.sum(normed * pre))
+
+        eps = 1e-4
+        fd = [
+            (loss_of(eps * np.eye(6)[i]) - loss_of(-eps * np.eye(6)[i])) / (2 * eps)
+            for i in range(6)
+        ]
+        np.testing.assert_allclose(np.asarray(g_bias), fd, rtol=1e-3, atol=1e-3)
+        np.testing.assert_allclose(norm.moving_mean.numpy(), 0.01 * h.mean(0), rtol=1e-5)
