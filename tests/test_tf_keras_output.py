@@ -172,6 +172,22 @@ def test_sequential_models_open_no_scope():
     ]
 
 
+def test_building_a_subclassed_model_builds_its_layers_without_its_name():
+    model = Body(name="built_by_hand")
+    model.build((None, 2))
+    assert [v.name for v in model.variables] == [
+        "block/late:0",
+        "gain:0",
+        "block/inner/w:0",
+        "head/kernel:0",
+        "head/bias:0",
+    ]
+    assert _lines(model)[-4] == "Total params: 9 (36.00 Byte)"
+    out = model(tf.constant([[1.0, 2.0]]))  # the weights built: the same call as before
+    np.testing.assert_allclose(np.asarray(out), [[12.0]])
+    assert len(model.variables) == 5
+
+
 # --- summary() --------------------------------------------------------------------------
 
 

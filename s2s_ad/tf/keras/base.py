@@ -180,13 +180,18 @@ class Layer(Module):
         try:
             with scope:
                 with unrecorded():
-                    self.build(input_shape(inputs))
+                    self._build_in_call(input_shape(inputs))
                 self.built = True
                 if self._expects_training:
                     return self.call(inputs, training=training)
                 return self.call(inputs)
         except Exception as error:
             raise self._call_error(error, inputs, training) from None
+
+    def _build_in_call(self, shape: Any) -> None:
+        """``build`` as the first call runs it (a ``Model`` without a ``build`` of its
+        own builds its sub-layers in the call that follows)."""
+        self.build(shape)
 
     def _call_error(self, error: Exception, inputs: Any, training: Any) -> Any:
         given = {"training": training} if self._expects_training else {}

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import tensor
 from . import losses as losses_module
@@ -82,6 +83,20 @@ class Model(Layer):
             [position(o) for o in outs] if isinstance(outputs, (list, tuple)) else position(outs[0])
         )
         self.built = True
+
+    def build(self, input_shape: Any) -> None:
+        """Build a subclassed model's sub-layers by calling it on a zero batch of this
+        shape (``None`` dimensions taken as 1), as Keras 2 builds it on a placeholder:
+        their Variables are named without the model's name (``'dense/kernel:0'``)."""
+        if self._output_index is None and type(self).call is not Model.call:
+            with unrecorded():
+                self.call(_zeros(input_shape))
+        self.built = True
+
+    def _build_in_call(self, shape: Any) -> None:
+        if type(self).build is Model.build:
+            return  # the first call that follows builds the sub-layers
+        self.build(shape)
 
     @property
     def layers(self) -> list[Layer]:
@@ -286,3 +301,10 @@ class Sequential(Model):
         for layer in self._layers[1:]:
             x = layer(x, training=training)
         return x
+
+
+def _zeros(shape: Any) -> Any:
+    """A zero batch of ``shape`` (a list of them for a list of shapes)."""
+    if isinstance(shape, list) and shape and isinstance(shape[0], (list, tuple)):
+        return [_zeros(tuple(one)) for one in shape]
+    return np.zeros(tuple(1 if d is None else d for d in shape), np.float32)
