@@ -222,7 +222,7 @@ class Layer(Module):
         # Keras names the Variables that build makes 'layer/...'
         scope = name_scope(self.name) if self._scoped_build else contextlib.nullcontext()
         with unrecorded(), scope:
-            self.build(shape)
+            self._build_in_call(shape)
         self.built = True
 
     def _symbolic_call(self, inputs: Any) -> KerasTensor:
