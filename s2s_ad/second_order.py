@@ -249,9 +249,20 @@ def vjp_apply_vars_pullback(
     from .dispatch import call_with_pullback
 
     func, inner, g, *rest = args
+    # the callee and the labels (objects read from outside, in variables mode): their
+    # Variables are reached by the attribute reads of the callee's own code
+    every, labels = labels, tuple(lab for lab in labels if not (isinstance(lab, int) and lab < 2))
     pv = _pure_vjp(func, inner, tuple(rest), kwargs, variables=True)
     full = (g, *pv.args_of(tuple(rest)))
-    out, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
+    out, inner_pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
+    if len(every) == len(labels):
+        pullback = inner_pullback
+    else:
+
+        def pullback(cot: Any) -> tuple[Any, ...]:
+            got = dict(zip(labels, inner_pullback(cot)))
+            return tuple(got.get(lab, 0.0) for lab in every)
+
     if pv.token:
         grads, token = tuple(out[:-1]), out[-1]
     else:
