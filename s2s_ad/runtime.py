@@ -615,6 +615,14 @@ def variable_grad(value: Any, g: Any) -> None:
         return
     key = id(value)
     if key not in table or is_zero(g):
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(g, (list, tuple)):
+            for item, part in zip(value, g):  # Variables held in a list an object holds
+                variable_grad(item, part)
+        elif kind is dict and isinstance(g, dict):
+            for name, part in g.items():
+                if name in value:
+                    variable_grad(value[name], part)
         return
     # generated code has most often summed ``g`` to the Variable's shape already
     held = getattr(value, "value", value)  # a Variable's array
@@ -646,14 +654,27 @@ def variable_cotangent(value: Any, grad: Any) -> Any:
     taken with respect to; else zero."""
     table = VARIABLE_COTANGENTS
     if table is None:
-        return 0.0
+        return zeros_like(grad)
     u = table.get(id(value))
     if u is None:
-        return 0.0
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(grad, (list, tuple)):
+            if len(grad) == len(value):  # Variables held in a list an object holds
+                parts = [variable_cotangent(v, p) for v, p in zip(value, grad)]
+                return parts if type(grad) is list else tuple(parts)
+        elif kind is dict and isinstance(grad, dict):
+            return {
+                k: variable_cotangent(value[k], p) if k in value else 0.0 for k, p in grad.items()
+            }
+        return zeros_like(grad)
+    if type(grad) is _float and grad == 0.0:
+        return 0.0  # a symbolic zero: nothing was added, nothing flows back
     shape = np.shape(grad)
     if np.shape(u) == shape:
         return u
-    return np.broadcast_to(u, shape).copy()
+    if np.size(u) <= int(np.prod(shape)):
+        return np.broadcast_to(u, shape).copy()  # the adjoint of the sum to its shape
+    return unbroadcast(u, grad)  # a smaller grad that variable_grad broadcast
 
 
 def merge_tokens(acc: Any, token: Any) -> Any:

@@ -62,6 +62,12 @@ def _pure_vjp(
     from .dispatch import _inert, _parameters, _target
 
     flat, regroup, ungroup = packing.expand(labels, len(args), tuple(kwargs))
+    if hasattr(type(func), "_s2s_pullback"):  # tape_nested.VariablesGradient
+        raise TransformError(
+            "a third derivative through an inner tape's gradient with respect to "
+            "Variables reached through objects (an outer tape over two nested tapes)",
+            hint="second derivatives are supported: one outer tape over one inner tape",
+        )
     if getattr(func, "_s2s_dispatched", False):
         if variables or getattr(func, "_s2s_variables", False):
             raise TransformError(

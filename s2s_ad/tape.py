@@ -460,8 +460,8 @@ class GradientTape:
         if self._assigned:
             self._check_assigned(plan)
         if plan.variables and len(targets) == 1 and not plan.containers:
-            self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = (
-                _VariablesCall(plan, found, [n for n, _ in found_names], targets[0], cotangent)
+            self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
+                plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
         by_name, table = self._run(plan, hidden, cotangent)
         grads: list[Any] = []

@@ -388,9 +388,10 @@ def _variables_call(
     entry = tape._variable_calls.get((target.value, tuple(id(v) for v in found)))
     if entry is None:
         return None
-    if len(call.args) > 2 or not all(isinstance(v, Variable) for v in found) or (
-        isinstance(sources, (list, tuple)) and any(isinstance(v, (list, tuple, dict)) for v in sources)
-    ):
+    nested = isinstance(sources, (list, tuple)) and any(
+        isinstance(v, (list, tuple, dict)) for v in sources
+    )
+    if len(call.args) > 2 or nested or not all(isinstance(v, Variable) for v in found):
         raise TransformError(
             f"the inner tape's gradient {text}: an outer tape differentiates an inner "
             "gradient with respect to Variables reached through objects for one Variable "

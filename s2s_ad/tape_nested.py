@@ -62,9 +62,7 @@ class VariablesGradient:
     def _pure(self) -> Any:
         from .api import compile_adjoint
 
-        return compile_adjoint(self.fn, self.wrt, pure="vjp", variables=True).bind(self.fn)[
-            "grad"
-        ]
+        return compile_adjoint(self.fn, self.wrt, pure="vjp", variables=True).bind(self.fn)["grad"]
 
     def __call__(self, *args: Any) -> Any:
         """The inner gradient itself (outside a differentiated run)."""
