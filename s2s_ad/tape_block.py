@@ -291,7 +291,7 @@ def inline_inner_tapes(
                 saves: list[cst.BaseStatement] = []
                 for tape_name in found:
                     block = tapes[tape_name]._block
-                    if block is None or not tapes[tape_name]._variable_calls:
+                    if block is None:
                         continue
                     for n in block.inputs:
                         if n in block.written_set:
@@ -323,9 +323,9 @@ def inline_inner_tapes(
                 source = cst.Module([]).code_for_node(updated)
                 raise TransformError(
                     f"the inner tape's gradient {source}: an outer tape differentiates an "
-                    "inner tape's gradient only with respect to one source that the inner "
-                    "block uses by name (not a Variable reached through a layer, such as "
-                    "layer.kernel)"
+                    "inner tape's gradient of a target named in the inner block, with "
+                    "respect to one source that the block uses by name or to Variables "
+                    "(one, or a flat list) that it reaches through objects (layer.kernel)"
                 )
             tape = tapes[func.value.value]
             key = (updated.args[0].value.value, updated.args[1].value.value)
@@ -338,7 +338,8 @@ def inline_inner_tapes(
             alias = f"_inner_gradient_{next(_serial)}"
             # TensorFlow sums a target that is not a scalar: the gradient of the sum
             namespace[alias] = elementwise_grad(fn, key[1])
-            return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in params])
+            renamed = captured.get(func.value.value, {})
+            return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(renamed.get(p, p))) for p in params])
 
     class _Constant(cst.CSTTransformer):
         def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:

@@ -129,8 +129,11 @@ def test_newton_step_on_a_regression_layer_lands_on_least_squares():
             loss = tf.reduce_mean((reg(X) - Y) ** 2)
         g = t1.gradient(loss, reg.kernel)
     h = t2.jacobian(g, reg.kernel)
-    np.testing.assert_allclose(np.asarray(tf.reshape(h, [3, 3])), 2 * xv.T @ xv / 10, rtol=1e-12)
-    step = tf.linalg.solve(tf.reshape(h, [3, 3]), tf.reshape(g, [3, 1]))
+    n = tf.reduce_prod(reg.kernel.shape)
+    assert n.dtype == tf.int32 and int(n) == 3  # as TensorFlow converts a shape
+    h_mat = tf.reshape(h, [n, n])
+    np.testing.assert_allclose(np.asarray(h_mat), 2 * xv.T @ xv / 10, rtol=1e-12)
+    step = tf.linalg.solve(h_mat, tf.reshape(g, [n, 1]))
     reg.kernel.assign_sub(tf.reshape(step, reg.kernel.shape))
     best = np.linalg.lstsq(xv, yv - 0.5, rcond=None)[0]
     np.testing.assert_allclose(np.asarray(reg.kernel), best, rtol=1e-10)
@@ -258,3 +261,26 @@ def test_third_derivative_through_a_layers_kernel_is_refused():
         s2 = tf.reduce_sum(g2)
     with pytest.raises(TransformError, match="third derivative"):
         t3.gradient(s2, layer.kernel)
+
+
+def test_inner_block_that_assigns_an_input_again():
+    """The inner gradient takes the inputs as they were when the inner block began, also
+    when the block assigns one of them again (``s = s * 3.0``)."""
+    w = tf.Variable(1.5)
+    s = tf.constant(2.0)
+    s0 = s
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            h = w * w * s
+            s = s * 3.0
+            y = h * s
+        g = t1.gradient(y, w)
+    d2 = t2.gradient(g, w)
+
+    def gradient():
+        with tf.GradientTape() as tape:
+            y = w * w * s0 * (s0 * 3.0)
+        return tape.gradient(y, w)
+
+    np.testing.assert_allclose(float(g), float(gradient()), rtol=1e-6)
+    np.testing.assert_allclose(float(d2), _fd_jacobian(gradient, w, eps=1e-2), rtol=1e-4)
