@@ -83,6 +83,8 @@ class VariablesGradient:
         runtime.CALL_HOOKS.clear()  # the block's own layer calls are first order only
         try:
             out, pullback = call_with_pullback(pure, positions, (self.seed, *args), {})
+        except (ValueError, TypeError, IndexError) as error:
+            raise self._refused(error) from error
         finally:
             runtime.VARIABLE_GRADS = saved
             runtime.CALL_HOOKS[:] = hooks
@@ -116,10 +118,23 @@ class VariablesGradient:
                 # the token's cotangent: any non-zero number (its adjoints are read
                 # from VARIABLE_COTANGENTS)
                 return tuple(pullback((*named, np.float64(1.0))))
+            except (ValueError, TypeError, IndexError) as error:
+                raise self._refused(error) from error
             finally:
                 runtime.VARIABLE_COTANGENTS = outer
 
         return value, inner_pullback
+
+    def _refused(self, error: Exception) -> TransformError:
+        """What the derivative of the inner gradient's code could not run, named: the
+        inner call and the error (seen for layers whose call assigns a name again
+        inside branches, such as ``BatchNormalization``)."""
+        return TransformError(
+            f"the inner tape's gradient {self.label} again: the derivative of the code "
+            f"of a layer it calls fails ({type(error).__name__}: {error})",
+            hint="second derivatives through this layer's code are not supported yet; "
+            "s2s_ad.hessian of a function of the weights gives the Hessian",
+        )
 
     def _s2s_pullback(
         self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]

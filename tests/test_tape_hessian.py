@@ -284,3 +284,19 @@ def test_inner_block_that_assigns_an_input_again():
 
     np.testing.assert_allclose(float(g), float(gradient()), rtol=1e-6)
     np.testing.assert_allclose(float(d2), _fd_jacobian(gradient, w, eps=1e-2), rtol=1e-4)
+
+
+def test_second_order_through_batch_normalization_is_refused_by_name():
+    """BatchNormalization's call assigns ``y`` again inside branches; the derivative of
+    its generated pullback does not run yet: refused, naming the inner call."""
+    rng = np.random.default_rng(0)
+    dense = keras.layers.Dense(3, activation="tanh", dtype="float64")
+    norm = keras.layers.BatchNormalization(dtype="float64")
+    x = rng.standard_normal((6, 2))
+    with tf.GradientTape() as t2:
+        with tf.GradientTape() as t1:
+            h = norm(dense(x), training=True)
+            loss = tf.reduce_sum(h**3)
+        g = t1.gradient(loss, dense.kernel)
+    with pytest.raises(TransformError, match=r"t1\.gradient\(loss, dense\.kernel\) again"):
+        t2.jacobian(g, dense.kernel)
