@@ -459,7 +459,9 @@ class GradientTape:
             return [None] * len(found)
         if self._assigned:
             self._check_assigned(plan)
-        if plan.variables and len(targets) == 1 and not plan.containers:
+        if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
+            # inside another tape's block (only there can an outer tape differentiate
+            # this call): what that tape needs to differentiate it
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
