@@ -156,6 +156,10 @@ class Reverse:
         self.np = "np"
         self.ad = self.mint("_ad")
         self.tape = self.mint("_tape")
+        # pure code in variables mode (an inner tape's gradient with respect to Variables,
+        # differentiated again): what it adds to Variables' gradients is threaded through
+        # a token it returns last, so that the outer derivative sees it (see tape_nested)
+        self.token = self.mint("_vgrads") if pure and variables else None
         self.activity: Activity = analyze(
             ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
             wrt,
@@ -499,11 +503,13 @@ class Reverse:
         seed = self.bar(self.output)
         if self.activity.active(self.output):
             live.add(self.output)
+        if self.token is not None:
+            bwd.append(self.line(f"{self.token} = 0.0"))
         bwd += self.bwd_block(self.body, live)
         if self.variables:
             # globals read here may be watched Variables: hand their adjoints to the tape
             for name in sorted(outside_names(self.fn) & live):
-                bwd.append(self.line(f"{self.ad}.variable_grad({name}, {self.bar(name)})"))
+                bwd.append(self.line(self.variable_grad(name, self.bar(name))))
         grads = []
         for p in self.wrt:
             if p in live:
@@ -512,6 +518,8 @@ class Reverse:
                 grads.append(f"{self.ad}.zeros_like({p})")
                 self.cur = -1
                 self.read(p)
+        if self.token is not None:
+            grads.append(self.token)
         pushed = {site for site in self.site_info if self._needs_push(site)}
         restored = self._restores(pushed)
         none_init = sorted(
@@ -538,6 +546,13 @@ class Reverse:
             none_saved,
             {self.site_info[p].var for p in pushed},
         )
+
+    def variable_grad(self, name: str, g: str) -> str:
+        """The statement that hands the adjoint ``g`` of ``name`` (perhaps a Variable) to
+        the tape; in pure code, threaded through the token."""
+        if self.token is None:
+            return f"{self.ad}.variable_grad({name}, {g})"
+        return f"{self.token} = {self.ad}.variable_grad_acc({self.token}, {name}, {g})"
 
     def _primal_names(self) -> set[str]:
         names = set(self.fn.params)
@@ -590,6 +605,8 @@ class Reverse:
             call = s.value
             self._refuse_out(call, s)
             info = classify(call)
+            if self.token is not None and info.kind == "user":
+                info = CallInfo("dynamic")  # its Variables' adjoints come back with a token
             if info.kind == "user" and (
                 call.star is not None or call.starstar is not None or _packs(info.func, call)
             ):
@@ -1256,7 +1273,7 @@ class Reverse:
             rule = REGISTRY.attrs.get(value.name)
             if self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
                 # the value may be a watched Variable: its adjoint goes to the tape's table
-                pre.append(self.line(f"{self.ad}.variable_grad({s.target}, {g})"))
+                pre.append(self.line(self.variable_grad(s.target, g)))
             elif rule is None:
                 if self.active(value.obj):
                     # a namedtuple's field: an item at the field's position (else refused
@@ -1429,10 +1446,21 @@ class Reverse:
             labels = ", ".join(repr(label) for label, _ in plan.labels)
             labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
             rest = self.call_args(call)
-            head = f"{self.ad}.vjp_apply({call.callee.code}, {labels}, {g}" + (
+            apply = "vjp_apply" if self.token is None else "vjp_apply_vars"
+            head = f"{self.ad}.{apply}({call.callee.code}, {labels}, {g}" + (
                 f", {rest})" if rest else ")"
             )
             targets = [a for _, a in plan.labels]
+            if self.token is not None:  # the gradients, then the callee's token
+                tmp = self.mint("_bars")
+                pre.append(self.line(f"{tmp} = {head}"))
+                merged = f"{self.ad}.merge_tokens({self.token}, {tmp}[{len(targets)}])"
+                pre.append(self.line(f"{self.token} = {merged}"))
+                for pos, a in enumerate(targets):
+                    if any(isinstance(label, tuple) for label, _ in plan.labels):
+                        raise self.error("a * or ** call in an inner gradient of Variables", s)
+                    add(a, f"{tmp}[{pos}]")
+                return
         elif info.kind == "dynamic":
             head = f"{plan.aux}({g})"
             targets = [a for _, a in plan.labels]

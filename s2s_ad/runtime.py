@@ -615,6 +615,14 @@ def variable_grad(value: Any, g: Any) -> None:
         return
     key = id(value)
     if key not in table or is_zero(g):
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(g, (list, tuple)):
+            for item, part in zip(value, g):  # Variables held in a list an object holds
+                variable_grad(item, part)
+        elif kind is dict and isinstance(g, dict):
+            for name, part in g.items():
+                if name in value:
+                    variable_grad(value[name], part)
         return
     # generated code has most often summed ``g`` to the Variable's shape already
     held = getattr(value, "value", value)  # a Variable's array
@@ -622,3 +630,65 @@ def variable_grad(value: Any, g: Any) -> None:
         g = unbroadcast(g, np.asarray(value))
     old = table[key]
     table[key] = g if type(old) is _float and old == 0.0 else add(old, g)
+
+
+# --- variables mode, differentiated again (an outer tape over an inner tape's gradient) ----
+
+# id(Variable) -> the outer cotangent of that Variable's inner gradient, while the outer
+# backward sweep runs through an inner gradient with respect to Variables
+VARIABLE_COTANGENTS: dict[int, Any] | None = None
+
+
+def variable_grad_acc(acc: Any, value: Any, grad: Any) -> Any:
+    """:func:`variable_grad` in code that will be differentiated again: returns the token
+    ``acc``, whose derivative carries the adjoint of ``grad`` (see
+    :func:`variable_cotangent`)."""
+    variable_grad(value, grad)
+    return acc
+
+
+def variable_cotangent(value: Any, grad: Any) -> Any:
+    """The adjoint of ``grad`` in ``variable_grad_acc(acc, value, grad)``: the outer
+    cotangent of ``value``'s gradient, in the shape of ``grad`` (``variable_grad`` sums
+    ``grad`` to the Variable's shape), when ``value`` is a Variable the inner gradient is
+    taken with respect to; else zero."""
+    table = VARIABLE_COTANGENTS
+    if table is None:
+        return zeros_like(grad)
+    u = table.get(id(value))
+    if u is None:
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(grad, (list, tuple)):
+            if len(grad) == len(value):  # Variables held in a list an object holds
+                parts = [variable_cotangent(v, p) for v, p in zip(value, grad)]
+                return parts if type(grad) is list else tuple(parts)
+        elif kind is dict and isinstance(grad, dict):
+            return {
+                k: variable_cotangent(value[k], p) if k in value else 0.0 for k, p in grad.items()
+            }
+        return zeros_like(grad)
+    if type(grad) is _float and grad == 0.0:
+        return 0.0  # a symbolic zero: nothing was added, nothing flows back
+    shape = np.shape(grad)
+    if np.shape(u) == shape:
+        return u
+    if np.size(u) <= int(np.prod(shape)):
+        return np.broadcast_to(u, shape).copy()  # the adjoint of the sum to its shape
+    return unbroadcast(u, grad)  # a smaller grad that variable_grad broadcast
+
+
+def merge_tokens(acc: Any, token: Any) -> Any:
+    """Join a callee's token (what it added to Variables' gradients) to the caller's
+    (tokens are zeros: their sum is, and its derivative reaches both)."""
+    return acc + token
+
+
+def vjp_apply_vars(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwargs: Any) -> Any:
+    """:func:`vjp_apply` in variables mode, with a token last: the callee's adjoints of
+    Variables go to the tape, and the token's derivative carries them (see
+    :mod:`s2s_ad.tape_nested`)."""
+    return (*vjp_apply(func, labels, g, *args, **kwargs), 0.0)
+
+
+vjp_apply_vars._s2s_dispatched = True  # type: ignore[attr-defined]
+vjp_apply_vars._s2s_variables = True  # type: ignore[attr-defined]
