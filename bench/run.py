@@ -43,11 +43,13 @@ THREADS = _pin_threads(sys.argv[1:])
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
+import tracemalloc  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -77,12 +79,15 @@ class Row:
         timer: Its timing samples, or ``None`` when it was not timed.
         status: Why it was not timed ("not installed", "unsupported (...)", "WRONG ...").
         note: Free text for the last column (transform / compile time, target, caveats).
+        peak: Peak memory one call allocates (bytes, ``tracemalloc``), or ``None`` where
+            it is not measured (peers whose arrays NumPy does not allocate).
     """
 
     label: str
     timer: Timer | None = None
     status: str = ""
     note: str = ""
+    peak: int | None = None
 
 
 @dataclass
@@ -101,11 +106,23 @@ class CaseResult:
                 return row.timer.best
         return None
 
+    def peak(self, label: str) -> int | None:
+        """Peak memory of one call of the row with this label, if it was measured."""
+        for row in self.rows:
+            if row.label == label and row.peak is not None:
+                return row.peak
+        return None
+
 
 F_LABEL = "f (primal)"
 HAND_LABEL = "hand-written"
 S2S_LABEL = "s2s_ad"
 RAW_LABEL = "  s2s_ad generated code only"
+AUTOGRAD_LABEL = "autograd"
+#: Rows whose memory ``tracemalloc`` sees: NumPy reports its array allocations to it;
+#: JAX's and PyTorch's allocators do not, so their rows get no memory column.
+TRACED_LABELS = (F_LABEL, HAND_LABEL, S2S_LABEL, RAW_LABEL, AUTOGRAD_LABEL)
+MEMORY_TARGET = 1.2  # peak memory, s2s_ad / hand-written (the issue on generated code)
 
 
 # --- checking ----------------------------------------------------------------------------
@@ -275,6 +292,42 @@ def peer_row(
     return Row(peer.name, timer, note=note)
 
 
+# --- memory ------------------------------------------------------------------------------
+
+
+def peak_bytes(call: Callable[[], Any], tries: int = 3) -> int:
+    """Peak memory allocated during one call (bytes above what was allocated before it),
+    from ``tracemalloc``, which sees Python objects and NumPy's array buffers.
+
+    The smallest of ``tries`` calls (each after a full collection), so that a cache
+    filled by the first call does not count. Run after the timing: tracing slows calls.
+    """
+    best = None
+    for _ in range(tries):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            out = call()
+            peak = tracemalloc.get_traced_memory()[1] - base
+            del out
+        finally:
+            tracemalloc.stop()
+        best = peak if best is None else min(best, peak)
+    return int(best or 0)
+
+
+def fmt_bytes(n: int | None) -> str:
+    """Bytes with a binary unit (``-`` for ``None``)."""
+    if n is None:
+        return "-"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f} {unit}" if value >= 100 else f"{value:.3g} {unit}"
+    return f"{n} B"
+
+
 # --- one case ----------------------------------------------------------------------------
 
 
@@ -299,6 +352,9 @@ def run_case(
     for peer in peers:
         result.rows.append(peer_row(peer, case, args, hand, settings))
     run_interleaved([r.timer for r in result.rows if r.timer is not None], settings)
+    for row in result.rows:
+        if row.label in TRACED_LABELS and row.timer is not None and row.timer.samples:
+            row.peak = peak_bytes(row.timer.call)
     s2s_best, hand_best = result.best(S2S_LABEL), result.best(HAND_LABEL)
     if case.target is not None and s2s_best is not None and hand_best is not None:
         ratio = s2s_best / hand_best
@@ -328,7 +384,7 @@ def fmt_ratio(value: float | None) -> str:
     return f"{value:.3g}x" if value < 1000 else f"{value:.0f}x"
 
 
-LABEL_W, TIME_W, RATIO_W = 30, 10, 9
+LABEL_W, TIME_W, RATIO_W, MEM_W = 30, 10, 9, 11
 
 
 def print_case(result: CaseResult, show_source: bool) -> None:
@@ -343,9 +399,11 @@ def print_case(result: CaseResult, show_source: bool) -> None:
             print("-- the variant these arguments run (specialized on argument types):")
             print(result.variant_source)
     f_best, hand_best = result.best(F_LABEL), result.best(HAND_LABEL)
+    hand_peak = result.peak(HAND_LABEL)
     head = (
         f"  {'implementation':<{LABEL_W}}{'best':>{TIME_W}}{'median':>{TIME_W}}"
-        f"{'vs hand':>{RATIO_W}}{'vs f':>{RATIO_W}}  note"
+        f"{'vs hand':>{RATIO_W}}{'vs f':>{RATIO_W}}{'peak mem':>{MEM_W}}{'vs hand':>{RATIO_W}}"
+        "  note"
     )
     print(head)
     print("  " + "-" * (len(head) + 20))
@@ -357,30 +415,41 @@ def print_case(result: CaseResult, show_source: bool) -> None:
         best, med = row.timer.best, row.timer.median
         vs_hand = best / hand_best if hand_best else None
         vs_f = best / f_best if f_best else None
+        mem_vs = row.peak / hand_peak if row.peak is not None and hand_peak else None
         print(
             f"  {row.label:<{LABEL_W}}{fmt_time(best):>{TIME_W}}{fmt_time(med):>{TIME_W}}"
-            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(vs_f):>{RATIO_W}}  {row.note}"
+            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(vs_f):>{RATIO_W}}"
+            f"{fmt_bytes(row.peak):>{MEM_W}}{fmt_ratio(mem_vs):>{RATIO_W}}  {row.note}"
         )
     sys.stdout.flush()
 
 
 def print_summary(results: list[CaseResult]) -> None:
     """s2s_ad / hand-written per case against the targets."""
-    print("\n== summary: s2s_ad / hand-written (best times)")
-    print(f"  {'case':<16}{'s2s_ad/hand':>12}{'target':>9}  verdict")
+    print("\n== summary: s2s_ad / hand-written (best times; peak memory of one call)")
+    print(
+        f"  {'case':<18}{'time':>8}{'target':>8}  {'verdict':<10}"
+        f"{'memory':>8}{'target':>8}  verdict"
+    )
     for res in results:
         case = res.case
         s2s_best, hand_best = res.best(S2S_LABEL), res.best(HAND_LABEL)
         target = f"{case.target:g}x" if case.target else "-"
         if s2s_best is None or hand_best is None:
             status = next((r.status for r in res.rows if r.label == S2S_LABEL), "not run")
-            print(f"  {case.name:<16}{'-':>12}{target:>9}  {status}")
+            print(f"  {case.name:<18}{'-':>8}{target:>8}  {status}")
             continue
         ratio = s2s_best / hand_best
         verdict = (
             "no target" if case.target is None else ("met" if ratio <= case.target else "MISSED")
         )
-        print(f"  {case.name:<16}{fmt_ratio(ratio):>12}{target:>9}  {verdict}")
+        s2s_peak, hand_peak = res.peak(S2S_LABEL), res.peak(HAND_LABEL)
+        mem = s2s_peak / hand_peak if s2s_peak is not None and hand_peak else None
+        mem_verdict = "-" if mem is None else ("met" if mem <= MEMORY_TARGET else "MISSED")
+        print(
+            f"  {case.name:<18}{fmt_ratio(ratio):>8}{target:>8}  {verdict:<10}"
+            f"{fmt_ratio(mem):>8}{MEMORY_TARGET:>7g}x  {mem_verdict}"
+        )
 
 
 def environment(s2s: Any, peers: list[Peer], settings: Settings) -> str:
@@ -433,6 +502,7 @@ def to_json(results: list[CaseResult]) -> list[dict[str, Any]]:
                     "best_s": row.timer.best if timed else None,
                     "median_s": row.timer.median if timed else None,
                     "samples": len(row.timer.samples) if timed else 0,
+                    "peak_bytes": row.peak,
                     "status": row.status or "ok",
                     "note": row.note,
                 }
