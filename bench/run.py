@@ -47,6 +47,7 @@ import gc  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
@@ -65,9 +66,21 @@ GRAD_RTOL = 1e-8  # s2s_ad and peers vs the hand-written gradient (float64 every
 FD_RTOL = 1e-5  # hand-written gradient vs a central finite difference
 FD_EPS = 1e-6
 ERR_WIDTH = 110  # error messages are cut to this many characters in the table
+SLOW_CALL = 1.0  # a peer whose second call takes longer is timed on that call alone
 
 
 # --- results -----------------------------------------------------------------------------
+
+
+F_LABEL = "f (primal)"
+HAND_LABEL = "hand-written"
+S2S_LABEL = "s2s_ad"
+RAW_LABEL = "  s2s_ad generated code only"
+AUTOGRAD_LABEL = "autograd"
+#: Rows whose memory ``tracemalloc`` sees: NumPy reports its array allocations to it;
+#: JAX's and PyTorch's allocators do not, so their rows get no memory column.
+TRACED_LABELS = (F_LABEL, HAND_LABEL, S2S_LABEL, RAW_LABEL, AUTOGRAD_LABEL)
+MEMORY_TARGET = 1.2  # peak memory, s2s_ad / hand-written (the issue on generated code)
 
 
 @dataclass
@@ -106,23 +119,21 @@ class CaseResult:
                 return row.timer.best
         return None
 
+    def round_ratio(self, label: str, base: str = HAND_LABEL) -> float | None:
+        """Median over rounds of the ratio of this row's batch to ``base``'s batch timed
+        in the same round (interleaved: a burst of load hits both sides of a round)."""
+        rows = {r.label: r for r in self.rows if r.timer is not None and r.timer.samples}
+        if label not in rows or base not in rows:
+            return None
+        pairs = zip(rows[label].timer.samples, rows[base].timer.samples)  # type: ignore[union-attr]
+        return statistics.median(a / b for a, b in pairs)
+
     def peak(self, label: str) -> int | None:
         """Peak memory of one call of the row with this label, if it was measured."""
         for row in self.rows:
             if row.label == label and row.peak is not None:
                 return row.peak
         return None
-
-
-F_LABEL = "f (primal)"
-HAND_LABEL = "hand-written"
-S2S_LABEL = "s2s_ad"
-RAW_LABEL = "  s2s_ad generated code only"
-AUTOGRAD_LABEL = "autograd"
-#: Rows whose memory ``tracemalloc`` sees: NumPy reports its array allocations to it;
-#: JAX's and PyTorch's allocators do not, so their rows get no memory column.
-TRACED_LABELS = (F_LABEL, HAND_LABEL, S2S_LABEL, RAW_LABEL, AUTOGRAD_LABEL)
-MEMORY_TARGET = 1.2  # peak memory, s2s_ad / hand-written (the issue on generated code)
 
 
 # --- checking ----------------------------------------------------------------------------
@@ -288,6 +299,14 @@ def peer_row(
     if prepared.setup_seconds:
         note = f"compile {fmt_time(prepared.setup_seconds)} (once)" + (f"; {note}" if note else "")
     timer = Timer(prepared.call)
+    if first >= SLOW_CALL:
+        _, second = warm_up(prepared.call)
+        if second >= SLOW_CALL:  # seconds per call: one sample is enough to compare
+            timer.samples.append(second)
+            timer.final = True  # run_interleaved takes no more batches
+            note = "one call timed (over 1 s)" + (f"; {note}" if note else "")
+            return Row(peer.name, timer, note=note)
+        first = second
     timer.calibrate(first, settings)
     return Row(peer.name, timer, note=note)
 
@@ -402,7 +421,8 @@ def print_case(result: CaseResult, show_source: bool) -> None:
     hand_peak = result.peak(HAND_LABEL)
     head = (
         f"  {'implementation':<{LABEL_W}}{'best':>{TIME_W}}{'median':>{TIME_W}}"
-        f"{'vs hand':>{RATIO_W}}{'vs f':>{RATIO_W}}{'peak mem':>{MEM_W}}{'vs hand':>{RATIO_W}}"
+        f"{'vs hand':>{RATIO_W}}{'rounds':>{RATIO_W}}{'vs f':>{RATIO_W}}"
+        f"{'peak mem':>{MEM_W}}{'vs hand':>{RATIO_W}}"
         "  note"
     )
     print(head)
@@ -418,7 +438,8 @@ def print_case(result: CaseResult, show_source: bool) -> None:
         mem_vs = row.peak / hand_peak if row.peak is not None and hand_peak else None
         print(
             f"  {row.label:<{LABEL_W}}{fmt_time(best):>{TIME_W}}{fmt_time(med):>{TIME_W}}"
-            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(vs_f):>{RATIO_W}}"
+            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(result.round_ratio(row.label)):>{RATIO_W}}"
+            f"{fmt_ratio(vs_f):>{RATIO_W}}"
             f"{fmt_bytes(row.peak):>{MEM_W}}{fmt_ratio(mem_vs):>{RATIO_W}}  {row.note}"
         )
     sys.stdout.flush()
@@ -426,9 +447,12 @@ def print_case(result: CaseResult, show_source: bool) -> None:
 
 def print_summary(results: list[CaseResult]) -> None:
     """s2s_ad / hand-written per case against the targets."""
-    print("\n== summary: s2s_ad / hand-written (best times; peak memory of one call)")
     print(
-        f"  {'case':<18}{'time':>8}{'target':>8}  {'verdict':<10}"
+        "\n== summary: s2s_ad / hand-written (time: ratio of the best times, and median of"
+        " the per-round ratios; peak memory of one call)"
+    )
+    print(
+        f"  {'case':<18}{'time':>8}{'rounds':>8}{'target':>8}  {'verdict':<10}"
         f"{'memory':>8}{'target':>8}  verdict"
     )
     for res in results:
@@ -437,7 +461,7 @@ def print_summary(results: list[CaseResult]) -> None:
         target = f"{case.target:g}x" if case.target else "-"
         if s2s_best is None or hand_best is None:
             status = next((r.status for r in res.rows if r.label == S2S_LABEL), "not run")
-            print(f"  {case.name:<18}{'-':>8}{target:>8}  {status}")
+            print(f"  {case.name:<18}{'-':>8}{'-':>8}{target:>8}  {status}")
             continue
         ratio = s2s_best / hand_best
         verdict = (
@@ -446,9 +470,10 @@ def print_summary(results: list[CaseResult]) -> None:
         s2s_peak, hand_peak = res.peak(S2S_LABEL), res.peak(HAND_LABEL)
         mem = s2s_peak / hand_peak if s2s_peak is not None and hand_peak else None
         mem_verdict = "-" if mem is None else ("met" if mem <= MEMORY_TARGET else "MISSED")
+        rounds = res.round_ratio(S2S_LABEL)
         print(
-            f"  {case.name:<18}{fmt_ratio(ratio):>8}{target:>8}  {verdict:<10}"
-            f"{fmt_ratio(mem):>8}{MEMORY_TARGET:>7g}x  {mem_verdict}"
+            f"  {case.name:<18}{fmt_ratio(ratio):>8}{fmt_ratio(rounds):>8}{target:>8}  "
+            f"{verdict:<10}{fmt_ratio(mem):>8}{MEMORY_TARGET:>7g}x  {mem_verdict}"
         )
 
 
@@ -503,6 +528,7 @@ def to_json(results: list[CaseResult]) -> list[dict[str, Any]]:
                     "median_s": row.timer.median if timed else None,
                     "samples": len(row.timer.samples) if timed else 0,
                     "peak_bytes": row.peak,
+                    "vs_hand_rounds": res.round_ratio(row.label) if timed else None,
                     "status": row.status or "ok",
                     "note": row.note,
                 }

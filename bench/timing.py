@@ -50,12 +50,14 @@ class Timer:
         number: Calls per batch (set by :meth:`calibrate`).
         samples: Per-call seconds of each batch.
         spent: Wall time used so far, warm-up and calibration included.
+        final: No more batches (set for calls so slow that one sample is enough).
     """
 
     call: Callable[[], Any]
     number: int = 1
     samples: list[float] = field(default_factory=list)
     spent: float = 0.0
+    final: bool = False
 
     def _batch(self, number: int) -> float:
         call = self.call
@@ -96,8 +98,10 @@ class Timer:
     def done(self, settings: Settings) -> bool:
         """Whether this implementation has been measured enough."""
         n = len(self.samples)
-        return n >= settings.rounds or (
-            n >= settings.min_samples and self.spent >= settings.budget_seconds
+        return (
+            self.final
+            or n >= settings.rounds
+            or (n >= settings.min_samples and self.spent >= settings.budget_seconds)
         )
 
     def run_batch(self) -> None:
