@@ -227,11 +227,18 @@ def _relative_error(got: Any, want: np.ndarray) -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few repeats (CI smoke run)")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time CPU time of the process (default: steady on a shared machine) or wall time",
+    )
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from timing import FULL, QUICK
+    from timing import FULL, QUICK, use_clock
 
     settings = QUICK if args.quick else FULL
+    use_clock(args.clock)
     import s2s_ad
 
     rng = np.random.default_rng(1)
@@ -276,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             notes[key] = "WRONG" if err > 1e-8 else ""
             calls[key] = call
     times = interleaved(calls, settings)
-    print(f"== second order: f: R^{N} -> R (sin(x) x^2 + tanh layer {M}x{N})")
+    print(f"== clock: {args.clock} time; second order: f: R^{N} -> R (sin(x) x^2 + tanh {M}x{N})")
     print(f"== jacobian: g: R^{N} -> R^{M} (tanh layer times x[:{M}] + sin(x[:{M}]))")
     print(f"  {'what':8} {'implementation':24} {'best':>10} {'vs base':>8}  note")
     for key in calls:

@@ -60,7 +60,16 @@ import numpy as np  # noqa: E402
 from cases import CASES, Case  # noqa: E402
 from introspect import code_run_by  # noqa: E402
 from peers import Peer, all_peers  # noqa: E402
-from timing import FULL, QUICK, Settings, Timer, run_interleaved, warm_up  # noqa: E402
+from timing import (  # noqa: E402
+    CLOCKS,
+    FULL,
+    QUICK,
+    Settings,
+    Timer,
+    run_interleaved,
+    use_clock,
+    warm_up,
+)
 
 GRAD_RTOL = 1e-8  # s2s_ad and peers vs the hand-written gradient (float64 everywhere)
 FD_RTOL = 1e-5  # hand-written gradient vs a central finite difference
@@ -477,7 +486,7 @@ def print_summary(results: list[CaseResult]) -> None:
         )
 
 
-def environment(s2s: Any, peers: list[Peer], settings: Settings) -> str:
+def environment(s2s: Any, peers: list[Peer], settings: Settings, clock: str) -> str:
     """One paragraph describing versions and settings."""
     commit = "?"
     try:
@@ -508,7 +517,7 @@ def environment(s2s: Any, peers: list[Peer], settings: Settings) -> str:
     mode = "quick" if settings is QUICK else "full"
     return (
         "; ".join(dict.fromkeys(parts))
-        + f"\nthreads per library: {THREADS}; mode {mode}: batches of"
+        + f"\nthreads per library: {THREADS}; clock: {clock}; mode {mode}: batches of"
         f" >= {fmt_time(settings.batch_seconds)}, up to {settings.rounds} interleaved rounds;"
         " best = minimum per-call time over batches"
     )
@@ -558,6 +567,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-peers", action="store_true", help="skip autograd, JAX, PyTorch")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="time CPU time of the process (default: steady on a shared machine) or wall time",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -570,10 +585,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the selected cases and print one table per case, then a summary."""
     opts = parse_args(argv)
     settings = QUICK if opts.quick else FULL
+    use_clock(opts.clock)
     start = time.perf_counter()
     s2s, s2s_error = import_s2s()
     peers = [] if opts.no_peers else all_peers()
-    print(environment(s2s, peers, settings))
+    print(environment(s2s, peers, settings, opts.clock))
     selected = [c for c in CASES if not opts.case or c.name in opts.case]
     results = []
     for case in selected:
