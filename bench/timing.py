@@ -101,8 +101,11 @@ class Timer:
         """
         self.spent += first_call_seconds
         if first_call_seconds >= settings.batch_seconds:
-            self.number = 1
-            return
+            # the first call may have done one-time work (a variant generated, a JIT
+            # compile): a batch of one call only if a second call is as slow
+            if self._batch(1) >= settings.batch_seconds:
+                self.number = 1
+                return
         # A second warm-up call; then grow the batch until it is long enough to estimate.
         number = 1
         while True:
