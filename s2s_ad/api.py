@@ -545,8 +545,9 @@ def _request_key(mode: str, wrt: Any, argnums: Any, has_aux: bool) -> tuple[Any,
 
 
 def _made(fun: Any, key: tuple[Any, ...]) -> GradientFunction | None:
-    """The gradient function made for the same request on the same plain function, while
-    what it depends on (:func:`_state`: code, defaults, ...) is still the same objects."""
+    """A copy of the gradient function made for the same request on the same plain
+    function, while what it depends on (:func:`_state`: code, defaults, ...) is still the
+    same objects."""
     try:
         hit = _MADE.get(fun, _NONE).get(key)
     except TypeError:  # an unhashable wrt (a list): not remembered
@@ -563,14 +564,23 @@ def _made(fun: Any, key: tuple[Any, ...]) -> GradientFunction | None:
         return None
     if forwards is not None and forwards is not primal(fun):  # a pass-through wrapper
         return None
-    return made
+    return _copy(made)
+
+
+def _copy(made: GradientFunction) -> GradientFunction:
+    """A new gradient function with the attributes of ``made`` (each ``grad(f)`` returns
+    its own object, as a first ``grad(f)`` does, without building it again)."""
+    out = object.__new__(GradientFunction)
+    out.__dict__.update(made.__dict__)
+    return out
 
 
 def _remember(fun: Any, key: tuple[Any, ...], made: Any) -> None:
-    """Keep ``made`` for :func:`_made` (a plain function and a hashable request only)."""
+    """Keep a copy of ``made`` (attributes a caller sets on ``made`` stay its own) for
+    :func:`_made` (a plain function and a hashable request only)."""
     if type(fun) is types.FunctionType and isinstance(made, GradientFunction):
         try:
-            _MADE.setdefault(fun, {})[key] = (*_state(fun), made)
+            _MADE.setdefault(fun, {})[key] = (*_state(fun), _copy(made))
         except TypeError:
             pass
 
