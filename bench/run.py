@@ -601,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import tape  # the GradientTape shim's linear-regression and MLP steps
 
         print()
-        tape.main(["--quick"] if opts.quick else [])
+        tape.main((["--quick"] if opts.quick else []) + (["--cpu"] if opts.clock == "cpu" else []))
     print(f"\ntotal wall time {fmt_time(time.perf_counter() - start)}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(to_json(results), indent=2) + "\n")
