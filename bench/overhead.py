@@ -138,8 +138,9 @@ def per_call(settings: Settings, with_peers: bool) -> list[tuple[str, str, str, 
                 if peer.available():
                     try:
                         prepared = peer.prepare(f, args, (0, 1))
+                        prepared.call()  # a peer may fail only when called
                     except Exception as exc:  # noqa: BLE001
-                        print(f"  {peer.name}: unsupported ({peers._first_line(exc)})")
+                        print(f"  {label}, {peer.name}: unsupported ({peers._first_line(exc)})")
                         continue
                     impls.append((peer.name, prepared.call))
         timers = []
