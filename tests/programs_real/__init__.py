@@ -28,6 +28,7 @@ MODULES = (
     "piecewise",
     "structures",
     "idioms",
+    "packed",
 )
 
 # Checks a program can ask for:
