@@ -1289,6 +1289,10 @@ class Normalizer:
             folded = self.reduce_call(node)
             if folded is not None:
                 return folded
+        if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
+            listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
+            if listed is not None:
+                return listed
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not _MISSING and self._stable_root(parts[0])
@@ -1350,6 +1354,66 @@ class Normalizer:
         self.line, self.src, self.memo = line, src, memo
         self.emit(ir.For(line, src, k, body, [start, count]))
         return ir.Copy(ir.Var(acc))
+
+    def map_call(self, node: cst.Call, keep: bool) -> ir.Expr | None:
+        """``map(f, xs, ys)`` as the list ``[f(x, y) for x, y in zip(xs, ys)]`` and
+        ``filter(f, xs)`` as ``[x for x in xs if f(x)]`` (``keep``), so that each call of
+        ``f`` is differentiated where it is made. ``f`` is a lambda, a name, a dotted name
+        or ``functools.partial(g, ...)`` of one (the bound arguments evaluated once, before
+        the loop, as ``partial`` does). ``None`` for other forms, left to the call itself.
+
+        The result is a list where Python gives an iterator: the same items, in the same
+        order, each computed once.
+        """
+        args = node.args
+        if self.env or len(args) < 2 or any(a.keyword is not None or a.star for a in args):
+            return None
+        if keep and len(args) != 2:
+            return None
+        if len(args) > 2 and self.resolve("zip") is not builtins.zip:
+            return None
+        fn = args[0].value
+        lead: list[cst.Arg] = []
+        tail: list[cst.Arg] = []
+        if isinstance(fn, cst.Call):
+            parts = self.dotted(fn.func)
+            if parts is None or self.resolve_dotted(parts) is not functools.partial:
+                return None
+            if not fn.args or any(a.star for a in fn.args) or fn.args[0].keyword is not None:
+                return None
+            inner = fn.args[0].value
+            if not isinstance(inner, cst.Name) and self.dotted(inner) is None:
+                return None
+            for arg in fn.args[1:]:
+                atom = self.atom(arg.value)  # evaluated once, when the partial is made
+                value = cst.parse_expression(str(atom))
+                if arg.keyword is None:
+                    lead.append(cst.Arg(value))
+                else:
+                    tail.append(cst.Arg(value, keyword=arg.keyword))
+            fn = inner
+        elif not isinstance(fn, (cst.Lambda, cst.Name)) and self.dotted(fn) is None:
+            return None
+        if keep and isinstance(fn, cst.Name) and fn.value == "None":
+            fn = None
+        names = [self.fresh("_item") for _ in args[1:]]
+        items = [cst.Arg(cst.Name(n)) for n in names]
+        if fn is None:
+            call: cst.BaseExpression = cst.Name(names[0])
+        else:
+            call = cst.Call(func=fn, args=[*lead, *items, *tail])
+            self.origin[call] = self.origin.get(node, node)
+        if len(names) == 1:
+            target: cst.BaseAssignTargetExpression = cst.Name(names[0])
+            it = args[1].value
+        else:
+            target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
+            it = cst.Call(func=cst.Name("zip"), args=[cst.Arg(a.value) for a in args[1:]])
+        ifs = [cst.CompIf(test=call)] if keep else []
+        elt = cst.Name(names[0]) if keep else call
+        comp = cst.ListComp(elt=elt, for_in=cst.CompFor(target=target, iter=it, ifs=ifs))
+        self.origin[comp] = self.origin.get(node, node)
+        return ir.Copy(self.comprehension(comp))
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are

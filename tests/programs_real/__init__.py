@@ -29,6 +29,7 @@ MODULES = (
     "structures",
     "idioms",
     "packed",
+    "functional",
 )
 
 # Checks a program can ask for:
