@@ -87,6 +87,9 @@ class _Names(cst.CSTVisitor):
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
         self.copies: list[tuple[str, str]] = []
+        # (container, name): the container may hold the object the name is bound to
+        # (``rows = [h]``, ``d[k] = h``, ``rows.append(h)``, ``for row in grid``)
+        self.holders: list[tuple[str, str]] = []
         self.value_reads: set[str] = set()  # names read other than as a call's callee
         self._not_reads: set[int] = set()  # Name nodes that name a callee or define
         self._depth = 0
@@ -98,6 +101,14 @@ class _Names(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _FILLING_METHODS
+            and isinstance(func.value, cst.Name)
+        ):
+            for arg in node.args:
+                self.holders += [(func.value.value, n) for n in _held(arg.value, entry=True)]
 
     def visit_Param(self, node: cst.Param) -> None:
         self._not_reads.add(id(node.name))
@@ -123,6 +134,25 @@ class _Names(cst.CSTVisitor):
         self._not_reads.add(id(node.target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        held = _held(node.value)
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
+                # ``d[k] = h``: the container holds what ``h`` names
+                self.holders += [(t.value.value, n) for n in _held(node.value, entry=True)]
+            elif isinstance(t, cst.Name):
+                self.holders += [(t.value, n) for n in held]
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                elements = [el.value for el in t.elements]
+                if isinstance(node.value, (cst.Tuple, cst.List)) and len(
+                    node.value.elements
+                ) == len(elements):
+                    for el, v in zip(elements, node.value.elements):
+                        if isinstance(el, cst.Name) and isinstance(v.value, cst.Name):
+                            self.copies.append((el.value, v.value.value))  # a, b = y, z
+                elif isinstance(node.value, cst.Name):
+                    # ``a, b = pair``: the entries of ``pair`` are what the names see
+                    self.holders += [(node.value.value, n) for n in _reads(t)]
         if isinstance(node.value, cst.Name):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -160,9 +190,53 @@ class _Names(cst.CSTVisitor):
 
     def visit_For(self, node: cst.For) -> None:
         self._targets(node.target)
+        # ``for row in grid`` / ``for i, row in enumerate(grid)``: the loop names are entries
+        containers = [node.iter] if isinstance(node.iter, cst.Name) else []
+        if isinstance(node.iter, cst.Call):
+            containers = [a.value for a in node.iter.args if isinstance(a.value, cst.Name)]
+        for c in containers:
+            assert isinstance(c, cst.Name)
+            self.holders += [(c.value, n) for n in _reads(node.target)]
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._targets(node.target)
+
+
+_FILLING_METHODS = frozenset("append insert extend add setdefault update __setitem__".split())
+
+
+def _held(node: cst.BaseExpression, entry: bool = False) -> list[str]:
+    """Names whose objects a container built by ``node`` holds as entries: the names and
+    the arrays viewed (``y[:2]``, ``y.T``) among the entries of a list, tuple, set or dict
+    display, nested displays too. With ``entry``, ``node`` is itself an entry (the value of
+    ``d[k] = node`` or ``xs.append(node)``)."""
+    if entry:
+        base = _viewed_name(node)
+        if base is not None:
+            return [base]
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [n for el in node.elements for n in _held(el.value, entry=True)]
+    if isinstance(node, cst.Dict):
+        return [
+            n
+            for el in node.elements
+            if isinstance(el, (cst.DictElement, cst.StarredDictElement))
+            for n in _held(el.value, entry=True)
+        ]
+    return []
+
+
+def _viewed_name(node: cst.BaseExpression) -> str | None:
+    """The name whose object ``node`` is, or may be a view of (``y``, ``y[1:]``, ``y.T``,
+    ``y.reshape(-1)``, ``np.ravel(y)``); ``None`` for anything else."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+            continue
+        bases = _view_call_bases(node)
+        return bases[0] if bases else None
 
 
 def _view_call_bases(value: cst.BaseExpression) -> list[str]:
@@ -217,6 +291,7 @@ class Normalizer:
         self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
         self.views = scan.views
         self.copies = scan.copies
+        self.holders = scan.holders
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -446,10 +521,14 @@ class Normalizer:
                 and not value.args[0].star
             ):
                 item = self.atom(value.args[0].value)
+                if not self.generated:
+                    self.alias_check(value.func.value.value)
                 self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
             elif self._list_pop(value) is not None:
                 popped = self._list_pop(value)
                 assert popped is not None
+                if not self.generated:
+                    self.alias_check(popped)
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
@@ -598,12 +677,15 @@ class Normalizer:
         """Before an in-place write into ``name``: refuse, when it runs, a write that another
         name would see (``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y[0] = 1`` changes
         ``z``), since the generated code keeps each name's value apart."""
-        # every name a chain of plain copies may share the array with (b = c; a = b)
+        # every name a chain of plain copies may share the array with (b = c; a = b), and
+        # the containers that may hold it (rows = [h]; d[k] = h), theirs too (c2 = [rows])
         partners = {name}
         grown = True
         while grown:
             linked = {b for a, b in self.copies if a in partners}
             linked |= {a for a, b in self.copies if b in partners}
+            if not self.generated:  # generated code hands its tapes over on purpose
+                linked |= {a for a, b in self.holders if b in partners}
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
@@ -612,7 +694,8 @@ class Normalizer:
 
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
-            self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, [])))
+            kwargs = [("entry", ir.Const("True"))] if name in self.views else []
+            self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
 
     def aug_assignment(self, node: cst.AugAssign) -> None:
         op = _AUGOPS[type(node.operator)]
@@ -834,6 +917,8 @@ class Normalizer:
             return
         popped = self._list_pop(node)
         if popped is not None and popped != target:
+            if not self.generated:
+                self.alias_check(popped)
             self.emit(ir.ListPop(self.line, self.src, popped, target))
             return
         expr = self.expression(node)
@@ -1558,6 +1643,7 @@ class Normalizer:
         self.locals.update(v for k, v in rename.items() if k != inner)
         self.views |= {rename[v] for v in scan.views if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):
@@ -1636,6 +1722,7 @@ class Normalizer:
         self.locals.update(rename.values())
         self.views |= {rename[v] for v in scan.views if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):
