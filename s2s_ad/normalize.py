@@ -86,6 +86,8 @@ class _Names(cst.CSTVisitor):
         self.assigned: set[str] = set()
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
+        self.entries: set[str] = set()  # names bound to an entry or attribute of another
+        self.viewed: list[tuple[str, str]] = []  # (v, y) for v = y[1:3], v = y.T
         self.copies: list[tuple[str, str]] = []
         # (container, name): the container may hold the object the name is bound to
         # (``rows = [h]``, ``d[k] = h``, ``rows.append(h)``, ``for row in grid``)
@@ -158,9 +160,19 @@ class _Names(cst.CSTVisitor):
                 if isinstance(target.target, cst.Name):
                     self.copies.append((target.target.value, node.value.value))
         if isinstance(node.value, (cst.Subscript, cst.Attribute)):
+            base = _viewed_name(node.value)
+            whole = isinstance(node.value, cst.Attribute) or not any(
+                isinstance(el.slice, cst.Slice) for el in node.value.slice
+            )
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.views.add(target.target.value)
+                    if whole:  # an entry or attribute itself, not a slice's copy of a list
+                        self.entries.add(target.target.value)
+                    if base is not None:  # v = y[1:3], B = A.T: a write into y changes v
+                        self.viewed.append((target.target.value, base))
+        named = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        self.copies += [(a, b) for a, b in zip(named, named[1:])]  # a = b = np.zeros(3)
         for base in _view_call_bases(node.value):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -290,8 +302,10 @@ class Normalizer:
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
         self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
         self.views = scan.views
+        self.entries = scan.entries
         self.copies = scan.copies
         self.holders = scan.holders
+        self.viewed = scan.viewed
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -299,6 +313,7 @@ class Normalizer:
         self.shared: set[str] = set()
         self.comp_names: set[str] = set()
         self.memo: dict[str, ir.Atom] = {}
+        self.index_parts: list[ir.Atom | tuple[ir.Atom, ...]] = []
         self.env: dict[str, ir.Atom] = {}
         self.line = parsed.first_line
         self.src = ""
@@ -629,7 +644,7 @@ class Normalizer:
                     "assign into a local array (x[i, j] = ...)",
                 )
             index = self.index(target)
-            self.alias_check(obj.value)
+            self.alias_check(obj.value, element=True)
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
         elif isinstance(target, cst.Attribute):
             self.set_attribute(target, value)
@@ -673,7 +688,7 @@ class Normalizer:
         name = ir.Const(repr(target.attr.value))
         self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, [obj, name, value], [])))
 
-    def alias_check(self, name: str) -> None:
+    def alias_check(self, name: str, element: bool = False) -> None:
         """Before an in-place write into ``name``: refuse, when it runs, a write that another
         name would see (``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y[0] = 1`` changes
         ``z``), since the generated code keeps each name's value apart."""
@@ -684,8 +699,11 @@ class Normalizer:
         while grown:
             linked = {b for a, b in self.copies if a in partners}
             linked |= {a for a, b in self.copies if b in partners}
-            if not self.generated:  # generated code hands its tapes over on purpose
+            if not self.generated:  # generated code hands its tapes over on purpose and
+                # reads a slice's old values right before writing it
                 linked |= {a for a, b in self.holders if b in partners}
+                linked |= {a for a, b in self.viewed if b in partners}
+                linked |= {b for a, b in self.viewed if a in partners}
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
@@ -694,7 +712,11 @@ class Normalizer:
 
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
-            kwargs = [("entry", ir.Const("True"))] if name in self.views else []
+            kwargs: list[tuple[str, ir.Atom]] = []
+            if name in self.entries:
+                kwargs.append(("entry", ir.Const("True")))
+            if element and partners:
+                kwargs.append(("at", self.region()))  # the entries the write covers
             self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
 
     def aug_assignment(self, node: cst.AugAssign) -> None:
@@ -709,8 +731,10 @@ class Normalizer:
             if not isinstance(obj, cst.Name) or obj.value not in self.locals:
                 raise self.error("augmented assignment into a non-local element", target)
             index = self.index(target)
+            parts = self.index_parts
             right = self.atom(node.value)
-            self.alias_check(obj.value)
+            self.index_parts = parts
+            self.alias_check(obj.value, element=True)
             old = self.fresh()
             self.assign(old, ir.Subscript(ir.Var(obj.value), index))
             new = self.fresh()
@@ -1233,17 +1257,22 @@ class Normalizer:
                 reads.append(atom.name)
             return str(atom)
 
+        self.index_parts = []
         for el in node.slice:
             sl = el.slice
             if isinstance(sl, cst.Index):
                 if sl.star is not None:
                     raise self.error("starred index", sl)
                 parts.append(part(sl.value))
+                self.index_parts.append(self.memo_atom(parts[-1]))
             else:
-                text = part(sl.lower) + ":" + part(sl.upper)
+                bounds = [part(sl.lower), part(sl.upper)]
+                text = bounds[0] + ":" + bounds[1]
                 if sl.step is not None:
-                    text += ":" + part(sl.step)
+                    bounds.append(part(sl.step))
+                    text += ":" + bounds[2]
                 parts.append(text)
+                self.index_parts.append(tuple(self.memo_atom(b) for b in bounds))
         code = ", ".join(parts)
         if (
             len(parts) == 1
@@ -1252,6 +1281,29 @@ class Normalizer:
         ):
             code += ","
         return ir.Index(code, tuple(reads))
+
+    @staticmethod
+    def memo_atom(text: str) -> ir.Atom:
+        """An index part's atom back from its text (a name or a constant; ``""``: None)."""
+        if not text:
+            return ir.Const("None")
+        return (
+            ir.Var(text) if text.isidentifier() and text not in _CONSTANT_NAMES else ir.Const(text)
+        )
+
+    def region(self) -> ir.Atom:
+        """The last index lowered (see :meth:`index`) as a tuple of its parts (slices made
+        with ``slice``), for :func:`runtime.not_a_view` to find what the write covers."""
+        items: list[ir.Atom] = []
+        for part in self.index_parts:
+            if isinstance(part, tuple):
+                bounds = list(part) + [ir.Const("None")] * (3 - len(part))
+                items.append(self._builtin_call("slice", bounds))
+            else:
+                items.append(part)
+        tmp = self.fresh("_at")
+        self.assign(tmp, ir.Build("tuple", items))
+        return ir.Var(tmp)
 
     def frozen_method(self, node: cst.Call) -> cst.Call | None:
         """A method of a frozen SciPy distribution as the distribution's own method, which
@@ -1642,8 +1694,10 @@ class Normalizer:
         rename[inner] = self.reserve(f"{target}_def")
         self.locals.update(v for k, v in rename.items() if k != inner)
         self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
         self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):
@@ -1721,8 +1775,10 @@ class Normalizer:
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
         self.locals.update(rename.values())
         self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
         self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):

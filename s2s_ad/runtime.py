@@ -354,7 +354,7 @@ def check_state_call(method: Any, *varied: Any) -> None:
         )
 
 
-def not_a_view(x: Any, *aliases: Any, entry: bool = False) -> None:
+def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> None:
     """Refuse an in-place write that another name would see.
 
     ``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y *= 2`` (or ``z = y.reshape(-1);
@@ -362,7 +362,9 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False) -> None:
     b.append(v)`` changes the list ``a``. The generated code keeps each name's value apart,
     so such code is refused when it runs. ``aliases`` are the other names that may share
     ``x`` or hold it (in a list, tuple or dict, at any depth); ``entry``: ``x`` was read
-    out of a container or an object (``row = grid[i]``), so a list or dict is refused.
+    out of a container or an object (``row = grid[i]``), so a list or dict is refused;
+    ``at``: the index of an element write (``x[at] = v``), so that a view of other entries
+    (``h = H[t, :]; H[t + 1, :] = v``) is left alone.
     """
     if isinstance(x, (list, dict)):
         if entry:
@@ -385,7 +387,7 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False) -> None:
             "an in-place update of a view (v = y[...]; v op= ...)",
             hint="update y[...] directly, or copy the slice first",
         )
-    if any(a is x or (isinstance(a, np.ndarray) and np.may_share_memory(a, x)) for a in aliases):
+    if any(a is x or _overlaps(a, x, at) for a in aliases):
         raise _refusal_here(
             "an in-place update of an array another variable also names (z = y; y op= ...)",
             hint="write y = y op ... , or copy the array first",
@@ -413,6 +415,22 @@ def _refusal_here(construct: str, hint: str) -> Exception:
         return TransformError(construct, hint=hint)
     path = user_origin(filename, 0).rsplit(":", 1)[0]
     return TransformError(construct, path, where[0], hint=hint, line_text=where[1])
+
+
+def _overlaps(a: Any, x: np.ndarray, at: Any) -> bool:
+    """Whether the array ``a`` sees the entries of ``x`` that ``x[at] = ...`` writes (all of
+    ``x`` without ``at``; when ``x[at]`` is a copy, a fancy index, any memory of ``x``)."""
+    if not isinstance(a, np.ndarray) or not np.may_share_memory(a, x):
+        return False
+    if at is None:
+        return True
+    try:
+        region = x[at]
+    except (IndexError, TypeError, ValueError):
+        return True
+    if not isinstance(region, np.ndarray) or not np.may_share_memory(region, x):
+        return True  # a copy (fancy index) or a scalar: where it lands is not followed
+    return bool(np.shares_memory(a, region))
 
 
 def _holds(container: Any, x: Any) -> bool:

@@ -3,8 +3,10 @@
 The generated code keeps each name's value apart, so a write into an object that a list,
 tuple or dict also holds (``rows.append(h); h[0] = ...``), into a list another name also
 binds (``b = a; b.append(v)``) or into a list read out of another one (``row = grid[i];
-row[0] = ...``) would give a silently wrong gradient; each is refused with a
-``TransformError``. The same programs written without the shared object (a fresh buffer
+row[0] = ...``), or into an array a kept slice, transpose or second name sees
+(``w = y[1:3]; y[1] = ...``, ``a = b = np.zeros(3)``) would give a silently wrong
+gradient; each is refused with a ``TransformError`` at the user's line. A view of other
+entries than the written ones (``h = H[t, :]; H[t + 1, :] = ...``) is left alone. The same programs written without the shared object (a fresh buffer
 per row, a copy before the write) are differentiated and checked against finite
 differences.
 """
@@ -115,6 +117,47 @@ def loop_row_scaling(x):
     return np.sum(rows[0] * rows[1])
 
 
+def slice_then_base_write(x):
+    """A slice of an array kept, then the array written where the slice looks."""
+    y = x * 1.0
+    window = y[1:3]
+    y[1] = x[0] * 5.0
+    return np.sum(window * x[1:3])
+
+
+def chained_buffers(x):
+    """``a = b = np.zeros(3)``: one array under two names."""
+    a = b = np.zeros(3)
+    a[0] = x[0] * 2.0
+    return np.sum(b * x[:3])
+
+
+def transpose_kept(x):
+    """The transpose of a matrix kept, then the matrix written into."""
+    A = np.outer(x, x)
+    At = A.T
+    A[0, 1] = 7.0 * x[2]
+    return np.sum(At * A)
+
+
+def preallocated_states(x):
+    """Hidden states in preallocated rows: each row read as a view, the next one written."""
+    H = np.zeros((4, 2))
+    for t in range(3):
+        h = H[t, :]
+        H[t + 1, :] = np.tanh(h * x[t] + x[t + 1])
+    return np.sum(H**2)
+
+
+def split_state(x):
+    """The first half of a state read as a slice, the second half written from it."""
+    state = np.zeros(4)
+    state[:2] = x[:2]
+    first = state[:2]
+    state[2:] = np.sin(first * x[2:])
+    return np.sum(state**2)
+
+
 X = np.array([0.3, -0.7, 1.2, 0.5])
 
 SHARED = [
@@ -125,8 +168,18 @@ SHARED = [
     nested_list_then_write,
     unpacked_pair_pop,
     loop_row_scaling,
+    slice_then_base_write,
+    chained_buffers,
+    transpose_kept,
 ]
-APART = [fresh_buffer_rows, state_dict_rebuilt, history_one_name, grid_row_rebuilt]
+APART = [
+    fresh_buffer_rows,
+    state_dict_rebuilt,
+    history_one_name,
+    grid_row_rebuilt,
+    preallocated_states,
+    split_state,
+]
 
 
 @pytest.mark.parametrize("f", SHARED, ids=lambda f: f.__name__)
