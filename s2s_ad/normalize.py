@@ -93,13 +93,39 @@ class _Names(cst.CSTVisitor):
         # (``rows = [h]``, ``d[k] = h``, ``rows.append(h)``, ``for row in grid``)
         self.holders: list[tuple[str, str]] = []
         self.value_reads: set[str] = set()  # names read other than as a call's callee
+        self.order: dict[int, int] = {}  # id of each Name node -> its place in the text
+        self.read_at: dict[str, list[int]] = {}  # name -> places it is read
+        self.loops: list[tuple[int, int]] = []  # places each loop spans
+        self._loops: list[int] = []
         self._not_reads: set[int] = set()  # Name nodes that name a callee or define
         self._depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.all.add(node.value)
+        self.order[id(node)] = len(self.order)
         if id(node) not in self._not_reads:
             self.value_reads.add(node.value)
+            self.read_at.setdefault(node.value, []).append(self.order[id(node)])
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(len(self.order))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops.append((self._loops.pop(), len(self.order)))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops.append((self._loops.pop(), len(self.order)))
+
+    def live_after(self, name: str, node: cst.CSTNode | None) -> bool:
+        """Whether ``name`` may be read after the Name ``node`` (a later read in the text, or
+        any read in a loop around it); True when ``node`` is not of this scan."""
+        at = self.order.get(id(node)) if node is not None else None
+        if at is None:
+            return True
+        reads = self.read_at.get(name, [])
+        if any(r > at for r in reads):
+            return True
+        return any(a <= at < b and any(a <= r < b for r in reads) for a, b in self.loops)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
@@ -161,13 +187,11 @@ class _Names(cst.CSTVisitor):
                     self.copies.append((target.target.value, node.value.value))
         if isinstance(node.value, (cst.Subscript, cst.Attribute)):
             base = _viewed_name(node.value)
-            whole = isinstance(node.value, cst.Attribute) or not any(
-                isinstance(el.slice, cst.Slice) for el in node.value.slice
-            )
+            whole = isinstance(node.value, cst.Attribute)
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.views.add(target.target.value)
-                    if whole:  # an entry or attribute itself, not a slice's copy of a list
+                    if whole:  # an object's attribute: what reads it later is not followed
                         self.entries.add(target.target.value)
                     if base is not None:  # v = y[1:3], B = A.T: a write into y changes v
                         self.viewed.append((target.target.value, base))
@@ -201,6 +225,7 @@ class _Names(cst.CSTVisitor):
         self._targets(node.target)
 
     def visit_For(self, node: cst.For) -> None:
+        self._loops.append(len(self.order))
         self._targets(node.target)
         # ``for row in grid`` / ``for i, row in enumerate(grid)``: the loop names are entries
         containers = [node.iter] if isinstance(node.iter, cst.Name) else []
@@ -306,6 +331,7 @@ class Normalizer:
         self.copies = scan.copies
         self.holders = scan.holders
         self.viewed = scan.viewed
+        self.scan = scan
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -537,13 +563,13 @@ class Normalizer:
             ):
                 item = self.atom(value.args[0].value)
                 if not self.generated:
-                    self.alias_check(value.func.value.value)
+                    self.alias_check(value.func.value.value, node=value.func.value)
                 self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
             elif self._list_pop(value) is not None:
                 popped = self._list_pop(value)
                 assert popped is not None
                 if not self.generated:
-                    self.alias_check(popped)
+                    self.alias_check(popped, node=value.func.value)
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
@@ -644,7 +670,7 @@ class Normalizer:
                     "assign into a local array (x[i, j] = ...)",
                 )
             index = self.index(target)
-            self.alias_check(obj.value, element=True)
+            self.alias_check(obj.value, element=True, node=obj)
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
         elif isinstance(target, cst.Attribute):
             self.set_attribute(target, value)
@@ -688,25 +714,32 @@ class Normalizer:
         name = ir.Const(repr(target.attr.value))
         self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, [obj, name, value], [])))
 
-    def alias_check(self, name: str, element: bool = False) -> None:
+    def alias_check(
+        self, name: str, element: bool = False, node: cst.CSTNode | None = None
+    ) -> None:
         """Before an in-place write into ``name``: refuse, when it runs, a write that another
         name would see (``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y[0] = 1`` changes
         ``z``), since the generated code keeps each name's value apart."""
         # every name a chain of plain copies may share the array with (b = c; a = b), and
         # the containers that may hold it (rows = [h]; d[k] = h), theirs too (c2 = [rows])
         partners = {name}
+        held: set[str] = set()  # partners through containers and views: checked if read later
         grown = True
         while grown:
             linked = {b for a, b in self.copies if a in partners}
             linked |= {a for a, b in self.copies if b in partners}
             if not self.generated:  # generated code hands its tapes over on purpose and
                 # reads a slice's old values right before writing it
-                linked |= {a for a, b in self.holders if b in partners}
-                linked |= {a for a, b in self.viewed if b in partners}
-                linked |= {b for a, b in self.viewed if a in partners}
+                more = {a for a, b in self.holders if b in partners}
+                more |= {a for a, b in self.viewed if b in partners}
+                more |= {b for a, b in self.viewed if a in partners}
+                held |= more - partners
+                linked |= more
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
+        # a container or view nothing reads after the write cannot show its effect
+        partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
         if name in self.views or partners:
             from .runtime import not_a_view
 
@@ -724,7 +757,7 @@ class Normalizer:
         target = node.target
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
-            self.alias_check(target.value)
+            self.alias_check(target.value, node=target)
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
             obj = target.value
@@ -734,7 +767,7 @@ class Normalizer:
             parts = self.index_parts
             right = self.atom(node.value)
             self.index_parts = parts
-            self.alias_check(obj.value, element=True)
+            self.alias_check(obj.value, element=True, node=obj)
             old = self.fresh()
             self.assign(old, ir.Subscript(ir.Var(obj.value), index))
             new = self.fresh()
@@ -942,7 +975,8 @@ class Normalizer:
         popped = self._list_pop(node)
         if popped is not None and popped != target:
             if not self.generated:
-                self.alias_check(popped)
+                assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                self.alias_check(popped, node=node.func.value)
             self.emit(ir.ListPop(self.line, self.src, popped, target))
             return
         expr = self.expression(node)

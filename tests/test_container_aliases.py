@@ -6,9 +6,11 @@ binds (``b = a; b.append(v)``) or into a list read out of another one (``row = g
 row[0] = ...``), or into an array a kept slice, transpose or second name sees
 (``w = y[1:3]; y[1] = ...``, ``a = b = np.zeros(3)``) would give a silently wrong
 gradient; each is refused with a ``TransformError`` at the user's line. A view of other
-entries than the written ones (``h = H[t, :]; H[t + 1, :] = ...``) is left alone. The same programs written without the shared object (a fresh buffer
-per row, a copy before the write) are differentiated and checked against finite
-differences.
+entries than the written ones (``h = H[t, :]; H[t + 1, :] = ...``), or a container that
+nothing reads after the write, is left alone. The same programs written without the
+shared object (a fresh buffer per row, a copy before the write) are differentiated and
+checked against finite differences (a loop over ``[a, b]`` then a write into ``a`` gave a
+wrong gradient: the tape's record of ``a`` now has the write undone before it is read).
 """
 
 from __future__ import annotations
@@ -158,6 +160,17 @@ def split_state(x):
     return np.sum(state**2)
 
 
+def list_not_read_after_the_write(x):
+    """Arrays listed for a loop, then one written: nothing reads the list afterwards."""
+    a = x * 1.0
+    b = x**2
+    total = 0.0
+    for arr in [a, b]:
+        total = total + np.sum(np.sin(arr))
+    a[0] = b[1] * 3.0
+    return total + np.sum(a * b)
+
+
 X = np.array([0.3, -0.7, 1.2, 0.5])
 
 SHARED = [
@@ -179,6 +192,7 @@ APART = [
     grid_row_rebuilt,
     preallocated_states,
     split_state,
+    list_not_read_after_the_write,
 ]
 
 
