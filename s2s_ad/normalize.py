@@ -839,11 +839,25 @@ class Normalizer:
         return ir.Var(tmp)
 
     def _sequence(self, node: cst.BaseExpression) -> ir.Atom:
+        """What a ``for`` iterates over, as an indexable sequence; ``reversed(xs)`` as the
+        sequence of ``xs`` read backwards (``[::-1]``)."""
         from .runtime import sequence
 
+        backwards = (
+            self._builtin_iter(node, "reversed")
+            and isinstance(node, cst.Call)
+            and len(node.args) == 1
+        )
+        if backwards:
+            assert isinstance(node, cst.Call)
+            node = node.args[0].value
         seq = self.fresh("_seq")
         callee = ir.Callee("_ad.sequence", sequence, resolved=True)
         self.assign(seq, ir.Call(callee, [self.atom(node)], []))
+        if backwards:
+            back = self.fresh("_seq")
+            self.assign(back, ir.Subscript(ir.Var(seq), ir.Index("::-1")))
+            return ir.Var(back)
         return ir.Var(seq)
 
     def _builtin_iter(self, it: cst.BaseExpression, name: str) -> bool:

@@ -1,8 +1,8 @@
 """Functional-style numerical code: ``map`` over sequences with ``functools.partial``
 binding the parameters, a recursive likelihood that maps itself over a list of
 sequences (an HMM's forward algorithm), ``filter`` picking terms, ``map`` with two
-iterables, and ``list(map(np.log, params))`` turning probabilities into natural
-parameters."""
+iterables, ``list(map(np.log, params))`` turning probabilities into natural
+parameters, and loops over ``reversed(...)`` (Horner's rule, discounted returns)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,24 @@ def layer_norms(params):
     return sum(map(lambda layer: np.sum(layer[0] ** 2) + 0.1 * np.sum(layer[1] ** 2), params))
 
 
+def horner(coeffs, x):
+    """A polynomial by Horner's rule over the coefficients read backwards."""
+    value = np.zeros_like(x)
+    for c in reversed(coeffs):
+        value = value * x + c
+    return np.sum(value**2)
+
+
+def discounted_returns(rewards, gamma):
+    """Returns computed from the last step back, weighted by their distance to the end."""
+    ret = 0.0
+    total = 0.0
+    for k, r in enumerate(reversed(list(rewards))):
+        ret = r + gamma * ret
+        total = total + (k + 1) * ret**2
+    return total
+
+
 _rs = np.random.RandomState(11)
 
 
@@ -69,6 +87,16 @@ _XS = [_rs.randn(4) for _ in range(3)]
 _YS = [_rs.randn(4) for _ in range(3)]
 
 PROGRAMS = [
+    Program(
+        "horner", (_rs.randn(4), np.linspace(-1, 1, 5)), wrt=(0, 1), checks=("grad", "vg", "fwd")
+    ),
+    Program(
+        "discounted_returns",
+        (_rs.randn(5), 0.9),
+        wrt=(0, 1),
+        checks=("grad", "vg", "fwd", "hvp"),
+        autograd=False,  # autograd cannot iterate reversed() over its boxes' list
+    ),
     Program("hmm_from_probabilities", (_PROBS,), checks=("grad", "vg")),
     Program(
         "hmm_log_likelihood",
