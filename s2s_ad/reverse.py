@@ -626,9 +626,12 @@ class Reverse:
                 if not self.active(call.callee.receiver):
                     info = CallInfo("dynamic")  # an object's method, not an array's
             elif info.kind == "method" and not self.active(call.callee.receiver):
-                if _array_only(call) and any(self.active(a) for a in expr_atoms(call)):
+                if any(self.active(a) for a in expr_atoms(call)) and (
+                    _array_only(call) or not _rule_takes(info.rule, call, self.active)
+                ):
                     # the receiver may be a module or an object (``anp.sum(x)`` with numpy
-                    # passed in): which function runs is known when it runs
+                    # passed in, a user's ``parser.get(vect, name)``): which function runs
+                    # is known when it runs
                     info = CallInfo("dynamic")
             active_args = [a for a in expr_atoms(call) if self.active(a)]
             reads_variables = self.variables and info.kind in ("user", "dynamic")
@@ -2096,6 +2099,20 @@ def _array_only(call: ir.Call) -> bool:
     """Whether a method call's rule is an array method's (``.sum``, ``.dot``): on a receiver
     that is not differentiated it may be a module or another object (``anp.sum(x)``)."""
     return hasattr(np.ndarray, call.callee.method or "")
+
+
+def _rule_takes(rule: Rule | None, call: ir.Call, active: Callable[[ir.Atom], bool]) -> bool:
+    """Whether a method rule differentiates every differentiated argument of ``call`` (the
+    receiver first): ``d.get(key, x)`` on a dict, not ``parser.get(vect, "W")``."""
+    if rule is None:
+        return False
+    args = [call.callee.receiver, *call.args]
+    if len(args) > len(rule.params):
+        return not any(active(a) for a in args[len(rule.params) :])
+    pairs = list(zip(rule.params, args)) + list(call.kwargs)
+    return all(
+        p in rule.partials or p in rule.vjps or p in STRUCTURAL for p, a in pairs if active(a)
+    )
 
 
 def _packs(func: Any, call: ir.Call) -> bool:
