@@ -646,6 +646,12 @@ class Normalizer:
             if value != ir.Var(target.value):
                 self.assign(target.value, ir.Copy(value))
         elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, ir.Var) and value.name in _target_names(target):
+                # ``a, p = p``: the unpacked value gets a name of its own, so the sweeps
+                # never take the rebound ``p`` for the tuple it came from
+                tmp = self.fresh()
+                self.assign(tmp, ir.Copy(value))
+                value = ir.Var(tmp)
             if any(isinstance(el, cst.StarredElement) for el in target.elements):
                 self.starred_store(target, value)
                 return
@@ -2478,3 +2484,14 @@ def _bound_alias_checks(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
         for name in sorted(unbound_first)
     ]
     return inits + body
+
+
+def _target_names(target: cst.BaseExpression) -> set[str]:
+    """The names an assignment target binds, nested tuples and starred entries included."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_target_names(el.value) for el in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
