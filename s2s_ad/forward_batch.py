@@ -33,11 +33,11 @@ import numpy as np
 from . import batching, ir
 from .emit import Compiled
 from .forward import TANGENTS, Forward, Tangents
-from .reverse import Resolver
 from .rules import batched as _batched_rules  # noqa: F401  (attaches the batched templates)
 from .rules.registry import Rule, substitute
 from .simplify import fold
 from .source import user_origin
+from .sweep_base import Resolver
 
 #: Memory one batched run may allocate (bytes): the batch is cut in chunks of as many
 #: columns as fit, measured on a first chunk of :data:`PROBE_COLUMNS` columns.

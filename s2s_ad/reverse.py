@@ -15,34 +15,26 @@ import inspect
 import math as _math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import aliasing, ir
-from .analysis import (
-    Activity,
-    CallInfo,
-    analyze,
-    attribute_store,
-    call_writes,
-    classify,
-    outside_names,
-    walk,
-)
+from .analysis import CallInfo, classify, outside_names, walk
+from .call_plans import CallPlan
 from .codefacts import pure
 from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
-from .errors import TransformError
 from .normalize import expr_atoms
 from .rebind import GlobalCallee
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
+from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
 from .targets import signature
+from .value_kinds import scalar_call, vector_vars
 
-Resolver = Callable[[Any, tuple[str, ...]], Any]
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
 #: ``a = ...`` or ``a, b = ...``: the names a plain assignment binds.
 _BINDING = re.compile(r"\s*((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*\s*,?)\s*=(?!=)")
@@ -58,17 +50,6 @@ class Site:
     kind: str = ""
     inner: tuple[int, int] | None = None  # the loop whose body holds it directly
     within: tuple[int, int] | None = None  # the innermost loop around it
-
-
-@dataclass
-class CallPlan:
-    """How an active call site is emitted."""
-
-    info: CallInfo
-    aux: str = ""
-    fwd: str = ""
-    bwd: str = ""
-    labels: list[tuple[Any, ir.Atom]] = field(default_factory=list)
 
 
 @dataclass
@@ -90,7 +71,7 @@ class Sweeps:
     restored: set[str]
 
 
-class Reverse:
+class Reverse(SweepBase):
     """Builds both sweeps for one function and one set of ``wrt`` parameters."""
 
     def __init__(
@@ -105,18 +86,10 @@ class Reverse:
         pure: bool = False,
         variables: bool = False,
     ) -> None:
-        self.fn = fn
-        # variables mode (tapes): Variables read through attributes get their adjoints
-        self.variables = variables
-        # pure: no in-place updates of adjoints (code that will be differentiated again)
-        self.pure = pure
-        self.user_globals = user_globals or {}
-        self.wrt = wrt
-        self.scalar_params = scalars
-        self.resolver = resolver
-        self.reserved = set(fn.names) | set(fn.params)
+        super().__init__(
+            fn, wrt, resolver, has_aux, scalars, user_globals, vectors, pure, variables
+        )
         self._bars: dict[str, str] = {}
-        self.bindings: dict[str, Any] = {}
         self.sites: dict[tuple[int, str], int] = {}
         self.site_info: dict[int, Site] = {}
         self.plans: dict[int, CallPlan] = {}
@@ -127,42 +100,13 @@ class Reverse:
         self.dense: set[str] = set()
         self._live_now: set[str] = set()
         self.pos: dict[int, int] = {}
-        self.loop_span: dict[int, tuple[int, int]] = {}
         self.reads_at: dict[int, set[str]] = {}
         self.cur = -1
         self._enclosing: tuple[int, str] | None = None
-        self._fwd_enclosing: tuple[int, str] | None = None
-        body = list(fn.body)
-        ret = body.pop()
-        assert isinstance(ret, ir.Return)
-        self.ret_stmt = ret
-        out_atom = ret.value
-        if has_aux:
-            value = self.mint("value")
-            aux = self.mint("aux")
-            if not isinstance(out_atom, ir.Var):
-                raise TransformError("has_aux output that is not a pair", fn.filename, ret.line)
-            body.append(ir.Unpack(ret.line, ret.src, [value, aux], out_atom))
-            self.output = value
-        elif isinstance(out_atom, ir.Var):
-            self.output = out_atom.name
-        else:
-            self.output = self.mint("ans")
-            body.append(ir.Assign(ret.line, ret.src, self.output, ir.Copy(out_atom)))
-        self.returned = out_atom
-        self.body = body
-        self.np = "np"
-        self.ad = self.mint("_ad")
         self.tape = self.mint("_tape")
-        self.activity: Activity = analyze(
-            ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
-            wrt,
-            self.output,
-            variables,
-        )
+        body = self.body
         self.numeric = self._numeric_vars()
-        self.scalar = _scalar_vars(self.body, set(fn.params), scalars, vectors)
-        self.vectors = _vector_vars(self.body, set(fn.params), vectors)
+        self.vectors = vector_vars(self.body, set(fn.params), vectors)
         self.dicts = {
             s.target
             for s in walk(self.body)
@@ -174,40 +118,18 @@ class Reverse:
         self.mutated = {s.obj for s in self.writes}
         self.shares = aliasing.bases(walk(body)) if self.writes else {}
 
-    # --- names -----------------------------------------------------------------------
+    def call_plans(self) -> dict[int, CallPlan]:
+        return self.plans
 
-    def mint(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.reserved:
-            k += 1
-            name = f"{base}{k}"
-        self.reserved.add(name)
-        return name
+    def arrange_pushes(self, items: list[Item]) -> list[Item]:
+        return hoist_pushes(items, self.tape)
+
+    # --- names -----------------------------------------------------------------------
 
     def bar(self, var: str) -> str:
         if var not in self._bars:
             self._bars[var] = self.mint(f"{var}_bar")
         return self._bars[var]
-
-    def helper(self, base: str, obj: Any) -> str:
-        """A name for a module the generated code needs: the user's own when it is the same."""
-        if self.user_globals.get(base) is obj and base not in self._primal_names():
-            return base
-        return self.bind(base, obj)
-
-    def bind(self, base: str, obj: Any) -> str:
-        for name, value in self.bindings.items():
-            if value is obj and name.startswith(base):
-                return name
-        name = self.mint(base)
-        self.bindings[name] = obj
-        return name
-
-    def active(self, atom: ir.Atom | None) -> bool:
-        return isinstance(atom, ir.Var) and self.activity.active(atom.name)
-
-    def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
-        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
 
     def _numeric_vars(self) -> set[str]:
         numeric: set[str] = set()
@@ -235,7 +157,7 @@ class Reverse:
         """
         counts: dict[str, int] = {}
         for st in walk(self.body):
-            for var in _assigned(st, self):
+            for var in self.assigned(st):
                 counts[var] = counts.get(var, 0) + 1
         out: dict[str, str] = {}
         base: dict[str, set[str]] = {}
@@ -267,7 +189,7 @@ class Reverse:
                     isinstance(value, ir.Call)
                     and st.target in self.scalar
                     and in_loop
-                    and _scalar_call(value, self._scalar_atom)
+                    and scalar_call(value, self._scalar_atom)
                 ):
                     # so does a math function of scalars (a tape entry per trip saved)
                     text = self.render_expr(value)
@@ -320,7 +242,7 @@ class Reverse:
             for s in stmts:
                 p = len(self.pos)
                 self.pos[id(s)] = p
-                for var in _assigned(s, self):
+                for var in self.assigned(s):
                     site = len(self.site_info)
                     self.sites[(id(s), var)] = site
                     overwrites = (
@@ -350,7 +272,7 @@ class Reverse:
                         span = (start - 1, len(self.pos) - 1)
                         self._fix_span(start, span)
                 else:
-                    definite.update(_assigned(s, self))
+                    definite.update(self.assigned(s))
             return definite
 
         visit(self.body, None, params)
@@ -537,30 +459,19 @@ class Reverse:
             {self.site_info[p].var for p in pushed},
         )
 
-    def _primal_names(self) -> set[str]:
-        names = set(self.fn.params)
-        for s in walk(self.body):
-            names.update(_assigned(s, self))
-            if isinstance(s, ir.For):
-                names.add(s.target)
-        for plan in self.plans.values():
-            if plan.aux:
-                names.add(plan.aux)
-        return names
-
     def _definite_at_end(self) -> set[str]:
         definite = set(self.fn.params)
         for s in self.body:
             if isinstance(s, ir.If):
-                a = {v for t in walk(s.body) for v in _assigned(t, self)}
-                b = {v for t in walk(s.orelse) for v in _assigned(t, self)}
+                a = {v for t in walk(s.body) for v in self.assigned(t)}
+                b = {v for t in walk(s.orelse) for v in self.assigned(t)}
                 definite |= a & b
             elif isinstance(s, ir.For):
                 definite.update(v for v in (s.trips,) if v)
             elif isinstance(s, ir.While):
                 definite.add(s.trips)
             else:
-                definite.update(_assigned(s, self))
+                definite.update(self.assigned(s))
         return definite
 
     # --- call planning -------------------------------------------------------------------
@@ -677,24 +588,6 @@ class Reverse:
                 )
             self.plans[id(s)] = plan
 
-    def _refuse_written_arguments(self, call: ir.Call, s: ir.Stmt) -> None:
-        """Refuse a call that may write in place into an argument the gradient depends on:
-        the caller's value would change behind the generated code's back."""
-        for atom in call_writes(call):
-            if (
-                isinstance(atom, ir.Var)
-                and atom.name in self.activity.varied | self.activity.useful
-            ):
-                store = attribute_store(call)
-                if store is not None:
-                    raise self.error(store[0], s, store[1])
-                raise self.error(
-                    f"call to {call.callee.code}, which may write into its argument "
-                    f"{atom.name!r} in place",
-                    s,
-                    "copy the argument first inside the called function (u = u.copy())",
-                )
-
     def _user_labels(self, func: Any, call: ir.Call, stmt: ir.Stmt) -> list[tuple[Any, ir.Atom]]:
         try:
             sig = signature(func)  # the differentiated function's own (not __wrapped__'s)
@@ -716,88 +609,8 @@ class Reverse:
 
     # --- forward sweep -------------------------------------------------------------------
 
-    def atom(self, atom: ir.Atom) -> str:
-        return str(atom)
-
-    def render_expr(self, expr: ir.Expr) -> str:
-        a = self.atom
-        if isinstance(expr, ir.Copy):
-            return a(expr.value)
-        if isinstance(expr, ir.BinOp):
-            return f"{a(expr.left)} {expr.op} {a(expr.right)}"
-        if isinstance(expr, ir.UnaryOp):
-            sep = " " if expr.op == "not" else ""
-            return f"{expr.op}{sep}{a(expr.operand)}"
-        if isinstance(expr, ir.Compare):
-            parts = [a(expr.left)]
-            for op, right in zip(expr.ops, expr.comparators):
-                parts += [op, a(right)]
-            return " ".join(parts)
-        if isinstance(expr, ir.Call):
-            code = expr.callee.code
-            if code.startswith("_ad.") and self.ad != "_ad":
-                code = self.ad + code[3:]
-            if (
-                code.endswith(".__getitem__")
-                and len(expr.args) == 1
-                and not expr.kwargs
-                and not self.pure  # code parsed again reads np.r_[t] as np.r_[(t,)]
-            ):
-                return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
-            return f"{code}({self.call_args(expr)})"
-        if isinstance(expr, ir.Attr):
-            return f"{a(expr.obj)}.{expr.name}"
-        if isinstance(expr, ir.Subscript):
-            return f"{a(expr.obj)}[{expr.index.code}]"
-        if isinstance(expr, ir.Build):
-            if expr.kind == "dict":
-                inner = ", ".join(f"{k}: {a(v)}" for k, v in zip(expr.keys, expr.elts))
-                return "{" + inner + "}"
-            inner = ", ".join(a(e) for e in expr.elts)
-            if expr.kind == "tuple":
-                return f"({inner},)" if len(expr.elts) == 1 else f"({inner})"
-            return f"[{inner}]"
-        if isinstance(expr, ir.Opaque):
-            return expr.code
-        raise TypeError(expr)
-
-    def call_args(self, call: ir.Call) -> str:
-        parts = [self.atom(x) for x in call.args]
-        if call.star is not None:
-            parts.append(f"*{self.atom(call.star)}")
-        parts += [f"{k}={self.atom(v)}" for k, v in call.kwargs]
-        if call.starstar is not None:
-            parts.append(f"**{self.atom(call.starstar)}")
-        return ", ".join(parts)
-
     def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
         return self.commented(stmts, self.fwd_stmt)
-
-    def commented(self, stmts: list[ir.Stmt], one: Callable[[ir.Stmt], list[Item]]) -> list[Item]:
-        """Code of a block running forward, a ``# L<n>:`` comment above each user line
-        that became several statements (and above each branch or loop)."""
-        out: list[Item] = []
-        counts: dict[tuple[int, str], int] = {}
-        for s in stmts:
-            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
-        last = outer = self._fwd_enclosing
-        start = 0
-        for s in stmts:
-            key = (s.line, s.src)
-            several = counts[key] > 1 or isinstance(s, _COMPOUND)
-            if key != last:
-                start = len(out)
-            # code that is differentiated again marks every line: its comments then name them
-            if key != last and s.src and (several or self.pure):
-                out.append(Comment(f"# L{s.line}: {s.src}"))
-            last = key
-            self._fwd_enclosing = key
-            items = one(s)
-            out.extend(items)
-            if any(isinstance(i, Push) for i in items):
-                out[start:] = hoist_pushes(out[start:], self.tape)
-        self._fwd_enclosing = outer
-        return out
 
     def push(self, stmt: ir.Stmt, var: str) -> Push:
         return Push(var, self.site(stmt, var))
@@ -1010,49 +823,6 @@ class Reverse:
             self._check_discarded_call(s)
             return []
         return []
-
-    def _state_write(self, s: ir.ExprStmt) -> bool:
-        """``obj.a = v`` in variables mode, where every attribute read may be varied: checked
-        when it runs (``runtime.set_attribute`` refuses float values)."""
-        call = s.value
-        return self.variables and isinstance(call, ir.Call) and call.callee.obj is setattr
-
-    def _state_call(self, s: ir.ExprStmt) -> bool:
-        """``obj.method(...)`` with its result dropped, in variables mode (``v.assign_add``,
-        a metric's ``update_state``): checked when it runs."""
-        call = s.value
-        return (
-            self.variables
-            and isinstance(call, ir.Call)
-            and call.callee.receiver is not None
-            and call.callee.method is not None
-        )
-
-    def _varied(self, atom: ir.Atom) -> bool:
-        return isinstance(atom, ir.Var) and atom.name in self.activity.varied
-
-    def _check_discarded_call(self, s: ir.ExprStmt) -> None:
-        """A call whose result is dropped (logging, plotting, saving) runs in the forward
-        sweep; refused only when it may change a value the gradient depends on."""
-        call = s.value
-        if not isinstance(call, ir.Call):
-            return
-        if self._state_write(s) or self._state_call(s):
-            return  # variables mode: checked when it runs
-        receiver = call.callee.receiver
-        if receiver is not None and self.active(receiver):
-            raise self.error(f"in-place method call {call.callee.code}()", s)
-        varied = self.activity.varied
-        if classify(call).kind == "dynamic" and not call.callee.resolved:
-            if not any(isinstance(a, ir.Var) and a.name in varied for a in expr_atoms(call)):
-                return
-            raise self.error(
-                f"call to {call.callee.code} whose result is not used",
-                s,
-                "assign its result: a function known only when the code runs may change "
-                "its arguments in place",
-            )
-        self._refuse_written_arguments(call, s)
 
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
         site = self.site(s, var)
@@ -1281,26 +1051,6 @@ class Reverse:
                 # the cotangent may be the symbolic zero 0.0, which matrix products refuse
                 env = {**env, "g": f"{self.ad}.materialize({env['g']}, {s.target})"}
             add(atom, _fold(substitute(template, env)))
-
-    def bind_rule_call(
-        self, rule: Rule, kind: str, call: ir.Call, s: ir.Stmt
-    ) -> tuple[dict[str, str], list[tuple[str, ir.Atom]], list[ir.Atom]]:
-        """A call's arguments matched to a rule's parameters.
-
-        Returns:
-            Parameter -> source text (defaults filled in), (parameter, atom) pairs for
-            the arguments given, and the positional arguments beyond the parameters.
-        """
-        args = list(call.args)
-        if kind == "method":
-            assert call.callee.receiver is not None
-            args = [call.callee.receiver, *args]
-        kwargs = {k: self.atom(v) for k, v in call.kwargs}
-        bound = rule.bind([self.atom(a) for a in args], kwargs)
-        if bound is None:
-            raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
-        pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
-        return bound, pairs, args[len(rule.params) :]
 
     def _elementwise_contrib(
         self,
@@ -1688,13 +1438,8 @@ class Reverse:
         return [*own, *pre, *last_test, loop, *self.pop(s, s.trips)]
 
 
-_COMPOUND = (ir.If, ir.For, ir.While)
 _JUMPS = (ir.Break, ir.Continue)
 # parameters that take integers, axes, shapes or flags: never differentiated
-STRUCTURAL = frozenset(
-    "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
-    "num decimals order kind mode out where retstep endpoint subscripts".split()
-)
 JUMP = 1 << 40
 RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
@@ -1789,161 +1534,6 @@ def _elementwise(expr: ir.Expr) -> bool:
     return False
 
 
-def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
-    """Variables an (unnested) statement assigns, in push order."""
-    if isinstance(s, ir.Assign):
-        plan = rev.plans.get(id(s))
-        return [s.target, plan.aux] if plan is not None and plan.aux else [s.target]
-    if isinstance(s, ir.Unpack):
-        return list(s.targets)
-    if isinstance(s, (ir.SetItem, ir.Append)):
-        return [s.obj]
-    if isinstance(s, ir.ListPop):
-        return [s.target, s.obj]
-    if isinstance(s, ir.For):
-        return [s.target] + ([s.trips] if s.trips else [])
-    if isinstance(s, ir.While):
-        return [s.trips]
-    return []
-
-
-_SCALAR_BUILTINS = {"abs", "float", "int", "round", "min", "max", "len", "pow", "bool"}
-
-
-def _scalar_call(call: ir.Call, is_scalar: Callable[[ir.Atom], bool]) -> bool:
-    """Whether a call surely returns a scalar when its arguments are scalars."""
-    callee = call.callee
-    if not callee.resolved or call.kwargs:
-        return False
-    obj = callee.obj
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__name__", "")
-    if module == "math" or (module == "builtins" and name in _SCALAR_BUILTINS):
-        return bool(call.args) and all(is_scalar(a) for a in call.args)
-    rule = REGISTRY.lookup(obj)
-    if rule is not None and rule.partials and isinstance(obj, __import__("numpy").ufunc):
-        return all(is_scalar(a) for a in call.args)
-    return False
-
-
-_VECTOR_MAKERS = {"zeros_like", "ones_like", "empty_like", "copy", "array", "asarray"}
-
-
-def _greatest(
-    candidates: set[str],
-    defs: dict[str, list[Any]],
-    params: set[str],
-    holds: Callable[[Any], bool],
-) -> set[str]:
-    """The largest subset of ``candidates`` whose every definition ``holds`` (a parameter
-    holds on entry, so only its reassignments count; ``holds`` reads the current set)."""
-    changed = True
-    while changed:
-        changed = False
-        for var in list(candidates):
-            entry = [] if var in params else [None]
-            if not all(holds(d) for d in defs.get(var, entry)):
-                candidates.discard(var)
-                changed = True
-    return candidates
-
-
-def _vector_vars(body: list[ir.Stmt], params: set[str], vectors: frozenset[str]) -> set[str]:
-    """Variables that hold a 1-d array whenever the ``vectors`` parameters do."""
-    defs: dict[str, list[Any]] = {}
-    for s in walk(body):
-        if isinstance(s, ir.Assign):
-            defs.setdefault(s.target, []).append(s.value)
-        elif isinstance(s, (ir.SetItem, ir.Append)):
-            continue  # element writes keep the array's shape
-        else:
-            for var in _assigned_plain(s):
-                defs.setdefault(var, []).append(None)
-    candidates = {v for v in defs if v not in params} | set(vectors)
-
-    def vector_def(d: Any) -> bool:
-        if isinstance(d, ir.Copy):
-            return isinstance(d.value, ir.Var) and d.value.name in candidates
-        if isinstance(d, ir.Call) and len(d.args) == 1 and not d.kwargs:
-            arg = d.args[0]
-            obj = d.callee.obj
-            is_np = getattr(obj, "__name__", "") in _VECTOR_MAKERS and (
-                getattr(obj, "__module__", "") or ""
-            ).startswith("numpy")
-            method = d.callee.method == "copy" and not d.args
-            return is_np and isinstance(arg, ir.Var) and arg.name in candidates or method
-        if isinstance(d, ir.Call) and d.callee.method == "copy" and not d.args:
-            recv = d.callee.receiver
-            return isinstance(recv, ir.Var) and recv.name in candidates
-        return False
-
-    return _greatest(candidates, defs, params, vector_def)
-
-
-def _scalar_vars(
-    body: list[ir.Stmt],
-    params: set[str],
-    scalars: frozenset[str],
-    vectors: frozenset[str] = frozenset(),
-) -> set[str]:
-    """Variables that hold a Python or NumPy scalar whenever the ``scalars`` parameters do
-    (and the ``vectors`` parameters hold 1-d arrays, whose elements are scalars)."""
-    vecs = _vector_vars(body, params, vectors)
-    defs: dict[str, list[Any]] = {}
-    for s in walk(body):
-        if isinstance(s, ir.Assign):
-            defs.setdefault(s.target, []).append(s.value)
-        elif isinstance(s, ir.For) and s.range_args is not None:
-            defs.setdefault(s.target, []).append("int")
-        else:
-            for var in _assigned_plain(s):
-                defs.setdefault(var, []).append(None)
-    candidates = {v for v, ds in defs.items() if v not in params} | set(scalars)
-
-    def is_scalar(a: ir.Atom) -> bool:
-        if isinstance(a, ir.Const):
-            return a.code.lstrip("-").replace(".", "", 1).replace("e", "", 1).isdigit() or (
-                a.code in ("True", "False")
-            )
-        return a.name in candidates
-
-    def scalar_def(d: Any) -> bool:
-        if d == "int":
-            return True
-        if isinstance(d, ir.Copy):
-            return is_scalar(d.value)
-        if isinstance(d, ir.BinOp):
-            return d.op != "@" and is_scalar(d.left) and is_scalar(d.right)
-        if isinstance(d, ir.UnaryOp):
-            return is_scalar(d.operand)
-        if isinstance(d, ir.Compare):
-            return is_scalar(d.left) and all(is_scalar(c) for c in d.comparators)
-        if isinstance(d, ir.Call):
-            return _scalar_call(d, is_scalar)
-        if isinstance(d, ir.Subscript):
-            index = d.index.code
-            return (
-                isinstance(d.obj, ir.Var)
-                and d.obj.name in vecs
-                and (index.isdigit() or (index.isidentifier() and index in candidates))
-            )
-        if isinstance(d, ir.Attr) and d.name in ("size", "ndim"):
-            return True
-        return False
-
-    return _greatest(candidates, defs, params, scalar_def)
-
-
-def _assigned_plain(s: ir.Stmt) -> list[str]:
-    if isinstance(s, ir.Unpack):
-        return list(s.targets)
-    if isinstance(s, (ir.SetItem, ir.Append)):
-        return [s.obj]
-    if isinstance(s, ir.For):
-        return [s.target]
-    return []
-
-
 def _count(stmts: list[ir.Stmt]) -> int:
     """Number of statements in a block, nested ones included."""
     return sum(1 for _ in walk(stmts))
@@ -2000,7 +1590,7 @@ def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
     """Every variable a statement (and what it nests) assigns."""
     out: set[str] = set()
     for t in walk([s]):
-        out.update(_assigned(t, rev))
+        out.update(rev.assigned(t))
     return out
 
 
@@ -2034,12 +1624,6 @@ def _packs(func: Any, call: ir.Call) -> bool:
 
 def _resolve_again(resolver: Resolver, params: tuple[str, ...], func: Any) -> Any:
     return resolver(func, params)
-
-
-def ident(obj: Any) -> str:
-    """A name for generated code derived from an object's ``__name__`` (``<lambda>`` -> lambda)."""
-    name = getattr(obj, "__name__", "f")
-    return name if name.isidentifier() else "lambda"
 
 
 def _subst_names(text: str, names: dict[str, str]) -> str:

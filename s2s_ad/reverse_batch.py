@@ -33,11 +33,13 @@ from typing import Any
 
 from . import cotangents, ir
 from .analysis import CallInfo
+from .call_plans import CallPlan
 from .emit import AD as ONE_ROW
 from .emit import Compiled
-from .reverse import CallPlan, Resolver, Reverse
+from .reverse import Reverse
 from .rules.registry import Rule
 from .source import user_origin
+from .sweep_base import Resolver
 
 #: One-row VJP templates -> their batched form (``g`` carries the batch axis).
 TEMPLATES = {
