@@ -10,46 +10,31 @@ loops using recorded trip counts and branch conditions.
 from __future__ import annotations
 
 import ast
-import functools
-import inspect
 import math as _math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from . import aliasing, ir
-from .analysis import CallInfo, classify, outside_names, walk
+from . import ir
+from .analysis import classify, outside_names, walk
 from .call_plans import CallPlan
 from .codefacts import pure
 from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
 from .normalize import expr_atoms
-from .rebind import GlobalCallee
+from .records import JUMP, RECOMPUTE, RecordPlan
+from .reverse_calls import plan_calls
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
-from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
-from .targets import signature
+from .stmt_facts import children, count, indexed_vars, stmt_reads, stmt_writes
+from .sweep_base import STRUCTURAL, Resolver, SweepBase
 from .value_kinds import scalar_call, vector_vars
 
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
 #: ``a = ...`` or ``a, b = ...``: the names a plain assignment binds.
 _BINDING = re.compile(r"\s*((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*\s*,?)\s*=(?!=)")
-
-
-@dataclass
-class Site:
-    """An assignment site: whether it may overwrite a value and whether it is surely defined."""
-
-    var: str
-    overwrites: bool
-    definite: bool
-    kind: str = ""
-    inner: tuple[int, int] | None = None  # the loop whose body holds it directly
-    within: tuple[int, int] | None = None  # the innermost loop around it
 
 
 @dataclass
@@ -90,8 +75,6 @@ class Reverse(SweepBase):
             fn, wrt, resolver, has_aux, scalars, user_globals, vectors, pure, variables
         )
         self._bars: dict[str, str] = {}
-        self.sites: dict[tuple[int, str], int] = {}
-        self.site_info: dict[int, Site] = {}
         self.plans: dict[int, CallPlan] = {}
         self.reads: set[str] = set()
         self.zero_filled: set[str] = set()
@@ -99,7 +82,6 @@ class Reverse(SweepBase):
         self.owned: set[str] = set()
         self.dense: set[str] = set()
         self._live_now: set[str] = set()
-        self.pos: dict[int, int] = {}
         self.reads_at: dict[int, set[str]] = {}
         self.cur = -1
         self._enclosing: tuple[int, str] | None = None
@@ -113,10 +95,8 @@ class Reverse(SweepBase):
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.Build) and s.value.kind == "dict"
         }
         self.remat = self._rematerializable()
-        self._guards: dict[tuple[str, tuple[str, ...]], _Halves] = {}
-        self.writes = [s for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))]
-        self.mutated = {s.obj for s in self.writes}
-        self.shares = aliasing.bases(walk(body)) if self.writes else {}
+        writes = (ir.SetItem, ir.Append, ir.ListPop)
+        self.mutated = {s.obj for s in walk(body) if isinstance(s, writes)}
 
     def call_plans(self) -> dict[int, CallPlan]:
         return self.plans
@@ -164,7 +144,7 @@ class Reverse(SweepBase):
 
         def scan(stmts: list[ir.Stmt], in_loop: bool) -> None:
             for k, st in enumerate(stmts):
-                for inner in _children(st):
+                for inner in children(st):
                     scan(inner, in_loop or isinstance(st, (ir.For, ir.While)))
                 if not isinstance(st, ir.Assign) or st.target not in self.fn.all_temps:
                     continue
@@ -200,11 +180,11 @@ class Reverse(SweepBase):
                 operands = set().union(*(base.get(v, {v}) for v in operands))
                 later = stmts[k + 1 :]
                 last = max(
-                    (j for j, t in enumerate(later) if st.target in _stmt_reads(t)), default=-1
+                    (j for j, t in enumerate(later) if st.target in stmt_reads(t)), default=-1
                 )
                 written = set()
                 for t in later[: last + 1]:
-                    written |= _stmt_writes(t, self)
+                    written |= stmt_writes(t, self.assigned)
                 if not written & operands:
                     out[st.target] = text
                     base[st.target] = operands
@@ -219,200 +199,11 @@ class Reverse(SweepBase):
 
     # --- sites (which assignments may overwrite a value) -------------------------------
 
-    def _plan_sites(self) -> None:
-        """Number statements in program order and record every assignment site.
-
-        A site *may overwrite* when its variable can hold an earlier value there (a
-        parameter, an earlier assignment, any assignment inside a loop). Its value is
-        pushed only if, in addition, the backward sweep reads the variable at a point
-        that runs after the restore (see ``_needs_push``).
-        """
-        params = set(self.fn.params)
-        seen = set(params)
-        self.site_pos: dict[int, tuple[int, tuple[int, int] | None]] = {}
-
-        def visit(
-            stmts: list[ir.Stmt],
-            loop: tuple[int, int] | None,
-            definite: set[str],
-            inner: tuple[int, int] | None = None,
-            within: tuple[int, int] | None = None,
-        ) -> set[str]:
-            definite = set(definite)
-            for s in stmts:
-                p = len(self.pos)
-                self.pos[id(s)] = p
-                for var in self.assigned(s):
-                    site = len(self.site_info)
-                    self.sites[(id(s), var)] = site
-                    overwrites = (
-                        loop is not None
-                        or var in seen
-                        or isinstance(s, (ir.SetItem, ir.Append))
-                        or (isinstance(s, ir.ListPop) and var == s.obj)
-                    )
-                    kind = s.kind if isinstance(s, ir.Assign) else ""
-                    self.site_info[site] = Site(
-                        var, overwrites, var in definite, kind, inner, within
-                    )
-                    self.site_pos[site] = (p, loop)
-                    seen.add(var)
-                if isinstance(s, ir.If):
-                    a = visit(s.body, loop, definite, None, within)
-                    b = visit(s.orelse, loop, definite, None, within)
-                    definite |= a & b
-                elif isinstance(s, (ir.For, ir.While)):
-                    body = s.body if isinstance(s, ir.For) else s.test_body + s.body
-                    extra = {s.target} if isinstance(s, ir.For) else set()
-                    start = len(self.pos)
-                    span = loop or (start, 1 << 30)
-                    own = (start, start + _count(body) - 1)
-                    visit(body, span, definite | extra, own, own)
-                    if loop is None:
-                        span = (start - 1, len(self.pos) - 1)
-                        self._fix_span(start, span)
-                else:
-                    definite.update(self.assigned(s))
-            return definite
-
-        visit(self.body, None, params)
-        counts: dict[str, int] = {}
-        for info in self.site_info.values():
-            counts[info.var] = counts.get(info.var, 0) + 1
-        for info in self.site_info.values():
-            if info.kind == "element" and (counts[info.var] > 1 or info.var in params):
-                info.kind = ""  # assigned elsewhere too: the tape restores it
-
-    def _fix_span(self, start: int, span: tuple[int, int]) -> None:
-        for site, (p, loop) in self.site_pos.items():
-            if loop is not None and loop[0] == start:
-                self.site_pos[site] = (p, span)
-
-    def _read_between(self, var: str, lo: int, hi: int) -> bool:
-        return any(var in names and lo <= at <= hi for at, names in self.reads_at.items())
-
-    def _needs_push(self, site: int) -> bool:
-        info = self.site_info[site]
-        if not info.overwrites or info.kind == "jump":
-            return False
-        p, loop = self.site_pos[site]
-        if self._shared_with_recorded(site):
-            return True
-        if self._filled_once(site):
-            return False
-        lo, hi = loop if loop is not None else (p, p)
-        if info.kind == "element" and info.inner is not None:
-            # recomputed at the top of each backward trip; recorded only for outside readers
-            a, b = info.inner
-            return self._read_between(info.var, -1, a - 1) or self._read_between(
-                info.var, b + 1, hi
-            )
-        for at, names in self.reads_at.items():
-            if info.var in names and (at < p or lo <= at <= hi):
-                return True
-        return False
-
-    def _filled_once(self, site: int) -> bool:
-        """Whether ``site`` is ``y[i] = ...`` in ``for i in range(...)`` whose trips read
-        only elements earlier trips wrote (``y[i - 1]``): no element is written twice and
-        none is read before it is written, so the backward sweep reads the final ``y``
-        and nothing needs recording. The loop is in no other loop, and nothing before it
-        is reversed with ``y``'s values.
-        """
-        write = next(
-            (
-                w
-                for w in self.writes
-                if isinstance(w, ir.SetItem) and self.sites.get((id(w), w.obj)) == site
-            ),
-            None,
-        )
-        if write is None:
-            return False
-        var = write.obj
-        loop = next((f for f in _outer_loops(self.body) if write in f.body), None)
-        if (
-            loop is None
-            or not loop.range_args
-            or len(loop.range_args) > 2
-            or write.index.code != loop.target
-            or self._read_between(var, -1, self.pos[id(loop)] - 1)
-        ):
-            return False
-        defs = {st.target: st.value for st in loop.body if isinstance(st, ir.Assign)}
-        readers = {var}  # an earlier element (a row of a 2-d y) is final too
-        start = loop.range_args[0] if len(loop.range_args) == 2 else ir.Const("0")
-        first = int(start.code) if isinstance(start, ir.Const) and start.code.isdigit() else 0
-        for st in walk(loop.body):
-            if st is write or var not in _stmt_reads(st):
-                continue
-            value = st.value if isinstance(st, ir.Assign) else None
-            if not (isinstance(value, ir.Subscript) and value.obj == ir.Var(var)):
-                return False
-            back = _earlier_trip(value.index.code, loop.target, defs)
-            if not 0 < back <= first:  # y[i - k] with i - k >= 0: never y[-1]
-                return False
-            assert isinstance(st, ir.Assign)
-            readers.add(st.target)
-        return not any(
-            v not in readers and aliasing.may_share(v, var, self.shares) for v in self.shares
-        )
-
-    def _shared_with_recorded(self, site: int, read: bool = True) -> bool:
-        """Whether ``site`` writes in place into an array a recorded value may also be.
-
-        ``a = d; a = np.sin(a) * w; d[0] = ...``: the tape holds ``d``'s array as the old
-        ``a``. Undoing the write in the backward sweep (in place, as every element write
-        is undone) gives that array back its contents before the pop reads it; a copy on
-        the tape would not do, since call residuals and other records hold the array too.
-        With ``read`` false, whether the other value is read back is not asked (while the
-        backward sweep is still being built).
-        """
-        if not self.writes:
-            return False
-        p, loop = self.site_pos[site]
-        var = self.site_info[site].var
-        if not any(
-            isinstance(w, ir.SetItem) and self.pos[id(w)] == p and w.obj == var for w in self.writes
-        ):
-            return False
-        for other, info in self.site_info.items():
-            if info.var == var or not info.overwrites or (read and info.var not in self.reads):
-                continue
-            if not aliasing.may_share(info.var, var, self.shares):
-                continue
-            at = self.site_pos[other][0]
-            if at < p or (loop is not None and loop[0] <= at <= loop[1]):
-                return True
-        return False
-
-    def _restores(self, pushed: set[int]) -> set[int]:
-        """Restores without the tape: jump flags (set back to false), recomputed elements.
-
-        Returned as the ids of the ``Pop`` items that render them (``JUMP + site``,
-        ``RECOMPUTE + site``).
-        """
-        out = set()
-        for site, info in self.site_info.items():
-            p, loop = self.site_pos[site]
-            if info.kind == "jump" and loop is not None:
-                if self._read_between(info.var, loop[0], loop[1]) or self._read_between(
-                    info.var, -1, p
-                ):
-                    out.add(JUMP + site)
-            elif info.kind == "element" and site not in pushed and info.inner is not None:
-                if self._read_between(info.var, *info.inner):
-                    out.add(RECOMPUTE + site)
-        return out
-
-    def site(self, stmt: ir.Stmt, var: str) -> int:
-        return self.sites[(id(stmt), var)]
-
     # --- driver -------------------------------------------------------------------------
 
     def run(self) -> Sweeps:
-        self._plan_calls()
-        self._plan_sites()
+        self.plans = plan_calls(self)
+        self.records = RecordPlan(self.body, self.fn.params, self.assigned)
         fwd = self.fwd_block(self.body)
         live: set[str] = set()
         bwd: list[Item] = []
@@ -432,10 +223,18 @@ class Reverse(SweepBase):
                 grads.append(f"{self.ad}.zeros_like({p})")
                 self.cur = -1
                 self.read(p)
-        pushed = {site for site in self.site_info if self._needs_push(site)}
-        restored = self._restores(pushed)
+        pushed = {
+            site
+            for site in self.records.site_info
+            if self.records.needs_push(site, self.reads, self.reads_at)
+        }
+        restored = self.records.restores(pushed, self.reads_at)
         none_init = sorted(
-            {self.site_info[s].var for s in pushed if not self.site_info[s].definite}
+            {
+                self.records.site_info[s].var
+                for s in pushed
+                if not self.records.site_info[s].definite
+            }
             - set(self.fn.params)
         )
         primal = self._primal_names()
@@ -456,7 +255,7 @@ class Reverse(SweepBase):
             bool(pushed),
             copies,
             none_saved,
-            {self.site_info[p].var for p in pushed},
+            {self.records.site_info[p].var for p in pushed},
         )
 
     def _definite_at_end(self) -> set[str]:
@@ -474,146 +273,13 @@ class Reverse(SweepBase):
                 definite.update(self.assigned(s))
         return definite
 
-    # --- call planning -------------------------------------------------------------------
-
-    def _refuse_out(self, call: ir.Call, s: ir.Stmt) -> None:
-        """Refuse ``np.sin(x, out=y)`` (or a ufunc's positional ``out``) on differentiated
-        values: the write into ``y`` is not an assignment the transformer sees."""
-        obj = call.callee.obj
-        positional_out = isinstance(obj, np.ufunc) and len(call.args) > obj.nin
-        if not (positional_out or any(k == "out" for k, _ in call.kwargs)):
-            return
-        if any(isinstance(a, ir.Var) and a.name in self.activity.varied for a in expr_atoms(call)):
-            raise self.error(
-                f"call to {call.callee.code} with an out= argument",
-                s,
-                "assign the result instead: y = np.sin(x)",
-            )
-
-    def _plan_calls(self) -> None:
-        for s in walk(self.body):
-            if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
-                self._refuse_out(s.value, s)
-            if not isinstance(s, ir.Assign) or not isinstance(s.value, ir.Call):
-                continue
-            call = s.value
-            self._refuse_out(call, s)
-            info = classify(call)
-            if info.kind == "user" and (
-                call.star is not None or call.starstar is not None or _packs(info.func, call)
-            ):
-                # what binds to which parameter is known when it runs: the dispatcher
-                info = CallInfo("dynamic")
-            elif info.kind in ("rule", "method") and (call.star or call.starstar):
-                if any(self.active(a) for a in expr_atoms(call)):
-                    if info.kind == "method":
-                        raise self.error(
-                            f"method call .{call.callee.method}() with * or ** arguments on "
-                            "differentiated values",
-                            s,
-                            "pass the arguments one by one",
-                        )
-                    info = CallInfo("dynamic")
-            if self.variables and info.kind in ("method", "nondiff") and call.callee.method:
-                if not self.active(call.callee.receiver):
-                    info = CallInfo("dynamic")  # an object's method, not an array's
-            elif info.kind == "method" and not self.active(call.callee.receiver):
-                if _array_only(call) and any(self.active(a) for a in expr_atoms(call)):
-                    # the receiver may be a module or an object (``anp.sum(x)`` with numpy
-                    # passed in): which function runs is known when it runs
-                    info = CallInfo("dynamic")
-            active_args = [a for a in expr_atoms(call) if self.active(a)]
-            reads_variables = self.variables and info.kind in ("user", "dynamic")
-            if not (active_args or reads_variables) or info.kind == "nondiff":
-                continue
-            if not self.activity.active(s.target):
-                continue
-            plan = CallPlan(info)
-            if info.kind == "user":
-                plan.labels = self._user_labels(info.func, call, s)
-                self._refuse_written_arguments(call, s)
-                params = tuple(str(label) for label, _ in plan.labels)
-                pair = self.resolver(info.func, params)
-                if self.user_globals.get(call.callee.code) is info.func and not self.pure:
-                    # a global name may be rebound later (a notebook cell run again)
-                    key = (call.callee.code, params)
-                    if key not in self._guards:
-                        guard = GlobalCallee(
-                            self.user_globals,
-                            [call.callee.code],
-                            info.func,
-                            functools.partial(_resolve_again, self.resolver, params),
-                        )
-                        self._guards[key] = _Halves(guard.fwd, guard.bwd)
-                    pair = self._guards[key]
-                base = ident(info.func)
-                plan.fwd = self.bind(f"{base}_fwd", pair.fwd)
-                plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
-                plan.aux = self.mint(f"_{base}_saved")
-            elif info.kind == "dynamic":
-                if self.active(call.callee.var) and not self.variables:
-                    raise self.error(
-                        f"call of {call.callee.code}, a function value computed from "
-                        "differentiated values",
-                        s,
-                    )
-                labels: list[tuple[Any, ir.Atom]] = []
-                if call.callee.receiver is not None and self.active(call.callee.receiver):
-                    raise self.error(
-                        f"method call .{call.callee.method}() on a differentiated value",
-                        s,
-                        "only NumPy array methods are supported on differentiated values",
-                    )
-                for pos, a in enumerate(call.args):
-                    if self.active(a):
-                        labels.append((pos, a))
-                for key, a in call.kwargs:
-                    if self.active(a):
-                        labels.append((key, a))
-                if self.active(call.star):
-                    labels.append((("*", len(call.args)), call.star))
-                if self.active(call.starstar):
-                    labels.append((("**", tuple(k for k, _ in call.kwargs)), call.starstar))
-                plan.labels = labels
-                plan.aux = self.mint("_pullback")
-            elif info.kind == "custom_gradient":
-                plan.aux = self.mint("_grad_fn")
-            elif info.kind == "custom":
-                plan.bwd = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
-            elif info.kind == "unknown":
-                raise self.error(
-                    f"call to {call.callee.code} (no gradient rule)",
-                    s,
-                    f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
-                )
-            self.plans[id(s)] = plan
-
-    def _user_labels(self, func: Any, call: ir.Call, stmt: ir.Stmt) -> list[tuple[Any, ir.Atom]]:
-        try:
-            sig = signature(func)  # the differentiated function's own (not __wrapped__'s)
-            marks = [object() for _ in call.args]
-            kmarks = {k: object() for k, _ in call.kwargs}
-            bound = sig.bind(*marks, **kmarks)
-        except (TypeError, ValueError) as exc:
-            raise self.error(f"call to {call.callee.code} ({exc})", stmt) from None
-        atom_of = {id(m): a for m, a in zip(marks, call.args)}
-        atom_of.update({id(kmarks[k]): a for k, a in call.kwargs})
-        labels = []
-        for name, value in bound.arguments.items():
-            atom = atom_of.get(id(value))
-            if atom is None:
-                raise self.error(f"call to {call.callee.code} with variadic arguments", stmt)
-            if self.active(atom):
-                labels.append((name, atom))
-        return labels
-
     # --- forward sweep -------------------------------------------------------------------
 
     def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
         return self.commented(stmts, self.fwd_stmt)
 
     def push(self, stmt: ir.Stmt, var: str) -> Push:
-        return Push(var, self.site(stmt, var))
+        return Push(var, self.records.site(stmt, var))
 
     def fwd_stmt(self, s: ir.Stmt) -> list[Item]:
         if isinstance(s, ir.Assign):
@@ -633,7 +299,7 @@ class Reverse(SweepBase):
             return [
                 self.push(s, s.target),
                 Line(f"{s.target} = {s.obj}.pop()"),
-                Push(s.target, self.site(s, s.obj)),  # the element, to put back
+                Push(s.target, self.records.site(s, s.obj)),  # the element, to put back
             ]
         if isinstance(s, ir.SetItem):
             if self._keyed(s.obj, s.index.code):
@@ -643,7 +309,7 @@ class Reverse(SweepBase):
                 if self._element(s.obj, s.index.code):
                     old = f"{s.obj}[{s.index.code}]"  # an element of a 1-d array is a copy
             return [
-                Push(old, self.site(s, s.obj)),
+                Push(old, self.records.site(s, s.obj)),
                 Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
             ]
         if isinstance(s, ir.ExprStmt):
@@ -763,11 +429,11 @@ class Reverse(SweepBase):
         last = outer_key = self._enclosing
         outer = self.cur
         for s in reversed(stmts):
-            self.cur = self.pos[id(s)]
+            self.cur = self.records.pos[id(s)]
             self._enclosing = (s.line, s.src)
             items = self.bwd_stmt(s, live)
             self._enclosing = last if last is not None else None
-            self.cur = self.pos[id(s)]
+            self.cur = self.records.pos[id(s)]
             if not items:
                 continue
             key = (s.line, s.src)
@@ -825,42 +491,22 @@ class Reverse(SweepBase):
         return []
 
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
-        site = self.site(s, var)
-        if self.site_info[site].kind == "jump":
-            if site in self._exit_sites():
+        site = self.records.site(s, var)
+        if self.records.site_info[site].kind == "jump":
+            if site in self.records.exit_sites():
                 return []  # set back to false at the end of the backward trip
             return [Pop(var, JUMP + site, f"{var} = False")]
         return [Pop(var, site)]
 
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _exit_sites(self) -> dict[int, tuple[int, int]]:
-        """Jump sites of exit flags, with the span of the loop they leave.
-
-        An exit flag is set to false before its loop and only to true inside it (only
-        ``break`` sets it): it is true on the last trip at most. The backward sweep sets
-        it to false at the end of each trip it reverses instead of recording it per trip.
-        """
-        reset: set[tuple[str, tuple[int, int]]] = set()
-        for info in self.site_info.values():
-            if info.kind != "jump" and info.within is not None:
-                reset.add((info.var, info.within))
-        return {
-            site: info.within
-            for site, info in self.site_info.items()
-            if info.kind == "jump"
-            and info.within is not None
-            and (info.var, info.within) not in reset
-        }
-
     def exit_restores(self, s: ir.For | ir.While) -> list[Item]:
         """``flag = False`` for the exit flags of loop ``s``, ending each backward trip."""
         body = s.body if isinstance(s, ir.For) else s.test_body + s.body
-        p = self.pos[id(s)]
-        span = (p + 1, p + _count(body))
+        p = self.records.pos[id(s)]
+        span = (p + 1, p + count(body))
         items: list[Item] = []
         seen: set[str] = set()
-        for site, inner in sorted(self._exit_sites().items()):
-            var = self.site_info[site].var
+        for site, inner in sorted(self.records.exit_sites().items()):
+            var = self.records.site_info[site].var
             if inner == span and var not in seen:
                 seen.add(var)
                 items.append(Pop(var, JUMP + site, f"{var} = False"))
@@ -871,8 +517,8 @@ class Reverse(SweepBase):
         items: list[Item] = []
         for st in body:
             if isinstance(st, ir.Assign) and st.kind == "element":
-                site = self.site(st, st.target)
-                if self.site_info[site].kind != "element":
+                site = self.records.site(st, st.target)
+                if self.records.site_info[site].kind != "element":
                     continue
                 value = self.read(self.render_expr(st.value))
                 items.append(Pop(st.target, RECOMPUTE + site, f"{st.target} = {value}"))
@@ -1191,12 +837,12 @@ class Reverse(SweepBase):
         return self.accumulate(s.value.name, [expr], live) + pops
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
-        site = self.site(s, s.obj)
+        site = self.records.site(s, s.obj)
         # the undo reads the index (recomputed temporaries spelled out, as everywhere in
         # the backward sweep) and must reach this very array
         index = self.read(s.index.code)
         pop = Pop(f"{s.obj}[{index}]", site)
-        if self._shared_with_recorded(site, read=False):
+        if self.records.shared_with_recorded(site, None):
             self.read(s.obj)
         if self._keyed(s.obj, s.index.code):
             pop.text = f"{self.ad}.restore_item({s.obj}, {index}, {self.tape}.pop())"
@@ -1226,7 +872,7 @@ class Reverse(SweepBase):
         return [*items, pop]
 
     def bwd_append(self, s: ir.Append, live: set[str]) -> list[Item]:
-        undo = Pop(s.obj, self.site(s, s.obj), f"{s.obj}.pop()")
+        undo = Pop(s.obj, self.records.site(s, s.obj), f"{s.obj}.pop()")
         if s.obj not in live or not self.activity.active(s.obj):
             return [undo]
         b = self.bar(s.obj)
@@ -1239,7 +885,7 @@ class Reverse(SweepBase):
 
     def bwd_list_pop(self, s: ir.ListPop, live: set[str]) -> list[Item]:
         undo: list[Item] = [
-            Pop(s.obj, self.site(s, s.obj), f"{s.obj}.append({self.tape}.pop())"),
+            Pop(s.obj, self.records.site(s, s.obj), f"{s.obj}.append({self.tape}.pop())"),
             *self.pop(s, s.target),
         ]
         took = s.target in live and self.activity.active(s.target)
@@ -1258,7 +904,7 @@ class Reverse(SweepBase):
         head = set(live)
         entry_owned = set(self.owned)
         entry_dense = set(self.dense)
-        indexed = _indexed(stmts)
+        indexed = indexed_vars(stmts)
         lost: set[str] = set()
         lost_dense: set[str] = set()
         while True:
@@ -1321,51 +967,27 @@ class Reverse(SweepBase):
 
         An ``if`` whose branch always leaves the trip sets a jump flag there and nowhere
         else: the flag is true exactly when the test was. An exit flag (``break``: true on
-        the last trip only, see ``_exit_sites``) stands for the test; a ``continue``
+        the last trip only, see ``RecordPlan.exit_sites``) stands for the test; a ``continue``
         flag's guard reads the test instead, when the guarded statements change neither
         the test nor what it is recomputed from.
         """
-        exits = {self.site_info[site].var for site in self._exit_sites()}
-        flags = self._jump_ifs()
+        exits = {self.records.site_info[site].var for site in self.records.exit_sites()}
+        flags = self.records.jump_ifs()
         for flag in flags.get(id(s), ()):
             if flag in exits:
                 return flag
         test = s.test
         if s.guard and isinstance(test, ir.Var) and test.name not in exits:
-            jump = self._flag_if().get(test.name)
+            jump = self.records.flag_if().get(test.name)
             if jump is not None and isinstance(jump.test, ir.Var):
                 name = jump.test.name
                 needed = {name} | identifiers(self.remat.get(name, ""))
                 written: set[str] = set()
                 for st in walk(s.orelse):
-                    written |= _stmt_writes(st, self)
+                    written |= stmt_writes(st, self.assigned)
                 if not needed & written:
                     return name
         return self.atom(test)
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _jump_ifs(self) -> dict[int, list[str]]:
-        """``if`` statements whose branch ends with a jump, with the flags only it sets."""
-        count: dict[str, int] = {}
-        direct: dict[str, list[int]] = {}
-        for st in walk(self.body):
-            if isinstance(st, ir.Assign) and st.kind == "jump":
-                count[st.target] = count.get(st.target, 0) + 1
-            if isinstance(st, ir.If) and st.body and isinstance(st.body[-1], _JUMPS):
-                for b in st.body:
-                    if isinstance(b, ir.Assign) and b.kind == "jump":
-                        direct.setdefault(b.target, []).append(id(st))
-        out: dict[int, list[str]] = {}
-        for flag, ifs in direct.items():
-            if len(ifs) == 1 and count[flag] == 1:
-                out.setdefault(ifs[0], []).append(flag)
-        return out
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _flag_if(self) -> dict[str, ir.If]:
-        """The ``if`` that sets each flag of ``_jump_ifs``."""
-        by_id = {id(st): st for st in walk(self.body) if isinstance(st, ir.If)}
-        return {f: by_id[i] for i, flags in self._jump_ifs().items() for f in flags}
 
     def _zero_line(self, var: str) -> Line:
         self.zero_filled.add(var)
@@ -1376,7 +998,7 @@ class Reverse(SweepBase):
         items: list[Item] = []
         if self.pure:
             return items
-        for var in sorted(_indexed(body) & live):
+        for var in sorted(indexed_vars(body) & live):
             b = self.bar(var)
             if b not in self.dense:
                 items.append(self.line(f"{b} = {self.ad}.dense({b}, {var})"))
@@ -1402,7 +1024,7 @@ class Reverse(SweepBase):
         body, head = self._fixpoint(s.body, live)
         body[:0] = self.recompute_elements(s.body)
         body += self.exit_restores(s)
-        indexed = _indexed(s.body)
+        indexed = indexed_vars(s.body)
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
@@ -1427,7 +1049,7 @@ class Reverse(SweepBase):
         last_test = self.bwd_block(s.test_body, live)
         body, head = self._fixpoint(s.test_body + s.body, live)  # a trip: test, then body
         body += self.exit_restores(s)
-        indexed = _indexed(s.body)
+        indexed = indexed_vars(s.body)
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
@@ -1438,10 +1060,7 @@ class Reverse(SweepBase):
         return [*own, *pre, *last_test, loop, *self.pop(s, s.trips)]
 
 
-_JUMPS = (ir.Break, ir.Continue)
 # parameters that take integers, axes, shapes or flags: never differentiated
-JUMP = 1 << 40
-RECOMPUTE = 2 << 40
 _SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
 
 
@@ -1490,35 +1109,6 @@ def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
     return {name.strip() for name in match.group(1).split(",")} - {""}
 
 
-def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
-    """The ``for`` loops of a block that no other loop encloses."""
-    out: list[ir.For] = []
-    for st in stmts:
-        if isinstance(st, ir.For):
-            out.append(st)
-        elif isinstance(st, ir.If):
-            out += _outer_loops(st.body) + _outer_loops(st.orelse)
-    return out
-
-
-def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> int:
-    """``k`` when ``index`` is ``target - k`` for an integer ``k`` (through a temporary of
-    the loop body), else 0."""
-    value = defs.get(index)
-    if isinstance(value, ir.BinOp):
-        right = value.right
-        if (
-            value.op == "-"
-            and value.left == ir.Var(target)
-            and isinstance(right, ir.Const)
-            and right.code.isdigit()
-        ):
-            return int(right.code)
-        return 0
-    match = re.fullmatch(rf"{re.escape(target)} - (\d+)", index)
-    return int(match.group(1)) if match else 0
-
-
 def _elementwise(expr: ir.Expr) -> bool:
     """Whether an expression is an elementwise operation (its adjoint may stay broadcast)."""
     if isinstance(expr, ir.BinOp):
@@ -1532,98 +1122,6 @@ def _elementwise(expr: ir.Expr) -> bool:
         info = classify(expr)
         return info.kind == "rule" and info.rule is not None and bool(info.rule.partials)
     return False
-
-
-def _count(stmts: list[ir.Stmt]) -> int:
-    """Number of statements in a block, nested ones included."""
-    return sum(1 for _ in walk(stmts))
-
-
-def _indexed(stmts: list[ir.Stmt]) -> set[str]:
-    """Variables whose elements a block reads or writes by subscript."""
-    out: set[str] = set()
-    for t in walk(stmts):
-        if isinstance(t, ir.SetItem):
-            out.add(t.obj)
-        elif isinstance(t, ir.Assign) and isinstance(t.value, ir.Subscript):
-            if isinstance(t.value.obj, ir.Var):
-                out.add(t.value.obj.name)
-    return out
-
-
-def _children(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    if isinstance(s, ir.If):
-        return [s.body, s.orelse]
-    if isinstance(s, ir.For):
-        return [s.body]
-    if isinstance(s, ir.While):
-        return [s.test_body, s.body]
-    return []
-
-
-def _stmt_reads(s: ir.Stmt) -> set[str]:
-    """Every variable a statement (and what it nests) reads."""
-    out: set[str] = set()
-    for t in walk([s]):
-        atoms: list[ir.Atom] = []
-        if isinstance(t, (ir.Assign, ir.ExprStmt)):
-            atoms = expr_atoms(t.value)
-        elif isinstance(t, ir.Unpack):
-            atoms = [t.value]
-        elif isinstance(t, ir.SetItem):
-            atoms = [t.value, ir.Var(t.obj), *(ir.Var(r) for r in t.index.reads)]
-        elif isinstance(t, ir.Append):
-            atoms = [t.value, ir.Var(t.obj)]
-        elif isinstance(t, ir.If):
-            atoms = [t.test]
-        elif isinstance(t, ir.For):
-            atoms = list(t.range_args or [])
-        elif isinstance(t, ir.While):
-            atoms = [t.test]
-        elif isinstance(t, ir.Return):
-            atoms = [t.value]
-        out.update(a.name for a in atoms if isinstance(a, ir.Var))
-    return out
-
-
-def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
-    """Every variable a statement (and what it nests) assigns."""
-    out: set[str] = set()
-    for t in walk([s]):
-        out.update(rev.assigned(t))
-    return out
-
-
-@dataclass
-class _Halves:
-    fwd: Callable[..., Any]
-    bwd: Callable[..., Any]
-
-
-def _array_only(call: ir.Call) -> bool:
-    """Whether a method call's rule is an array method's (``.sum``, ``.dot``): on a receiver
-    that is not differentiated it may be a module or another object (``anp.sum(x)``)."""
-    return hasattr(np.ndarray, call.callee.method or "")
-
-
-def _packs(func: Any, call: ir.Call) -> bool:
-    """Whether a call binds arguments to ``func``'s ``*args``/``**kwargs`` parameters."""
-    try:
-        sig = signature(func)
-    except (TypeError, ValueError):
-        return False
-    packed = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    if not any(p.kind in packed for p in sig.parameters.values()):
-        return False
-    try:
-        bound = sig.bind(*call.args, **dict(call.kwargs))
-    except TypeError:
-        return False  # refused with the binding error by _user_labels
-    return any(sig.parameters[name].kind in packed for name in bound.arguments)
-
-
-def _resolve_again(resolver: Resolver, params: tuple[str, ...], func: Any) -> Any:
-    return resolver(func, params)
 
 
 def _subst_names(text: str, names: dict[str, str]) -> str:
