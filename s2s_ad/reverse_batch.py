@@ -133,7 +133,7 @@ class BatchedReverse(Reverse):
         self._original[id(made)] = rule
         return made
 
-    def _apply_rule(
+    def apply_rule(
         self,
         rule: Rule,
         names: dict[str, str],
@@ -143,9 +143,9 @@ class BatchedReverse(Reverse):
         use_math: bool = False,
     ) -> None:
         rule = self._batched_rule(self._original.get(id(rule), rule))
-        super()._apply_rule(rule, names, s, add, atoms, use_math)
+        super().apply_rule(rule, names, s, add, atoms, use_math)
 
-    def _call_contribs(
+    def call_contribs(
         self,
         s: ir.Assign,
         call: ir.Call,
@@ -162,7 +162,7 @@ class BatchedReverse(Reverse):
                 isinstance(label, tuple) for label, _ in plan.labels
             ):
                 raise Unbatched(f"line {s.line}: call to {call.callee.code} ({kind})")
-        super()._call_contribs(s, call, plan, add, pre)
+        super().call_contribs(s, call, plan, add, pre)
 
     def contributions(self, s: ir.Assign, plan: CallPlan | None) -> Any:
         if isinstance(s.value, ir.Build):

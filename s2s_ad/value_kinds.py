@@ -14,8 +14,11 @@ from typing import Any
 import numpy as np
 
 from . import ir
-from .analysis import walk
+from .analysis import classify, walk
+from .normalize import expr_atoms
 from .rules import REGISTRY
+
+_NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
 
 _SCALAR_BUILTINS = {"abs", "float", "int", "round", "min", "max", "len", "pow", "bool"}
 
@@ -152,3 +155,23 @@ def _assigned_plain(s: ir.Stmt) -> list[str]:
     if isinstance(s, ir.For):
         return [s.target]
     return []
+
+
+def numeric_vars(body: list[ir.Stmt]) -> set[str]:
+    """Variables that take part in arithmetic or elementwise rules (their adjoints are
+    numbers or arrays, which ``+`` adds; other adjoints are added by ``_ad.add``)."""
+    numeric: set[str] = set()
+    for s in walk(body):
+        if isinstance(s, ir.Assign):
+            v = s.value
+            if isinstance(v, (ir.BinOp, ir.UnaryOp)) and (
+                getattr(v, "op", "") in _NUMERIC_OPS or isinstance(v, ir.UnaryOp)
+            ):
+                numeric.add(s.target)
+                numeric.update(a.name for a in expr_atoms(v) if isinstance(a, ir.Var))
+            elif isinstance(v, ir.Call) and classify(v).kind in ("rule", "method"):
+                rule = classify(v).rule
+                if rule is not None and rule.partials:
+                    numeric.add(s.target)
+                    numeric.update(a.name for a in v.args if isinstance(a, ir.Var))
+    return numeric
