@@ -140,12 +140,7 @@ def compile_adjoint(
     holding 1-d arrays; the code generated for them skips shape bookkeeping that general
     arrays need (an element of a vector is a scalar).
     """
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(
-            f"{getattr(func, '__qualname__', func)!s}: not a Python function",
-            hint="register a gradient rule with s2s_ad.defgrad",
-        )
+    func = python_function(func, "register a gradient rule with s2s_ad.defgrad")
     key = _key(func, wrt, has_aux, scalars, vectors, pure, variables)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -172,10 +167,7 @@ def _compile_adjoint(
     from .emit import emit
     from .reverse import Reverse
 
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    parsed, fn = normalized_for(func, wrt)
     resolver = functools.partial(_resolve_callee, pure=bool(pure), variables=variables)
     rev = Reverse(
         fn,
@@ -197,6 +189,27 @@ def _compile_adjoint(
 
 
 _NORMALIZED: dict[Any, tuple[Any, Any, dict[tuple[str, ...], Any]]] = {}
+
+
+def python_function(func: Any, hint: str = "") -> types.FunctionType:
+    """``func``'s primal (what this library's wrappers wrap): refused unless it is a
+    Python function, the only thing the transforms read the source of."""
+    func = primal(func)
+    if not isinstance(func, types.FunctionType):
+        raise TransformError(
+            f"{getattr(func, '__qualname__', func)!s}: not a Python function", hint=hint
+        )
+    return func
+
+
+def normalized_for(func: Any, wrt: Sequence[str]) -> tuple[Any, Any]:
+    """:func:`_normalized` for a transform with respect to ``wrt``: every name in it
+    must be one of ``func``'s parameters (else ``ValueError``)."""
+    parsed, fn = _normalized(func)
+    unknown = [w for w in wrt if w not in fn.params]
+    if unknown:
+        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    return parsed, fn
 
 
 def _normalized(func: Any) -> tuple[Any, Any]:
@@ -253,17 +266,12 @@ def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
     from .emit import emit_forward
     from .forward import Forward
 
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    func = python_function(func)
     key = ("fwd", code_key(func), wrt)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    parsed, fn = normalized_for(func, wrt)
     with paused_gc():
         forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
         tan = forward.run_forward()

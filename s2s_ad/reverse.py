@@ -55,7 +55,13 @@ class Sweeps:
 
 
 class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
-    """Builds both sweeps for one function and one set of ``wrt`` parameters."""
+    """Builds both sweeps for one function and one set of ``wrt`` parameters.
+
+    Hooks :class:`~s2s_ad.reverse_batch.BatchedReverse` overrides for cotangents with a
+    batch axis: :meth:`render_expr`, :meth:`contributions`, :meth:`apply_rule`,
+    :meth:`call_contribs`, :meth:`zero`, and :attr:`dense` (the adjoints held as dense
+    arrays that one element at a time is added to in place).
+    """
 
     def __init__(
         self,

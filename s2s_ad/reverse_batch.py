@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import types
 import weakref
 from typing import Any
 
@@ -183,12 +182,10 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
         Unbatched: When a VJP it needs has no batched form (remembered until
             ``clear_cache``).
     """
-    from .api import _CACHE, TransformError, _normalized, code_key, primal
+    from .api import _CACHE, code_key, normalized_for, python_function
     from .emit import emit
 
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    func = python_function(func)
     key = ("rev_batched", code_key(func), wrt)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -198,10 +195,7 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
         raise Unbatched(refused)
     _IN_PROGRESS.add(key)
     try:
-        parsed, fn = _normalized(func)
-        unknown = [w for w in wrt if w not in fn.params]
-        if unknown:
-            raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+        parsed, fn = normalized_for(func, wrt)
         rev = BatchedReverse(fn, list(wrt), _callee, parsed.globals)
         sweeps = rev.run()
         origin = user_origin(parsed.filename, parsed.first_line)
