@@ -41,29 +41,31 @@ def children(s: ir.Stmt) -> list[list[ir.Stmt]]:
     return []
 
 
+def reads(s: ir.Stmt) -> set[str]:
+    """Names one statement reads (nested statements not included)."""
+    atoms: list[ir.Atom] = []
+    if isinstance(s, (ir.Assign, ir.ExprStmt)):
+        atoms = expr_atoms(s.value)
+    elif isinstance(s, ir.Unpack):
+        atoms = [s.value]
+    elif isinstance(s, ir.SetItem):
+        atoms = [s.value, ir.Var(s.obj), *(ir.Var(r) for r in s.index.reads)]
+    elif isinstance(s, ir.Append):
+        atoms = [s.value, ir.Var(s.obj)]
+    elif isinstance(s, ir.ListPop):
+        atoms = [ir.Var(s.obj)]
+    elif isinstance(s, (ir.If, ir.While)):
+        atoms = [s.test]
+    elif isinstance(s, ir.For):
+        atoms = [*(s.range_args or []), *([s.iterable] if s.iterable is not None else [])]
+    elif isinstance(s, ir.Return):
+        atoms = [s.value]
+    return {a.name for a in atoms if isinstance(a, ir.Var)}
+
+
 def stmt_reads(s: ir.Stmt) -> set[str]:
     """Every variable a statement (and what it nests) reads."""
-    out: set[str] = set()
-    for t in walk([s]):
-        atoms: list[ir.Atom] = []
-        if isinstance(t, (ir.Assign, ir.ExprStmt)):
-            atoms = expr_atoms(t.value)
-        elif isinstance(t, ir.Unpack):
-            atoms = [t.value]
-        elif isinstance(t, ir.SetItem):
-            atoms = [t.value, ir.Var(t.obj), *(ir.Var(r) for r in t.index.reads)]
-        elif isinstance(t, ir.Append):
-            atoms = [t.value, ir.Var(t.obj)]
-        elif isinstance(t, ir.If):
-            atoms = [t.test]
-        elif isinstance(t, ir.For):
-            atoms = list(t.range_args or [])
-        elif isinstance(t, ir.While):
-            atoms = [t.test]
-        elif isinstance(t, ir.Return):
-            atoms = [t.value]
-        out.update(a.name for a in atoms if isinstance(a, ir.Var))
-    return out
+    return {name for t in walk([s]) for name in reads(t)}
 
 
 def stmt_writes(s: ir.Stmt, assigned: Callable[[ir.Stmt], list[str]]) -> set[str]:

@@ -142,19 +142,8 @@ class SweepBase:
         return str(atom)
 
     def render_expr(self, expr: ir.Expr) -> str:
-        a = self.atom
-        if isinstance(expr, ir.Copy):
-            return a(expr.value)
-        if isinstance(expr, ir.BinOp):
-            return f"{a(expr.left)} {expr.op} {a(expr.right)}"
-        if isinstance(expr, ir.UnaryOp):
-            sep = " " if expr.op == "not" else ""
-            return f"{expr.op}{sep}{a(expr.operand)}"
-        if isinstance(expr, ir.Compare):
-            parts = [a(expr.left)]
-            for op, right in zip(expr.ops, expr.comparators):
-                parts += [op, a(right)]
-            return " ".join(parts)
+        """The source of a right-hand side; a runtime helper called by the user's code
+        (``_ad.x``) under this program's name for the helpers."""
         if isinstance(expr, ir.Call):
             code = expr.callee.code
             if code.startswith("_ad.") and self.ad != "_ad":
@@ -167,30 +156,10 @@ class SweepBase:
             ):
                 return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
             return f"{code}({self.call_args(expr)})"
-        if isinstance(expr, ir.Attr):
-            return f"{a(expr.obj)}.{expr.name}"
-        if isinstance(expr, ir.Subscript):
-            return f"{a(expr.obj)}[{expr.index.code}]"
-        if isinstance(expr, ir.Build):
-            if expr.kind == "dict":
-                inner = ", ".join(f"{k}: {a(v)}" for k, v in zip(expr.keys, expr.elts))
-                return "{" + inner + "}"
-            inner = ", ".join(a(e) for e in expr.elts)
-            if expr.kind == "tuple":
-                return f"({inner},)" if len(expr.elts) == 1 else f"({inner})"
-            return f"[{inner}]"
-        if isinstance(expr, ir.Opaque):
-            return expr.code
-        raise TypeError(expr)
+        return ir.expr_source(expr, self.atom)
 
     def call_args(self, call: ir.Call) -> str:
-        parts = [self.atom(x) for x in call.args]
-        if call.star is not None:
-            parts.append(f"*{self.atom(call.star)}")
-        parts += [f"{k}={self.atom(v)}" for k, v in call.kwargs]
-        if call.starstar is not None:
-            parts.append(f"**{self.atom(call.starstar)}")
-        return ", ".join(parts)
+        return ir.call_args_source(call, self.atom)
 
     def commented(self, stmts: list[ir.Stmt], one: Callable[[ir.Stmt], list[Item]]) -> list[Item]:
         """Code of a block running forward, a ``# L<n>:`` comment above each user line
