@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
+from .custom import CustomGradient
 from .ir import walk
 from .normalize import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
 from .shifts import stabilising_shifts
+from .targets import primal, signature
 
 
 @dataclass
@@ -40,7 +42,6 @@ class CallInfo:
 
 def classify(call: ir.Call) -> CallInfo:
     """Decide how a call is differentiated."""
-    from .custom import CustomGradient
 
     callee = call.callee
     if callee.method is not None:
@@ -115,7 +116,6 @@ def diff_reads(expr: ir.Expr) -> list[str]:
 
 def outside_names(fn: ir.Function) -> set[str]:
     """Data names a function reads but neither takes nor assigns (globals, closures)."""
-    from .normalize import expr_atoms
 
     read: set[str] = set()
     for s in walk(fn.body):
@@ -276,7 +276,6 @@ def written_params(func: Any) -> set[str]:
     in-place method, or passing ``u`` on to a callee that writes into it, or to a library
     function that is neither a rule nor known to only read (it may write)."""
     from .api import _normalized, code_key
-    from .targets import primal
 
     func = primal(func)  # a wrapper's own code, a partial's or a cache's function
     code = code_key(func)
@@ -341,8 +340,6 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     if info.kind in ("rule", "method", "nondiff", "custom", "custom_gradient"):
         return out
     if info.kind == "user":
-        from .targets import signature
-
         written = written_params(info.func)
         if not written:
             return out
@@ -377,7 +374,6 @@ def depends(func: Any, param: str) -> bool:
     """
 
     from .api import _normalized, code_key
-    from .targets import signature
 
     key = (code_key(func), param)
     if key in _DEPENDS:

@@ -19,7 +19,7 @@ import numpy as np
 from .errors import TransformError
 from .html import repr_html
 from .source import parse_function, user_origin
-from .targets import REFUSE, SPEC, as_method, bind_first, mark, primal, signature
+from .targets import REFUSE, SPEC, as_method, bind_first, define, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
 from .wrapper import fix_grad as fix_grad
@@ -657,8 +657,6 @@ class _EntrySpec:
 
     def pure_function(self) -> Any:
         if self._pure is None:
-            from .targets import define
-
             picks = [f"{{grad}}(*args, **kwargs)[{i}]" for i in self.entries]
             body = picks[0] if self.single else "(" + ", ".join(picks) + ",)"
             params = [

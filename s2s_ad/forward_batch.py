@@ -30,8 +30,10 @@ from typing import Any
 import numpy as np
 
 from . import batching, ir
+from .custom import CustomGradient
 from .emit import Compiled
 from .forward import TANGENTS, Forward, Tangents
+from .rules import REGISTRY
 from .rules import batched as _batched_rules  # noqa: F401  (attaches the batched templates)
 from .rules.registry import Rule, substitute
 from .simplify import fold
@@ -169,9 +171,7 @@ def call_batched(
 ) -> tuple[Any, Any]:
     """``func(*args, **kwargs)`` and the batched tangent of its value: the callee's own
     batched program for a Python function, one forward-mode run per column otherwise."""
-    from .custom import CustomGradient
     from .dispatch import _target, call_with_tangent
-    from .rules import REGISTRY
 
     target, pre = _target(func)
     plain = not (

@@ -33,9 +33,11 @@ from typing import Any
 from . import cotangents, ir
 from .analysis import CallInfo
 from .call_plans import CallPlan
+from .custom import CustomGradient
 from .emit import AD as ONE_ROW
 from .emit import Compiled
 from .reverse import Reverse
+from .rules import REGISTRY
 from .rules.registry import Rule
 from .source import user_origin
 from .sweep_base import Resolver
@@ -276,9 +278,7 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     where ``pullback`` takes a batch of cotangents: the batched sweeps of a Python
     function, else one pullback per row (``func`` called again for each: exact, slower)."""
     from .api import primal
-    from .custom import CustomGradient
     from .dispatch import _target, call_with_pullback
-    from .rules import REGISTRY
 
     target, pre = _target(func)
     plain = not (

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .errors import TransformError
+from .transforms import elementwise_grad
 
 _serial = itertools.count(1)
 _LIBRARIES = {"numpy", "math", "random", "builtins", "s2s_ad"}
@@ -264,7 +265,6 @@ def inline_inner_tapes(
     """Nested tapes: an inner ``with`` block runs inline, and its ``tape.gradient(t, s)``
     becomes a call of the gradient of the function the inner tape differentiated, so
     that the outer tape differentiates it again (a higher derivative)."""
-    from .transforms import elementwise_grad
 
     if not tapes and not any("stop_recording" in names(st).attrs for st in statements):
         return statements
