@@ -31,7 +31,7 @@ from .reverse_calls import plan_calls
 from .reverse_contribs import Contributions, index_value
 from .reverse_control import ControlFlow
 from .reverse_fwd import RecordingSweep
-from .sweep_base import Resolver, SweepBase
+from .sweep_base import SweepBase
 from .value_kinds import numeric_vars, vector_vars
 
 
@@ -63,21 +63,8 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
     arrays that one element at a time is added to in place).
     """
 
-    def __init__(
-        self,
-        fn: ir.Function,
-        wrt: list[str],
-        resolver: Resolver,
-        has_aux: bool = False,
-        scalars: frozenset[str] = frozenset(),
-        user_globals: dict[str, Any] | None = None,
-        vectors: frozenset[str] = frozenset(),
-        pure: bool = False,
-        variables: bool = False,
-    ) -> None:
-        super().__init__(
-            fn, wrt, resolver, has_aux, scalars, user_globals, vectors, pure, variables
-        )
+    def setup(self) -> None:
+        fn = self.fn
         self._bars: dict[str, str] = {}
         self.plans: dict[int, CallPlan] = {}
         self.reads: set[str] = set()
@@ -93,7 +80,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         self.records: RecordPlan  # made by run(), once the call plans are known
         body = self.body
         self.numeric = numeric_vars(self.body)
-        self.vectors = vector_vars(self.body, set(fn.params), vectors)
+        self.vectors = vector_vars(self.body, set(fn.params), self.vector_params)
         self.dicts = {
             s.target
             for s in walk(self.body)

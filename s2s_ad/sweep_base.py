@@ -92,8 +92,13 @@ class SweepBase:
             variables,
         )
         self.scalar = scalar_vars(self.body, set(fn.params), scalars, vectors)
+        self.vector_params = vectors
+        self.setup()
 
     # --- hooks ---------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """What a pass adds to the parts above, before any code is generated."""
 
     def call_plans(self) -> Mapping[int, CallPlan]:
         """The call plans made so far (statement id -> plan); the forward pass makes none."""
