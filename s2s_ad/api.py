@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import inspect
 import operator
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +16,16 @@ import numpy as np
 
 from .errors import TransformError
 from .html import repr_html
-from .source import parse_function, user_origin
+from .normal_forms import (
+    NORMALIZED,
+    code_key,
+    normalized_for,
+    normalized_parts,
+    paused_gc,
+)
+from .normal_forms import STATS as STATS
+from .normal_forms import normalized as normalized
+from .source import user_origin
 from .targets import REFUSE, SPEC, as_method, bind_first, define, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
@@ -34,13 +41,12 @@ if TYPE_CHECKING:
 
 _CACHE: dict[tuple[Any, ...], Compiled] = {}
 _IN_PROGRESS: set[tuple[Any, ...]] = set()
-STATS = {"transforms": 0}
 
 
 def clear_cache() -> None:
     """Forget every generated function (after ``defgrad`` changes the rules)."""
     _CACHE.clear()
-    _NORMALIZED.clear()
+    NORMALIZED.clear()
     _MADE.clear()
     emit = sys.modules.get(f"{__package__}.emit")  # imported by the first transform
     if emit is not None:
@@ -57,31 +63,6 @@ def _key(
     variables: bool = False,
 ) -> tuple[Any, ...]:
     return (code_key(func), wrt, has_aux, scalars, vectors, pure, variables)
-
-
-class _Same:
-    """A dictionary key equal only to a key holding the very same object.
-
-    Code objects compare by value: two modules defining the same text at the same line
-    have equal code objects, but their globals (the callees the text names) differ.
-    """
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
-
-
-def code_key(func: Any) -> tuple[_Same, _Same]:
-    """Cache key of a function's transforms: its code object and its globals, both by
-    identity (the transform resolves the names the code reads in those globals)."""
-    return _Same(func.__code__), _Same(func.__globals__)
 
 
 class _GradSpec:
@@ -107,21 +88,6 @@ class _GradSpec:
             if bound:  # a Python function of the method's own parameters
                 self._pure = bind_first(self._pure, self.fun.__self__, signature(self.fun))
         return self._pure
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused while a transform builds its trees (its
-    full collections over those many short-lived nodes cost more than the transform's
-    own work); resumed after, unless it was already off."""
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def compile_adjoint(
@@ -188,9 +154,6 @@ def _compile_adjoint(
     return compiled
 
 
-_NORMALIZED: dict[Any, tuple[Any, Any, dict[tuple[str, ...], Any]]] = {}
-
-
 def python_function(func: Any, hint: str = "") -> types.FunctionType:
     """``func``'s primal (what this library's wrappers wrap): refused unless it is a
     Python function, the only thing the transforms read the source of."""
@@ -200,65 +163,6 @@ def python_function(func: Any, hint: str = "") -> types.FunctionType:
             f"{getattr(func, '__qualname__', func)!s}: not a Python function", hint=hint
         )
     return func
-
-
-def normalized_for(func: Any, wrt: Sequence[str]) -> tuple[Any, Any]:
-    """:func:`_normalized` for a transform with respect to ``wrt``: every name in it
-    must be one of ``func``'s parameters (else ``ValueError``)."""
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
-    return parsed, fn
-
-
-def _normalized(func: Any) -> tuple[Any, Any]:
-    """Parse and normalize once per code object and globals: every variant and ``wrt``
-    starts from the same tree, while the names it resolved (callees, recognised builtins)
-    still name the same objects in ``func``'s scope."""
-    func = primal(func)
-    key = code_key(func)
-    hit = _NORMALIZED.get(key)
-    if hit is not None and not _still_resolves(hit[2], func):
-        hit = None  # a callee (or a builtin it recognised) was rebound: lowered again
-    if hit is None:
-        from .normalize import normalize_resolving
-
-        STATS["transforms"] += 1
-        try:
-            with paused_gc():
-                parsed = parse_function(func)
-                hit = _NORMALIZED[key] = (parsed, *normalize_resolving(parsed))
-        except TransformError as exc:
-            wrapped = getattr(func, "__wrapped__", None)
-            if wrapped is None or exc.hint:
-                raise
-            raise TransformError(
-                exc.construct,
-                exc.filename,
-                exc.lineno,
-                exc.col,
-                f"{func.__code__.co_name}() is the wrapper a decorator put around "
-                f"{getattr(wrapped, '__qualname__', wrapped)}: the wrapper is what runs, so it "
-                "is what is differentiated (give it named parameters: def wrapper(x): ...)",
-                exc.line_text,
-            ) from None
-    return hit[0], hit[1]
-
-
-def normalized(func: Any) -> Any:
-    """The normal form (:class:`s2s_ad.ir.Function`) of ``func``, made once per code object.
-
-    Raises:
-        TransformError: When ``func`` is refused.
-    """
-    return _normalized(func)[1]
-
-
-def _still_resolves(resolved: dict[tuple[str, ...], Any], func: Any) -> bool:
-    from .normalize import still_resolves
-
-    return still_resolves(resolved, func)
 
 
 def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
@@ -392,7 +296,7 @@ def check_returns_value(fun: Any) -> None:
         TransformError: Naming the function and pointing at its ``def`` line.
     """
     target = fun.__func__ if inspect.ismethod(fun) else fun
-    parsed, _ = _normalized(target)
+    parsed, _ = normalized_parts(target)
     code = parsed.func.__code__
     if code in _RETURNS_VALUE:
         return  # checked already

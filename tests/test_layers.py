@@ -26,8 +26,8 @@ LAYERS: list[set[str]] = [
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "packing", "variable", "batching"},
     # the normal form and the facts read from it
-    {"normalize", "analysis", "shifts", "stmt_facts", "value_kinds", "call_plans"}
-    | {"shape_analysis"},
+    {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
+    | {"call_plans", "shape_analysis"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist"},
