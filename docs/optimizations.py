@@ -87,12 +87,14 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
     ),
     (
         "A loop with a `break` (GENERATED.md's second target)",
-        "The exit flag that only the `break` sets is set once before the loop and the "
-        "branch's test is read back from it: nothing about the exit is recorded per trip. "
-        "In the variant for a 1-d `x` (what runs), `x[i]` is a scalar, so `np.cos(x[i])` is "
+        "Nothing with an adjoint runs in a trip before its `break`, so the trip is counted "
+        "at its end: the trip that breaks is not counted, and neither sweep needs an exit "
+        "flag (the backward loop reverses every trip it counts, without a guard). In the "
+        "variant for a 1-d `x` (what runs), `x[i]` is a scalar, so `np.cos(x[i])` is "
         "recomputed in the backward sweep instead of recorded: one push per trip (`s`, "
-        "which the trip overwrites). Shapes known, the accumulation into `x_bar` is "
-        "`x_bar[i] += ...`.",
+        "which the trip overwrites). Both contributions to `x_bar[i]` are gathered into one "
+        "`x_bar[i] += ...` before `s_bar` is overwritten, and the seed of the float result "
+        "is `1.0`.",
         examples.for_break,
         0,
         _args_early,

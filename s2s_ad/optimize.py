@@ -9,7 +9,8 @@ dead by liveness over the structured code (loops to a fixpoint,
 ``break``/``continue``/``return`` included), and writes the function back with
 :mod:`rewrite`: kept statements keep their text and their ``# L<n>:`` comments.
 
-Passes, repeated until nothing changes (the doubling once, at the end):
+First the contributions of one user line to one adjoint are brought together
+(:mod:`gather`). Then passes, repeated until nothing changes (the doubling once, at the end):
 
 * copy propagation in straight-line code (``a = b`` then reads of ``a``);
 * a contribution added to itself (``e + e``, from ``x * x``) written ``2 * e``;
@@ -38,6 +39,7 @@ from .codefacts import (
     uses,
 )
 from .fold import assign_first, fold_temporaries, merge_doubles
+from .gather import gather
 from .rewrite import comments, remove, render, site
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -141,6 +143,9 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
     notes = comments(func, lines)
     info = Info(tape)
     changed: set[int] = set()
+    gathered = gather(func.body, info, tape, notes, changed)
+    if gathered:
+        func.body = remove(func.body, gathered, notes) or [ast.Pass()]
     again = True
     for _ in range(10):
         touched: set[int] = set()

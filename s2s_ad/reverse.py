@@ -76,6 +76,8 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         self.reads_at: dict[int, set[str]] = {}
         self.cur = -1
         self._enclosing: tuple[int, str] | None = None
+        # per loop being written forward: its trip counter when counted at the trip's end
+        self._counting_at_end: list[str | None] = []
         self.tape = self.mint("_tape")
         self.records: RecordPlan  # made by run(), once the call plans are known
         body = self.body

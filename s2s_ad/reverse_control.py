@@ -8,9 +8,13 @@ back to false at the end of each backward trip, loop elements recomputed at its 
 
 from __future__ import annotations
 
-from . import ir
+import functools
+
+from . import ir, loop_exits
 from .analysis import walk
+from .call_plans import CallPlan
 from .codegen import Item, Line, Pop, Suite, identifiers
+from .recompute import subst_names
 from .records import JUMP, RECOMPUTE, RecordPlan
 from .stmt_facts import count, indexed_vars, stmt_writes
 
@@ -20,6 +24,8 @@ class ControlFlow:
 
     ad: str
     pure: bool
+    body: list[ir.Stmt]
+    plans: dict[int, CallPlan]
     records: RecordPlan
     remat: dict[str, str]
     reads: set[str]
@@ -31,6 +37,8 @@ class ControlFlow:
     dense: set[str]
 
     def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
+        if any(self._backward_test(s) in flags for flags in self._quiet_loops().values()):
+            return self.bwd_block(s.orelse, live)  # a jump not taken in the trips reversed
         left, right = set(live), set(live)
         owned, dense = set(self.owned), set(self.dense)
         body = self.bwd_block(s.body, left)
@@ -172,7 +180,7 @@ class ControlFlow:
         pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
         live.clear()
         live.update(head)
-        if s.brk is not None and last_test:
+        if s.brk is not None and last_test and id(s) not in self._quiet_loops():
             last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
         k = self.mint("_k")
         loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
@@ -180,6 +188,8 @@ class ControlFlow:
 
     def exit_restores(self, s: ir.For | ir.While) -> list[Item]:
         """``flag = False`` for the exit flags of loop ``s``, ending each backward trip."""
+        if id(s) in self._quiet_loops():
+            return []  # its exit flags are false in every trip reversed
         body = s.body if isinstance(s, ir.For) else s.test_body + s.body
         p = self.records.pos[id(s)]
         span = (p + 1, p + count(body))
@@ -203,3 +213,35 @@ class ControlFlow:
                 value = self.read(self.render_expr(st.value))
                 items.append(Pop(st.target, RECOMPUTE + site, f"{st.target} = {value}"))
         return items
+
+    @functools.cache  # noqa: B019 (one Reverse per transform)
+    def _quiet_loops(self) -> dict[int, set[str]]:
+        """Loops whose breaking trip has nothing to reverse, with their exit flags (the
+        backward sweep takes them as false: ``loop_exits``)."""
+        exits = {self.records.site_info[site].var for site in self.records.exit_sites()}
+        out: dict[int, set[str]] = {}
+        for loop in walk(self.body):
+            if not isinstance(loop, (ir.For, ir.While)) or not loop.trips:
+                continue
+            flags = loop_exits.exit_flags(loop, exits)
+
+            def test_reads(st: ir.If, flags: set[str] = flags) -> set[str] | None:
+                test = self._backward_test(st)
+                if test in flags:
+                    return None
+                return identifiers(subst_names(test, self.remat) if self.remat else test)
+
+            def element(st: ir.Assign) -> bool:
+                return self.records.site_info[self.records.site(st, st.target)].kind == "element"
+
+            if loop_exits.quiet_exit(
+                loop,
+                self.body,
+                flags,
+                test_reads,
+                lambda st: id(st) not in self.plans,
+                element,
+                self.remat,
+            ):
+                out[id(loop)] = flags
+        return out

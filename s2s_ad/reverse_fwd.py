@@ -8,6 +8,8 @@ their residuals.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import ir
 from .call_plans import CallPlan
 from .codegen import Item, Line, Push, Suite
@@ -21,6 +23,7 @@ class RecordingSweep:
     pure: bool
     plans: dict[int, CallPlan]
     records: RecordPlan
+    _counting_at_end: list[str | None]
 
     def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
         return self.commented(stmts, self.fwd_stmt)
@@ -83,10 +86,28 @@ class RecordingSweep:
         if isinstance(s, ir.Break):
             return [Line("break")]
         if isinstance(s, ir.Continue):
+            if self._counting_at_end and self._counting_at_end[-1]:
+                return [Line(f"{self._counting_at_end[-1]} += 1"), Line("continue")]
             return [Line("continue")]
         if isinstance(s, ir.Pass):
             return []
         raise self.error(type(s).__name__, s)
+
+    def counted_body(
+        self, s: ir.For | ir.While, block: Callable[[list[ir.Stmt]], list[Item]]
+    ) -> list[Item]:
+        """A loop's forward body with its trip count: taken at the start of each trip, or
+        at its end and before each ``continue`` when the breaking trip is not reversed
+        (``loop_exits``)."""
+        trips = s.trips
+        at_end = bool(trips) and id(s) in self._quiet_loops()
+        self._counting_at_end.append(trips if at_end else None)
+        body = block(s.body)
+        self._counting_at_end.pop()
+        if not trips:
+            return body
+        count = Line(f"{trips} += 1")
+        return [*body, count] if at_end else [count, *body]
 
     def fwd_assign(self, s: ir.Assign, plan: CallPlan | None) -> str:
         value = s.value
@@ -116,9 +137,7 @@ class RecordingSweep:
         if trips:
             items += [self.push(s, trips), Line(f"{trips} = 0")]
         args = ", ".join(self.atom(a) for a in (s.range_args or []))
-        body = self.fwd_block(s.body)
-        if trips:
-            body.insert(0, Line(f"{trips} += 1"))
+        body = self.counted_body(s, self.fwd_block)
         items.append(Suite(f"for {s.target} in range({args}):", body, keep_empty=True))
         return items
 
@@ -126,7 +145,7 @@ class RecordingSweep:
         trips = s.trips
         items: list[Item] = [self.push(s, trips), Line(f"{trips} = 0")]
         test = self.fwd_block(s.test_body)
-        body = [Line(f"{trips} += 1"), *self.fwd_block(s.body)]
+        body = self.counted_body(s, self.fwd_block)
         if not test:
             items.append(Suite(f"while {self.atom(s.test)}:", body))
         else:

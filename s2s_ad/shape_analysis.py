@@ -24,6 +24,7 @@ from . import runtime
 from .rules import vjps
 from .shape_facts import (
     BOTTOM,
+    FLOAT,
     NO_CONST,
     SCALAR_TYPES,
     Arr,
@@ -508,7 +509,7 @@ class Analysis:
             if value_free is None:
                 return None
             if not value_free and any(
-                isinstance(f, Scalar) and c is NO_CONST and f.type in (float, int, bool)
+                isinstance(f, Scalar) and c is NO_CONST and f.type in (float, int, bool, FLOAT)
                 for f, c in args
             ):
                 return None  # may test the value of a Python scalar (``is_zero``)

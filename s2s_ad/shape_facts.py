@@ -59,6 +59,10 @@ class Tup:
 
 
 Fact = Arr | Scalar | Tup | None  # None: unknown
+#: ``Scalar(FLOAT)``: a Python ``float`` or an ``np.float64`` (a loop variable that starts
+#: as ``0.0`` and becomes ``s * np.cos(x[i])``): a double-precision scalar either way.
+FLOAT = np.floating
+_DOUBLES = (float, np.float64, FLOAT)
 BOTTOM = Scalar(type(...))  # no value yet (a loop's first pass): joins to the other side
 
 
@@ -70,6 +74,8 @@ def join(a: Fact, b: Fact) -> Fact:
         return a
     if isinstance(a, Scalar) and isinstance(b, Scalar) and a.type is b.type:
         return Scalar(a.type)
+    if isinstance(a, Scalar) and isinstance(b, Scalar) and {a.type, b.type} <= set(_DOUBLES):
+        return Scalar(FLOAT)
     if isinstance(a, Arr) and isinstance(b, Arr) and a.dtype == b.dtype:
         if len(a.shape) == len(b.shape):
             return Arr(tuple(x if x == y else None for x, y in zip(a.shape, b.shape)), a.dtype)
@@ -223,6 +229,12 @@ def probe(fn: Callable[..., Any], args: list[tuple[Fact, Any]], kwargs: dict[str
         return None
     if any(f is BOTTOM for f in facts):
         return BOTTOM
+    if Scalar(FLOAT) in facts:  # what holds for a float and for an np.float64
+        out = BOTTOM
+        for kind in (float, np.float64):
+            one = [(Scalar(kind) if f == Scalar(FLOAT) else f, c) for f, c in args]
+            out = join(out, probe(fn, one, kwargs))
+        return out
     try:
         key = (fn, tuple(args), tuple(sorted(kwargs.items())))
         hash(key)

@@ -89,6 +89,12 @@ def _rnn_args():
 # the variant for the shapes of a call (what source() shows after that call)
 CALLED = {
     "loss_shapes": (loss, 0, lambda: (np.ones(3), np.ones((4, 3)), np.ones(4))),
+    # GENERATED.md's break example, the variant for a 1-d array (what runs)
+    "first_positive_sum_shapes": (
+        first_positive_sum,
+        0,
+        lambda: (np.array([1.0, 2.0, -1.0, 3.0]), 4),
+    ),
     "rnn_loss_shapes": (rnn_loss, (0, 1, 2), _rnn_args),
 }
 

@@ -27,12 +27,12 @@ LAYERS: list[set[str]] = [
     {"rules", "custom", "targets", "packing", "variable", "batching"},
     # the normal form and the facts read from it
     {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
-    | {"call_plans", "shape_analysis"},
+    | {"call_plans", "shape_analysis", "loop_exits"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist"},
     # the optimizer of generated code
-    {"optimize", "fold", "rewrite"},
+    {"optimize", "fold", "rewrite", "gather"},
     # emission, and the programs built on emitted code
     {"emit", "lower", "cotangents", "forward_batch", "reverse_batch", "dispatch"}
     | {"second_order"},
