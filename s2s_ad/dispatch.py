@@ -35,14 +35,22 @@ def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
     if REGISTRY.opaque(func):  # a library function without a rule: never its source
         return None, ()
     if isinstance(func, types.MethodType):
-        return func.__func__, (func.__self__,)
+        return _plain(func.__func__), (func.__self__,)
     if isinstance(func, (types.FunctionType, functools.partial, functools._lru_cache_wrapper)):
         return func, ()  # a partial or a cache: see targets.primal
     call = inspect.getattr_static(type(func), "__call__", None)
     call = getattr(call, "_s2s_call", call)  # a wrapper (``@tf.function``): what it calls
+    call = _plain(call)
     if isinstance(call, types.FunctionType):
         return call, (func,)
     return None, ()
+
+
+def _plain(func: Any) -> Any:
+    """The differentiable twin of a method whose eager version does what generated code
+    cannot (``Layer.__call__``: a ``try`` that adds the layer to an error's message, a
+    name scope on the first call); the method itself for others."""
+    return getattr(func, "_s2s_plain", func)
 
 
 def _rule_pullback(
@@ -181,10 +189,10 @@ def _callee(func: Any) -> tuple[Any, tuple[Any, ...]]:
     call's own, without resolving rules (``(None, ())`` for other callables)."""
     kind = type(func)
     if kind is types.MethodType:
-        return func.__func__, (func.__self__,)
+        return _plain(func.__func__), (func.__self__,)
     if kind is types.FunctionType:
         return func, ()
-    call = kind.__dict__.get("__call__") or _class_call(kind)
+    call = _plain(kind.__dict__.get("__call__") or _class_call(kind))
     return (call, (func,)) if type(call) is types.FunctionType else (None, ())
 
 

@@ -75,16 +75,21 @@ def test_variables_made_by_build_are_named_under_the_layer():
     x = tf.ones([2, 3])
     with tf.GradientTape() as tape:
         loss = tf.reduce_sum(model(x))
-    # made by each layer's build, by a tf.Variable or add_weight ('hidden/w:0'; Keras
-    # also puts the subclassed model's name before them, a documented difference)
+    # made by each layer's build, by a tf.Variable or add_weight, under the name scope
+    # of the model whose first call builds them ('encoder/hidden/w:0', as in Keras 2)
     names = [v.name for v in model.trainable_variables]
-    assert sorted(names) == ["head/bias:0", "head/kernel:0", "hidden/b:0", "hidden/w:0"]
+    assert sorted(names) == [
+        "encoder/head/bias:0",
+        "encoder/head/kernel:0",
+        "encoder/hidden/b:0",
+        "encoder/hidden/w:0",
+    ]
     grads = tape.gradient(loss, model.trainable_variables)
     by_name = dict(zip(names, grads))
-    np.testing.assert_allclose(np.asarray(by_name["head/bias:0"]), [2.0])
+    np.testing.assert_allclose(np.asarray(by_name["encoder/head/bias:0"]), [2.0])
     hidden = np.ones((2, 3), np.float32) @ model.hidden.w.numpy() + model.hidden.b.numpy()
     np.testing.assert_allclose(
-        np.asarray(by_name["head/kernel:0"]), hidden.sum(axis=0)[:, None], rtol=1e-6
+        np.asarray(by_name["encoder/head/kernel:0"]), hidden.sum(axis=0)[:, None], rtol=1e-6
     )
     # a layer built directly keeps plain names, as in Keras
     lone = tf.keras.layers.Dense(2)

@@ -9,6 +9,8 @@ class OpError(Exception):
     def __init__(self, node_def: object = None, op: object = None, message: str = "") -> None:
         super().__init__(message or node_def)
         self.message = message or str(node_def)
+        self.node_def = node_def if message else None
+        self.op = op
 
 
 class InvalidArgumentError(OpError, ValueError):

@@ -21,7 +21,7 @@ from ...replay import unrecorded
 from ...rules.registry import nondiff
 from ...variable import TensorShape, Variable, python_numbers, tensor
 from ..module import Module, name_scope, to_snake_case
-from . import initializers
+from . import call_errors, initializers
 
 _NAMES: collections.Counter[str] = collections.Counter()
 
@@ -38,12 +38,20 @@ class KerasTensor:
     layer call that makes it."""
 
     def __init__(
-        self, shape: tuple[Any, ...], dtype: Any, layer: Any = None, inputs: Any = None
+        self,
+        shape: tuple[Any, ...],
+        dtype: Any,
+        layer: Any = None,
+        inputs: Any = None,
+        name: str | None = None,
+        node_index: int = 0,
     ) -> None:
         self.shape = TensorShape(shape)
         self.dtype = np.dtype(dtype)
         self.layer = layer
         self.inputs = inputs
+        self.name = name or (layer.name if layer is not None else "input")
+        self.node_index = node_index  # which call of ``layer`` made it
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}>"
@@ -52,8 +60,15 @@ class KerasTensor:
 def Input(  # noqa: N802
     shape: Any = None, batch_size: Any = None, name: str | None = None, dtype: Any = np.float32
 ) -> KerasTensor:
-    """A symbolic input of the given per-example ``shape``."""
-    return KerasTensor((batch_size, *tuple(shape or ())), dtype)
+    """A symbolic input of the given per-example ``shape`` (named ``'input_1'``,
+    ``'input_2'``... by default, as Keras names its ``InputLayer``)."""
+    if name is None:
+        _INPUTS[0] += 1
+        name = f"input_{_INPUTS[0]}"
+    return KerasTensor((batch_size, *tuple(shape or ())), dtype, name=name)
+
+
+_INPUTS = [0]
 
 
 def _example(spec: KerasTensor) -> np.ndarray:
@@ -113,6 +128,33 @@ class Layer(Module):
         return inputs
 
     def __call__(self, inputs: Any, training: Any = None) -> Any:
+        """Build the layer on its first input, then ``call`` it. An error raised inside
+        comes out with the layer and its arguments added to the message, as in Keras 2
+        (see :mod:`.call_errors`). Generated code calls :meth:`_plain_call` instead (the
+        same steps without the ``try``, which it cannot run)."""
+        if isinstance(inputs, KerasTensor) or (
+            isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
+        ):
+            return self._symbolic_call(inputs)
+        if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
+            inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
+        if not self.built:
+            return self._first_call(inputs, training)
+        try:
+            if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
+                given = {} if training is None else {"training": training}
+                found = replay.recorded_call(self, (inputs,), given)
+                if found is not replay.NOT_RECORDED:
+                    return found
+            if self._expects_training:
+                return self.call(inputs, training=training)
+            return self.call(inputs)
+        except Exception as error:
+            raise self._call_error(error, inputs, training) from None
+
+    def _plain_call(self, inputs: Any, training: Any = None) -> Any:
+        """What generated code runs for ``Layer.__call__`` (``super().__call__(x)`` in a
+        layer that overrides it, a call ``_s2s_forward`` does not redirect)."""
         if isinstance(inputs, KerasTensor) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
@@ -129,6 +171,31 @@ class Layer(Module):
         if self._expects_training:
             return self.call(inputs, training=training)
         return self.call(inputs)
+
+    def _first_call(self, inputs: Any, training: Any) -> Any:
+        """Build, then call, under the layer's name scope (Keras 2's): the Variables made
+        by ``build``, by ``call``, or by the sub-layers it builds are named
+        ``'layer/...'``, ``'model/layer/...'``. A ``Sequential`` opens no scope."""
+        scope = name_scope(self.name) if self._scoped_build else contextlib.nullcontext()
+        try:
+            with scope:
+                with unrecorded():
+                    self._build_in_call(input_shape(inputs))
+                self.built = True
+                if self._expects_training:
+                    return self.call(inputs, training=training)
+                return self.call(inputs)
+        except Exception as error:
+            raise self._call_error(error, inputs, training) from None
+
+    def _build_in_call(self, shape: Any) -> None:
+        """``build`` as the first call runs it (a ``Model`` without a ``build`` of its
+        own builds its sub-layers in the call that follows)."""
+        self.build(shape)
+
+    def _call_error(self, error: Exception, inputs: Any, training: Any) -> Any:
+        given = {"training": training} if self._expects_training else {}
+        return call_errors.extended(self, error, (inputs,), given)
 
     def _s2s_forward(
         self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -151,10 +218,11 @@ class Layer(Module):
         return self.call, args, {}
 
     def _build_for(self, shape: Any) -> None:
+        """Build for inputs of this shape (in generated code: the layer's first call)."""
         # Keras names the Variables that build makes 'layer/...'
         scope = name_scope(self.name) if self._scoped_build else contextlib.nullcontext()
         with unrecorded(), scope:
-            self.build(shape)
+            self._build_in_call(shape)
         self.built = True
 
     def _symbolic_call(self, inputs: Any) -> KerasTensor:
@@ -166,8 +234,15 @@ class Layer(Module):
             dtype = inputs.dtype
         out = np.asarray(self(example))
         shape = (None, *out.shape[1:]) if out.ndim else ()
-        self._output_shape = shape
-        return KerasTensor(shape, out.dtype if out.size else dtype, self, inputs)
+        calls = getattr(self, "_symbolic_calls", 0)
+        self._symbolic_calls = calls + 1
+        # what summary() shows ('multiple' for a layer whose calls give other shapes)
+        if calls == 0 or getattr(self, "_output_shape", None) == shape:
+            self._output_shape: Any = shape
+        else:
+            self._output_shape = "multiple"
+        dtype = out.dtype if out.size else dtype
+        return KerasTensor(shape, dtype, self, inputs, node_index=calls)
 
     # --- weights ----------------------------------------------------------------------------
 
@@ -262,6 +337,9 @@ class Layer(Module):
 
     def count_params(self) -> int:
         return int(sum(np.prod(w.shape) for w in self.weights))
+
+
+Layer.__call__._s2s_plain = Layer._plain_call  # type: ignore[attr-defined]
 
 
 class InputLayer(Layer):

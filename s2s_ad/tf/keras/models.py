@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import tensor
 from . import losses as losses_module
@@ -14,6 +15,8 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .base import InputLayer, KerasTensor, Layer
 from .callbacks import CallbackList, History
+from .progbar import Progbar, verbosity
+from .summary import summarize
 
 __all__ = ["History", "Model", "Sequential"]
 
@@ -60,12 +63,16 @@ class Model(Layer):
             return next(k for k, v in enumerate(known) if v is t)
 
         layers: list[Layer] = []
+        self._given_inputs = given  # for summary(): the InputLayer rows and connections
+        self._node_inputs: list[tuple[Layer, list[KerasTensor], KerasTensor]] = []
         for t in order:
             if isinstance(t.inputs, (list, tuple)):
                 source: Any = [position(p) for p in t.inputs]
             else:
                 source = position(t.inputs)
             self._nodes.append((t.layer, source))
+            parents = list(t.inputs) if isinstance(t.inputs, (list, tuple)) else [t.inputs]
+            self._node_inputs.append((t.layer, parents, t))
             if all(t.layer is not seen for seen in layers):
                 layers.append(t.layer)
                 self._tracked.append(t.layer)
@@ -76,6 +83,20 @@ class Model(Layer):
             [position(o) for o in outs] if isinstance(outputs, (list, tuple)) else position(outs[0])
         )
         self.built = True
+
+    def build(self, input_shape: Any) -> None:
+        """Build a subclassed model's sub-layers by calling it on a zero batch of this
+        shape (``None`` dimensions taken as 1), as Keras 2 builds it on a placeholder:
+        their Variables are named without the model's name (``'dense/kernel:0'``)."""
+        if self._output_index is None and type(self).call is not Model.call:
+            with unrecorded():
+                self.call(_zeros(input_shape))
+        self.built = True
+
+    def _build_in_call(self, shape: Any) -> None:
+        if type(self).build is Model.build:
+            return  # the first call that follows builds the sub-layers
+        self.build(shape)
 
     @property
     def layers(self) -> list[Layer]:
@@ -152,8 +173,13 @@ class Model(Layer):
         rng = np.random.default_rng(0)
         hooks.on_train_begin()
         logs: dict[str, Any] = {}
+        shown = verbosity(verbose)
         for epoch in range(initial_epoch, epochs):
             hooks.on_epoch_begin(epoch)
+            if shown:
+                print(f"Epoch {epoch + 1}/{epochs}")
+            bar = Progbar(steps, shown)
+            seen = 0
             order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
             for metric in self.compiled_metrics:
                 metric.reset_state()
@@ -167,14 +193,14 @@ class Model(Layer):
                 logs = {"loss": total / count}  # the epoch's running mean, as Keras logs
                 logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
                 hooks.on_train_batch_end(step, logs)
+                seen = step + 1
+                bar.update(seen, logs)
                 if self.stop_training:
                     break
             if validation_data is not None:
                 scores = self.evaluate(*validation_data, verbose=0, return_dict=True)
                 logs.update({f"val_{k}": v for k, v in scores.items()})
-            if verbose:
-                shown = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
-                print(f"Epoch {epoch + 1}/{epochs}\n - {shown}")
+            bar.update(seen, logs, finalize=True)
             hooks.on_epoch_end(epoch, logs)
             if self.stop_training:
                 break
@@ -192,34 +218,36 @@ class Model(Layer):
         **kwargs: Any,
     ) -> Any:
         """The loss (and metrics) on ``(x, y)``."""
+        steps = -(-len(np.asarray(x)) // (batch_size or 32))
+        bar = Progbar(steps, verbosity(verbose))  # timed from here
         y_pred = self.predict(x, batch_size=batch_size, verbose=0)
         scores = {"loss": float(self.loss(tensor(np.asarray(y)), y_pred))}
         for metric in self.compiled_metrics:
             metric.reset_state()
             metric.update_state(np.asarray(y), y_pred)
             scores[metric.name] = float(metric.result())
-        if verbose:
-            print(" - ".join(f"{k}: {v:.4f}" for k, v in scores.items()))
+        bar.update(steps, scores, finalize=True)
         if return_dict:
             return scores
         return scores["loss"] if len(scores) == 1 else list(scores.values())
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
+        steps = -(-len(np.asarray(x)) // (batch_size or 32))
+        bar = Progbar(steps, verbosity(verbose))
         out = self(tensor(np.asarray(x)), training=False)
+        bar.update(steps, finalize=True)
         return np.asarray(out)
 
-    def summary(self, print_fn: Any = print, **kwargs: Any) -> None:
-        """A table of the layers, their output shapes and parameter counts."""
-        print_fn(f'Model: "{self.name}"')
-        print_fn(f"{'Layer (type)':<32}{'Output Shape':<24}{'Param #':>10}")
-        for layer in self.layers:
-            shape = getattr(layer, "_output_shape", "?")
-            label = f"{layer.name} ({type(layer).__name__})"
-            print_fn(f"{label:<32}{shape!s:<24}{layer.count_params():>10}")
-        trainable = sum(int(np.prod(w.shape)) for w in self.trainable_weights)
-        print_fn(f"Total params: {self.count_params()}")
-        print_fn(f"Trainable params: {trainable}")
-        print_fn(f"Non-trainable params: {self.count_params() - trainable}")
+    def summary(
+        self,
+        line_length: int | None = None,
+        positions: Any = None,
+        print_fn: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        """Print the table of the layers, their output shapes and parameter counts, in
+        Keras 2's layout (see :mod:`.summary`)."""
+        summarize(self, line_length=line_length, positions=positions, print_fn=print_fn)
 
 
 class Sequential(Model):
@@ -236,8 +264,11 @@ class Sequential(Model):
             self.add(layer)
 
     def add(self, layer: Layer) -> None:
-        if isinstance(layer, KerasTensor):
-            return  # keras.Input(...) as the first entry only declares the shape
+        if isinstance(layer, KerasTensor):  # keras.Input(...) first: declares the shape
+            if not self._layers:
+                self._declared = tuple(layer.shape)
+                self.build(self._declared)
+            return
         self._layers.append(layer)
         self._tracked.append(layer)
         if len(self._layers) == 1 and getattr(layer, "_input_shape", None) is not None:
@@ -246,11 +277,16 @@ class Sequential(Model):
             self.build(self._declared)
 
     def build(self, input_shape: Any) -> None:
-        """Build every layer by running a zero example of this shape through them."""
+        """Build every layer by running a zero example of this shape through them (the
+        output shapes summary() shows: with the batch size of ``input_shape``, ``None``
+        when declared, the first input's otherwise, as in Keras 2)."""
         self.built = True
-        example = np.zeros(tuple(1 if d is None else d for d in input_shape), np.float32)
-        out = self.call(example)
-        self._output_shape = (None, *np.shape(out)[1:])
+        batch = input_shape[0] if len(input_shape) else None
+        x: Any = np.zeros(tuple(1 if d is None else d for d in input_shape), np.float32)
+        for layer in self._layers:
+            x = layer(x)
+            layer._output_shape = (batch, *np.shape(x)[1:])
+        self._output_shape = (batch, *np.shape(x)[1:])
 
     @property
     def layers(self) -> list[Layer]:
@@ -265,3 +301,10 @@ class Sequential(Model):
         for layer in self._layers[1:]:
             x = layer(x, training=training)
         return x
+
+
+def _zeros(shape: Any) -> Any:
+    """A zero batch of ``shape`` (a list of them for a list of shapes)."""
+    if isinstance(shape, list) and shape and isinstance(shape[0], (list, tuple)):
+        return [_zeros(tuple(one)) for one in shape]
+    return np.zeros(tuple(1 if d is None else d for d in shape), np.float32)
