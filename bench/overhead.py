@@ -47,7 +47,15 @@ import generated  # noqa: E402
 import numpy as np  # noqa: E402
 import peers  # noqa: E402
 from introspect import code_run_by  # noqa: E402
-from timing import FULL, QUICK, Settings, Timer, run_interleaved, warm_up  # noqa: E402
+from timing import (  # noqa: E402
+    FULL,
+    QUICK,
+    Settings,
+    Timer,
+    run_interleaved,
+    use_clock,
+    warm_up,
+)
 
 import s2s_ad  # noqa: E402
 
@@ -130,8 +138,9 @@ def per_call(settings: Settings, with_peers: bool) -> list[tuple[str, str, str, 
                 if peer.available():
                     try:
                         prepared = peer.prepare(f, args, (0, 1))
+                        prepared.call()  # a peer may fail only when called
                     except Exception as exc:  # noqa: BLE001
-                        print(f"  {peer.name}: unsupported ({peers._first_line(exc)})")
+                        print(f"  {label}, {peer.name}: unsupported ({peers._first_line(exc)})")
                         continue
                     impls.append((peer.name, prepared.call))
         timers = []
@@ -239,11 +248,19 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time CPU time of the process (default: steady on a shared machine) or wall time",
+    )
     parser.add_argument("--no-peers", action="store_true", help="skip autograd, JAX, PyTorch")
     parser.add_argument("--calls-only", action="store_true", help="only the per-call table")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else FULL
-    print(f"Python {sys.version.split()[0]}, NumPy {np.__version__}, {os.cpu_count()} cores")
+    use_clock(args.clock)
+    version = sys.version.split()[0]
+    print(f"Python {version}, NumPy {np.__version__}, {os.cpu_count()} cores, clock {args.clock}")
     print("\n## Per call\n")
     rows = per_call(settings, not args.no_peers)
     print(_table(["case", "implementation", "best", "median", "/ hand (median of rounds)"], rows))

@@ -264,8 +264,20 @@ class _TorchNumpy:
         self.sin = torch.sin
         self.cos = torch.cos
         self.sqrt = torch.sqrt
+        self.log1p = torch.log1p
+        self.abs = torch.abs
         self.zeros_like = torch.zeros_like
         self.stack = torch.stack
+        self.linalg = types.SimpleNamespace(norm=torch.linalg.norm)
+
+    def maximum(self, x: Any, y: Any) -> Any:
+        """``np.maximum`` with a tensor or a Python number on either side."""
+        t = self._t
+        if not isinstance(x, t.Tensor):
+            x = t.as_tensor(x, dtype=y.dtype)
+        if not isinstance(y, t.Tensor):
+            y = t.as_tensor(y, dtype=x.dtype)
+        return t.maximum(x, y)
 
     def _dims(self, axis: Any) -> dict[str, Any]:
         return {} if axis is None else {"dim": axis}

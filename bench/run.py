@@ -43,11 +43,14 @@ THREADS = _pin_threads(sys.argv[1:])
 sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import time  # noqa: E402
+import tracemalloc  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -57,15 +60,36 @@ import numpy as np  # noqa: E402
 from cases import CASES, Case  # noqa: E402
 from introspect import code_run_by  # noqa: E402
 from peers import Peer, all_peers  # noqa: E402
-from timing import FULL, QUICK, Settings, Timer, run_interleaved, warm_up  # noqa: E402
+from timing import (  # noqa: E402
+    CLOCKS,
+    FULL,
+    QUICK,
+    Settings,
+    Timer,
+    run_interleaved,
+    use_clock,
+    warm_up,
+)
 
 GRAD_RTOL = 1e-8  # s2s_ad and peers vs the hand-written gradient (float64 everywhere)
 FD_RTOL = 1e-5  # hand-written gradient vs a central finite difference
 FD_EPS = 1e-6
 ERR_WIDTH = 110  # error messages are cut to this many characters in the table
+SLOW_CALL = 1.0  # a peer whose second call takes longer is timed on that call alone
 
 
 # --- results -----------------------------------------------------------------------------
+
+
+F_LABEL = "f (primal)"
+HAND_LABEL = "hand-written"
+S2S_LABEL = "s2s_ad"
+RAW_LABEL = "  s2s_ad generated code only"
+AUTOGRAD_LABEL = "autograd"
+#: Rows whose memory ``tracemalloc`` sees: NumPy reports its array allocations to it;
+#: JAX's and PyTorch's allocators do not, so their rows get no memory column.
+TRACED_LABELS = (F_LABEL, HAND_LABEL, S2S_LABEL, RAW_LABEL, AUTOGRAD_LABEL)
+MEMORY_TARGET = 1.2  # peak memory, s2s_ad / hand-written (the issue on generated code)
 
 
 @dataclass
@@ -77,12 +101,15 @@ class Row:
         timer: Its timing samples, or ``None`` when it was not timed.
         status: Why it was not timed ("not installed", "unsupported (...)", "WRONG ...").
         note: Free text for the last column (transform / compile time, target, caveats).
+        peak: Peak memory one call allocates (bytes, ``tracemalloc``), or ``None`` where
+            it is not measured (peers whose arrays NumPy does not allocate).
     """
 
     label: str
     timer: Timer | None = None
     status: str = ""
     note: str = ""
+    peak: int | None = None
 
 
 @dataclass
@@ -101,11 +128,21 @@ class CaseResult:
                 return row.timer.best
         return None
 
+    def round_ratio(self, label: str, base: str = HAND_LABEL) -> float | None:
+        """Median over rounds of the ratio of this row's batch to ``base``'s batch timed
+        in the same round (interleaved: a burst of load hits both sides of a round)."""
+        rows = {r.label: r for r in self.rows if r.timer is not None and r.timer.samples}
+        if label not in rows or base not in rows:
+            return None
+        pairs = zip(rows[label].timer.samples, rows[base].timer.samples)  # type: ignore[union-attr]
+        return statistics.median(a / b for a, b in pairs)
 
-F_LABEL = "f (primal)"
-HAND_LABEL = "hand-written"
-S2S_LABEL = "s2s_ad"
-RAW_LABEL = "  s2s_ad generated code only"
+    def peak(self, label: str) -> int | None:
+        """Peak memory of one call of the row with this label, if it was measured."""
+        for row in self.rows:
+            if row.label == label and row.peak is not None:
+                return row.peak
+        return None
 
 
 # --- checking ----------------------------------------------------------------------------
@@ -271,8 +308,52 @@ def peer_row(
     if prepared.setup_seconds:
         note = f"compile {fmt_time(prepared.setup_seconds)} (once)" + (f"; {note}" if note else "")
     timer = Timer(prepared.call)
+    if first >= SLOW_CALL:
+        _, second = warm_up(prepared.call)
+        if second >= SLOW_CALL:  # seconds per call: one sample is enough to compare
+            timer.samples.append(second)
+            timer.final = True  # run_interleaved takes no more batches
+            note = "one call timed (over 1 s)" + (f"; {note}" if note else "")
+            return Row(peer.name, timer, note=note)
+        first = second
     timer.calibrate(first, settings)
     return Row(peer.name, timer, note=note)
+
+
+# --- memory ------------------------------------------------------------------------------
+
+
+def peak_bytes(call: Callable[[], Any], tries: int = 3) -> int:
+    """Peak memory allocated during one call (bytes above what was allocated before it),
+    from ``tracemalloc``, which sees Python objects and NumPy's array buffers.
+
+    The smallest of ``tries`` calls (each after a full collection), so that a cache
+    filled by the first call does not count. Run after the timing: tracing slows calls.
+    """
+    best = None
+    for _ in range(tries):
+        gc.collect()
+        tracemalloc.start()
+        try:
+            base = tracemalloc.get_traced_memory()[0]
+            out = call()
+            peak = tracemalloc.get_traced_memory()[1] - base
+            del out
+        finally:
+            tracemalloc.stop()
+        best = peak if best is None else min(best, peak)
+    return int(best or 0)
+
+
+def fmt_bytes(n: int | None) -> str:
+    """Bytes with a binary unit (``-`` for ``None``)."""
+    if n is None:
+        return "-"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f} {unit}" if value >= 100 else f"{value:.3g} {unit}"
+    return f"{n} B"
 
 
 # --- one case ----------------------------------------------------------------------------
@@ -299,6 +380,9 @@ def run_case(
     for peer in peers:
         result.rows.append(peer_row(peer, case, args, hand, settings))
     run_interleaved([r.timer for r in result.rows if r.timer is not None], settings)
+    for row in result.rows:
+        if row.label in TRACED_LABELS and row.timer is not None and row.timer.samples:
+            row.peak = peak_bytes(row.timer.call)
     s2s_best, hand_best = result.best(S2S_LABEL), result.best(HAND_LABEL)
     if case.target is not None and s2s_best is not None and hand_best is not None:
         ratio = s2s_best / hand_best
@@ -328,7 +412,7 @@ def fmt_ratio(value: float | None) -> str:
     return f"{value:.3g}x" if value < 1000 else f"{value:.0f}x"
 
 
-LABEL_W, TIME_W, RATIO_W = 30, 10, 9
+LABEL_W, TIME_W, RATIO_W, MEM_W = 30, 10, 9, 11
 
 
 def print_case(result: CaseResult, show_source: bool) -> None:
@@ -343,9 +427,12 @@ def print_case(result: CaseResult, show_source: bool) -> None:
             print("-- the variant these arguments run (specialized on argument types):")
             print(result.variant_source)
     f_best, hand_best = result.best(F_LABEL), result.best(HAND_LABEL)
+    hand_peak = result.peak(HAND_LABEL)
     head = (
         f"  {'implementation':<{LABEL_W}}{'best':>{TIME_W}}{'median':>{TIME_W}}"
-        f"{'vs hand':>{RATIO_W}}{'vs f':>{RATIO_W}}  note"
+        f"{'vs hand':>{RATIO_W}}{'rounds':>{RATIO_W}}{'vs f':>{RATIO_W}}"
+        f"{'peak mem':>{MEM_W}}{'vs hand':>{RATIO_W}}"
+        "  note"
     )
     print(head)
     print("  " + "-" * (len(head) + 20))
@@ -357,33 +444,49 @@ def print_case(result: CaseResult, show_source: bool) -> None:
         best, med = row.timer.best, row.timer.median
         vs_hand = best / hand_best if hand_best else None
         vs_f = best / f_best if f_best else None
+        mem_vs = row.peak / hand_peak if row.peak is not None and hand_peak else None
         print(
             f"  {row.label:<{LABEL_W}}{fmt_time(best):>{TIME_W}}{fmt_time(med):>{TIME_W}}"
-            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(vs_f):>{RATIO_W}}  {row.note}"
+            f"{fmt_ratio(vs_hand):>{RATIO_W}}{fmt_ratio(result.round_ratio(row.label)):>{RATIO_W}}"
+            f"{fmt_ratio(vs_f):>{RATIO_W}}"
+            f"{fmt_bytes(row.peak):>{MEM_W}}{fmt_ratio(mem_vs):>{RATIO_W}}  {row.note}"
         )
     sys.stdout.flush()
 
 
 def print_summary(results: list[CaseResult]) -> None:
     """s2s_ad / hand-written per case against the targets."""
-    print("\n== summary: s2s_ad / hand-written (best times)")
-    print(f"  {'case':<16}{'s2s_ad/hand':>12}{'target':>9}  verdict")
+    print(
+        "\n== summary: s2s_ad / hand-written (time: ratio of the best times, and median of"
+        " the per-round ratios; peak memory of one call)"
+    )
+    print(
+        f"  {'case':<18}{'time':>8}{'rounds':>8}{'target':>8}  {'verdict':<10}"
+        f"{'memory':>8}{'target':>8}  verdict"
+    )
     for res in results:
         case = res.case
         s2s_best, hand_best = res.best(S2S_LABEL), res.best(HAND_LABEL)
         target = f"{case.target:g}x" if case.target else "-"
         if s2s_best is None or hand_best is None:
             status = next((r.status for r in res.rows if r.label == S2S_LABEL), "not run")
-            print(f"  {case.name:<16}{'-':>12}{target:>9}  {status}")
+            print(f"  {case.name:<18}{'-':>8}{'-':>8}{target:>8}  {status}")
             continue
         ratio = s2s_best / hand_best
         verdict = (
             "no target" if case.target is None else ("met" if ratio <= case.target else "MISSED")
         )
-        print(f"  {case.name:<16}{fmt_ratio(ratio):>12}{target:>9}  {verdict}")
+        s2s_peak, hand_peak = res.peak(S2S_LABEL), res.peak(HAND_LABEL)
+        mem = s2s_peak / hand_peak if s2s_peak is not None and hand_peak else None
+        mem_verdict = "-" if mem is None else ("met" if mem <= MEMORY_TARGET else "MISSED")
+        rounds = res.round_ratio(S2S_LABEL)
+        print(
+            f"  {case.name:<18}{fmt_ratio(ratio):>8}{fmt_ratio(rounds):>8}{target:>8}  "
+            f"{verdict:<10}{fmt_ratio(mem):>8}{MEMORY_TARGET:>7g}x  {mem_verdict}"
+        )
 
 
-def environment(s2s: Any, peers: list[Peer], settings: Settings) -> str:
+def environment(s2s: Any, peers: list[Peer], settings: Settings, clock: str) -> str:
     """One paragraph describing versions and settings."""
     commit = "?"
     try:
@@ -414,7 +517,7 @@ def environment(s2s: Any, peers: list[Peer], settings: Settings) -> str:
     mode = "quick" if settings is QUICK else "full"
     return (
         "; ".join(dict.fromkeys(parts))
-        + f"\nthreads per library: {THREADS}; mode {mode}: batches of"
+        + f"\nthreads per library: {THREADS}; clock: {clock}; mode {mode}: batches of"
         f" >= {fmt_time(settings.batch_seconds)}, up to {settings.rounds} interleaved rounds;"
         " best = minimum per-call time over batches"
     )
@@ -433,6 +536,8 @@ def to_json(results: list[CaseResult]) -> list[dict[str, Any]]:
                     "best_s": row.timer.best if timed else None,
                     "median_s": row.timer.median if timed else None,
                     "samples": len(row.timer.samples) if timed else 0,
+                    "peak_bytes": row.peak,
+                    "vs_hand_rounds": res.round_ratio(row.label) if timed else None,
                     "status": row.status or "ok",
                     "note": row.note,
                 }
@@ -462,6 +567,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-peers", action="store_true", help="skip autograd, JAX, PyTorch")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="time CPU time of the process (default: steady on a shared machine) or wall time",
+    )
+    parser.add_argument(
         "--threads",
         type=int,
         default=1,
@@ -474,10 +585,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the selected cases and print one table per case, then a summary."""
     opts = parse_args(argv)
     settings = QUICK if opts.quick else FULL
+    use_clock(opts.clock)
     start = time.perf_counter()
     s2s, s2s_error = import_s2s()
     peers = [] if opts.no_peers else all_peers()
-    print(environment(s2s, peers, settings))
+    print(environment(s2s, peers, settings, opts.clock))
     selected = [c for c in CASES if not opts.case or c.name in opts.case]
     results = []
     for case in selected:
@@ -489,7 +601,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import tape  # the GradientTape shim's linear-regression and MLP steps
 
         print()
-        tape.main(["--quick"] if opts.quick else [])
+        tape.main((["--quick"] if opts.quick else []) + (["--cpu"] if opts.clock == "cpu" else []))
     print(f"\ntotal wall time {fmt_time(time.perf_counter() - start)}")
     if opts.json:
         Path(opts.json).write_text(json.dumps(to_json(results), indent=2) + "\n")

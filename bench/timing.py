@@ -3,9 +3,16 @@
 Every implementation of one case is timed in rounds: each round runs one batch of calls
 of every implementation in turn, so a burst of load from a neighbour hits all of them
 alike instead of one. Each batch is long enough (``batch_seconds``) for
-``time.perf_counter`` to be precise, the garbage collector is off during a batch (as in
+the clock to be precise, the garbage collector is off during a batch (as in
 :mod:`timeit`), and the per-call time reported is the minimum over batches (the median
 is kept too, as a noise indicator).
+
+The clock is wall time (``time.perf_counter``) or, with :func:`use_clock` ``("cpu")``, the
+CPU time of the process (``time.process_time``: user and system time of all its threads).
+On a machine shared with other jobs, a wall-time batch also counts the time the process
+waited for a core; CPU time does not, so ratios stay steady under load (cache and memory
+bandwidth shared with the other jobs still slow every implementation a little). Every
+library is pinned to one thread by the scripts, so CPU time is the work done.
 """
 
 from __future__ import annotations
@@ -17,6 +24,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+#: The clock batches are timed with (see :func:`use_clock`); a list so it can be swapped.
+CLOCK: list[Callable[[], float]] = [time.perf_counter]
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
+def use_clock(name: str) -> None:
+    """Time batches with ``"wall"`` (``time.perf_counter``) or ``"cpu"`` time
+    (``time.process_time``)."""
+    CLOCK[0] = CLOCKS[name]
 
 
 @dataclass(frozen=True)
@@ -50,22 +67,25 @@ class Timer:
         number: Calls per batch (set by :meth:`calibrate`).
         samples: Per-call seconds of each batch.
         spent: Wall time used so far, warm-up and calibration included.
+        final: No more batches (set for calls so slow that one sample is enough).
     """
 
     call: Callable[[], Any]
     number: int = 1
     samples: list[float] = field(default_factory=list)
     spent: float = 0.0
+    final: bool = False
 
     def _batch(self, number: int) -> float:
         call = self.call
         enabled = gc.isenabled()
         gc.disable()
         try:
-            start = time.perf_counter()
+            clock = CLOCK[0]
+            start = clock()
             for _ in range(number):
                 call()
-            elapsed = time.perf_counter() - start
+            elapsed = clock() - start
         finally:
             if enabled:
                 gc.enable()
@@ -81,8 +101,11 @@ class Timer:
         """
         self.spent += first_call_seconds
         if first_call_seconds >= settings.batch_seconds:
-            self.number = 1
-            return
+            # the first call may have done one-time work (a variant generated, a JIT
+            # compile): a batch of one call only if a second call is as slow
+            if self._batch(1) >= settings.batch_seconds:
+                self.number = 1
+                return
         # A second warm-up call; then grow the batch until it is long enough to estimate.
         number = 1
         while True:
@@ -96,8 +119,10 @@ class Timer:
     def done(self, settings: Settings) -> bool:
         """Whether this implementation has been measured enough."""
         n = len(self.samples)
-        return n >= settings.rounds or (
-            n >= settings.min_samples and self.spent >= settings.budget_seconds
+        return (
+            self.final
+            or n >= settings.rounds
+            or (n >= settings.min_samples and self.spent >= settings.budget_seconds)
         )
 
     def run_batch(self) -> None:
@@ -127,6 +152,7 @@ def run_interleaved(timers: list[Timer], settings: Settings) -> None:
 
 def warm_up(call: Callable[[], Any]) -> tuple[Any, float]:
     """Call once; return the result and the duration."""
-    start = time.perf_counter()
+    clock = CLOCK[0]
+    start = clock()
     out = call()
-    return out, time.perf_counter() - start
+    return out, clock() - start

@@ -8,7 +8,8 @@ record (``Reverse._shared_with_recorded``).
 
 The analysis is flow-insensitive: each variable gets the set of variables whose arrays it
 may be (or be a view of) over all its assignments. A plain copy, an index, an attribute
-(``x.T``), an unpacking, a loop over an array and a call that may return its argument or a
+(``x.T``), an unpacking, a container holding it (``[a, b]``, ``xs.append(a)``), a
+loop over an array and a call that may return its argument or a
 view of it (``x.reshape``, ``np.asarray``, a user's function) link their target to their
 operands; arithmetic and NumPy's other functions make new arrays. ``normalize`` uses the
 names of the view-making functions to refuse writes a live view would see.
@@ -113,6 +114,10 @@ def sources(stmts: Iterable[ir.Stmt]) -> dict[str, set[str]]:
                 link(s.target, [v.obj])
             elif isinstance(v, ir.Call) and _returns_view(v):
                 link(s.target, _operands(v))
+            elif isinstance(v, ir.Build):  # a list, tuple or dict holds its entries' arrays
+                link(s.target, v.elts)
+        elif isinstance(s, ir.Append):  # xs.append(a): the list holds a's array
+            link(s.obj, [s.value])
         elif isinstance(s, ir.Unpack):
             for t in s.targets:
                 link(t, [s.value])

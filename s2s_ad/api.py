@@ -450,6 +450,56 @@ def _state(fun: types.FunctionType) -> tuple[Any, ...]:
     return code, fun.__defaults__, fun.__kwdefaults__, forwards, *marks
 
 
+def _request_key(mode: str, wrt: Any, argnums: Any, has_aux: bool) -> tuple[Any, ...]:
+    """The key of a ``grad``/``value_and_grad`` request as given (its arguments before
+    they are read): a repeated ``grad(f)`` finds its made function by it at once."""
+    return ("request", mode, wrt, argnums, has_aux)
+
+
+def _made(fun: Any, key: tuple[Any, ...]) -> GradientFunction | None:
+    """A copy of the gradient function made for the same request on the same plain
+    function, while what it depends on (:func:`_state`: code, defaults, ...) is still the
+    same objects."""
+    try:
+        hit = _MADE.get(fun, _NONE).get(key)
+    except TypeError:  # an unhashable wrt (a list): not remembered
+        return None
+    if hit is None:
+        return None
+    code, defaults, kwdefaults, forwards, spec, refuse, made = hit
+    if code is not fun.__code__ or defaults is not fun.__defaults__:
+        return None
+    if kwdefaults is not fun.__kwdefaults__:
+        return None
+    marks = fun.__dict__
+    if spec is not marks.get(SPEC) or refuse is not marks.get(REFUSE):
+        return None
+    if forwards is not None and forwards is not primal(fun):  # a pass-through wrapper
+        return None
+    return _copy(made)
+
+
+def _copy(made: GradientFunction) -> GradientFunction:
+    """A new gradient function with the attributes of ``made`` (each ``grad(f)`` returns
+    its own object, as a first ``grad(f)`` does, without building it again)."""
+    out = object.__new__(GradientFunction)
+    out.__dict__.update(made.__dict__)
+    return out
+
+
+def _remember(fun: Any, key: tuple[Any, ...], made: Any) -> None:
+    """Keep a copy of ``made`` (attributes a caller sets on ``made`` stay its own) for
+    :func:`_made` (a plain function and a hashable request only)."""
+    if type(fun) is types.FunctionType and isinstance(made, GradientFunction):
+        try:
+            _MADE.setdefault(fun, {})[key] = (*_state(fun), _copy(made))
+        except TypeError:
+            pass
+
+
+_NONE: dict[Any, Any] = {}
+
+
 def _build(maker: Callable[..., Any], fun: Any, wrt: Any, has_aux: bool) -> GradientFunction:
     """A :class:`GradientFunction` for ``maker`` (``grad`` or ``value_and_grad``)."""
     mode = maker.__name__
@@ -490,12 +540,21 @@ def value_and_grad(
     Raises:
         TransformError: When ``fun`` cannot be differentiated (raised here, at transform time).
     """
+    request = _request_key("value_and_grad", wrt, argnums, has_aux)
+    if type(fun) is types.FunctionType:
+        made = _made(fun, request)
+        if made is not None:
+            return made
+    given = fun
     wrt = pick_wrt(wrt, argnums)
     fun = as_method(fun)  # a callable object: its bound __call__
     star = _star_entries(fun, wrt)
     if star is not None:
-        return _value_and_grad_of_entries(fun, wrt, has_aux, *star)
-    return _build(value_and_grad, fun, wrt, has_aux)
+        out = _value_and_grad_of_entries(fun, wrt, has_aux, *star)
+    else:
+        out = _build(value_and_grad, fun, wrt, has_aux)
+    _remember(given, request, out)
+    return out
 
 
 def _star_entries(fun: Any, wrt: Any) -> tuple[str, int] | None:
@@ -600,11 +659,19 @@ def grad(
     Raises:
         TransformError: When ``fun`` cannot be differentiated (raised here, at transform time).
     """
+    request = _request_key("grad", wrt, argnums, has_aux)
+    if type(fun) is types.FunctionType:
+        made = _made(fun, request)
+        if made is not None:
+            return made
+    given = fun
     wrt = pick_wrt(wrt, argnums)
     fun = as_method(fun)  # a callable object: its bound __call__
     star = _star_entries(fun, wrt)
     if star is None:
-        return _build(grad, fun, wrt, has_aux)
+        out = _build(grad, fun, wrt, has_aux)
+        _remember(given, request, out)
+        return out
     inner = _value_and_grad_of_entries(fun, wrt, has_aux, *star)._s2s_call
 
     def grad_fun(*args: Any, **kwargs: Any) -> Any:
@@ -624,7 +691,9 @@ def grad(
         )
         mark(grad_fun, fun, refusal)
     grad_fun.__wrapped__ = inner.__wrapped__  # type: ignore[attr-defined]
-    return GradientFunction(grad_fun, grad, fun, wrt, has_aux)
+    out = GradientFunction(grad_fun, grad, fun, wrt, has_aux)
+    _remember(given, request, out)
+    return out
 
 
 #: The attribute of a function made by s2s_ad (a pullback, ``hvp``, ``hessian``) that

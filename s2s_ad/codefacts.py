@@ -84,9 +84,28 @@ def pure(expr: ast.expr, tape: str) -> bool:
     for node in nodes(expr):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             return False
-        if isinstance(node, ast.Call) and not _pure_callee(node.func):
+        if isinstance(node, ast.Call) and not pure_call(node):
             return False
     return tape not in names(expr, ast.Load)
+
+
+# NumPy functions that write into an argument (besides any call given ``out=``)
+NP_WRITERS = frozenset(
+    {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "at", "seed"}
+)
+
+
+def pure_call(call: ast.Call) -> bool:
+    """Whether ``call`` neither writes into its arguments nor has another effect: pure
+    builtins, pure runtime helpers, ``math`` and NumPy functions other than the random
+    module, the functions that write into an argument (``np.copyto``, ``np.add.at``...)
+    and any call given ``out=``."""
+    if any(k.arg == "out" for k in call.keywords):
+        return False
+    func = call.func
+    if isinstance(func, ast.Attribute) and func.attr in NP_WRITERS and is_np_attr(func.value):
+        return False
+    return _pure_callee(func)
 
 
 def _pure_callee(func: ast.expr) -> bool:
@@ -164,7 +183,7 @@ def scan(node: ast.AST) -> tuple[set[str], bool]:
             if isinstance(sub.ctx, ast.Load):
                 loads.add(sub.id)
         elif isinstance(sub, ast.Call):
-            effect_free = effect_free and _pure_callee(sub.func)
+            effect_free = effect_free and pure_call(sub)
         elif isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             effect_free = False
     return loads, effect_free

@@ -293,9 +293,14 @@ def call_with_pullback(
         if type(label) is tuple:  # a star-call's entries
             return _star_call(func, labels, args, kwargs)
     if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
-        from .second_order import vjp_apply_pullback
+        from .second_order import vjp_apply_pullback, vjp_apply_vars_pullback
 
+        if getattr(func, "_s2s_variables", False):  # _ad.vjp_apply_vars
+            return vjp_apply_vars_pullback(labels, args, kwargs)
         return vjp_apply_pullback(labels, args, kwargs)
+    own = getattr(type(func), "_s2s_pullback", None)
+    if own is not None:  # an object that differentiates its own call (tape_nested)
+        return own(func, labels, args, kwargs)
     forward = getattr(type(func), "_s2s_forward", None)
     if forward is not None:
         redirected = forward(func, labels, args, kwargs)
@@ -402,6 +407,12 @@ def call_with_tangent(
     """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
     if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
         labels, tangents = packing.expand_tangents(labels, tangents, len(args), tuple(kwargs))
+    if getattr(func, "_s2s_variables", False) or hasattr(type(func), "_s2s_pullback"):
+        raise TransformError(
+            "forward mode through an inner tape's gradient with respect to Variables "
+            "reached through objects",
+            hint="use an outer GradientTape (reverse mode) over the inner tape",
+        )
     if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
         from .second_order import vjp_apply_tangent
 

@@ -17,6 +17,7 @@ from . import ir
 from .analysis import classify, walk
 from .codegen import Item, Line, Suite
 from .normalize import expr_atoms
+from .reverse_calls import rule_takes
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
@@ -286,8 +287,11 @@ class Forward(SweepBase):
                 )
             foreign = (  # a method of what is not differentiated: anp.sum(x), A.dot(x)
                 info.kind == "method"
-                and hasattr(np.ndarray, value.callee.method or "")
                 and self.tangent(value.callee.receiver, has) is None
+                and (
+                    hasattr(np.ndarray, value.callee.method or "")
+                    or not rule_takes(info.rule, value, lambda a: self.tangent(a, has) is not None)
+                )
             )
             if info.kind in ("user", "dynamic") or (packed and info.kind == "rule") or foreign:
                 return self.call_through(s, value, has)

@@ -90,18 +90,57 @@ class _Names(cst.CSTVisitor):
         self.assigned: set[str] = set()
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
+        self.entries: set[str] = set()  # names bound to an entry or attribute of another
+        self.viewed: list[tuple[str, str]] = []  # (v, y) for v = y[1:3], v = y.T
         self.copies: list[tuple[str, str]] = []
+        # (container, name): the container may hold the object the name is bound to
+        # (``rows = [h]``, ``d[k] = h``, ``rows.append(h)``, ``for row in grid``)
+        self.holders: list[tuple[str, str]] = []
         self.value_reads: set[str] = set()  # names read other than as a call's callee
+        self.order: dict[int, int] = {}  # id of each Name node -> its place in the text
+        self.read_at: dict[str, list[int]] = {}  # name -> places it is read
+        self.loops: list[tuple[int, int]] = []  # places each loop spans
+        self._loops: list[int] = []
         self._not_reads: set[int] = set()  # Name nodes that name a callee or define
         self._depth = 0
 
     def visit_Name(self, node: cst.Name) -> None:
         self.all.add(node.value)
+        self.order[id(node)] = len(self.order)
         if id(node) not in self._not_reads:
             self.value_reads.add(node.value)
+            self.read_at.setdefault(node.value, []).append(self.order[id(node)])
+
+    def visit_While(self, node: cst.While) -> None:
+        self._loops.append(len(self.order))
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self.loops.append((self._loops.pop(), len(self.order)))
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self.loops.append((self._loops.pop(), len(self.order)))
+
+    def live_after(self, name: str, node: cst.CSTNode | None) -> bool:
+        """Whether ``name`` may be read after the Name ``node`` (a later read in the text, or
+        any read in a loop around it); True when ``node`` is not of this scan."""
+        at = self.order.get(id(node)) if node is not None else None
+        if at is None:
+            return True
+        reads = self.read_at.get(name, [])
+        if any(r > at for r in reads):
+            return True
+        return any(a <= at < b and any(a <= r < b for r in reads) for a, b in self.loops)
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _FILLING_METHODS
+            and isinstance(func.value, cst.Name)
+        ):
+            for arg in node.args:
+                self.holders += [(func.value.value, n) for n in _held(arg.value, entry=True)]
 
     def visit_Param(self, node: cst.Param) -> None:
         self._not_reads.add(id(node.name))
@@ -127,14 +166,41 @@ class _Names(cst.CSTVisitor):
         self._not_reads.add(id(node.target))
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        held = _held(node.value)
+        for target in node.targets:
+            t = target.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name):
+                # ``d[k] = h``: the container holds what ``h`` names
+                self.holders += [(t.value.value, n) for n in _held(node.value, entry=True)]
+            elif isinstance(t, cst.Name):
+                self.holders += [(t.value, n) for n in held]
+            elif isinstance(t, (cst.Tuple, cst.List)):
+                elements = [el.value for el in t.elements]
+                if isinstance(node.value, (cst.Tuple, cst.List)) and len(
+                    node.value.elements
+                ) == len(elements):
+                    for el, v in zip(elements, node.value.elements):
+                        if isinstance(el, cst.Name) and isinstance(v.value, cst.Name):
+                            self.copies.append((el.value, v.value.value))  # a, b = y, z
+                elif isinstance(node.value, cst.Name):
+                    # ``a, b = pair``: the entries of ``pair`` are what the names see
+                    self.holders += [(node.value.value, n) for n in _reads(t)]
         if isinstance(node.value, cst.Name):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.copies.append((target.target.value, node.value.value))
         if isinstance(node.value, (cst.Subscript, cst.Attribute)):
+            base = _viewed_name(node.value)
+            whole = isinstance(node.value, cst.Attribute)
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self.views.add(target.target.value)
+                    if whole:  # an object's attribute: what reads it later is not followed
+                        self.entries.add(target.target.value)
+                    if base is not None:  # v = y[1:3], B = A.T: a write into y changes v
+                        self.viewed.append((target.target.value, base))
+        named = [t.target.value for t in node.targets if isinstance(t.target, cst.Name)]
+        self.copies += [(a, b) for a, b in zip(named, named[1:])]  # a = b = np.zeros(3)
         for base in _view_call_bases(node.value):
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
@@ -163,10 +229,55 @@ class _Names(cst.CSTVisitor):
         self._targets(node.target)
 
     def visit_For(self, node: cst.For) -> None:
+        self._loops.append(len(self.order))
         self._targets(node.target)
+        # ``for row in grid`` / ``for i, row in enumerate(grid)``: the loop names are entries
+        containers = [node.iter] if isinstance(node.iter, cst.Name) else []
+        if isinstance(node.iter, cst.Call):
+            containers = [a.value for a in node.iter.args if isinstance(a.value, cst.Name)]
+        for c in containers:
+            assert isinstance(c, cst.Name)
+            self.holders += [(c.value, n) for n in _reads(node.target)]
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._targets(node.target)
+
+
+_FILLING_METHODS = frozenset("append insert extend add setdefault update __setitem__".split())
+
+
+def _held(node: cst.BaseExpression, entry: bool = False) -> list[str]:
+    """Names whose objects a container built by ``node`` holds as entries: the names and
+    the arrays viewed (``y[:2]``, ``y.T``) among the entries of a list, tuple, set or dict
+    display, nested displays too. With ``entry``, ``node`` is itself an entry (the value of
+    ``d[k] = node`` or ``xs.append(node)``)."""
+    if entry:
+        base = _viewed_name(node)
+        if base is not None:
+            return [base]
+    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+        return [n for el in node.elements for n in _held(el.value, entry=True)]
+    if isinstance(node, cst.Dict):
+        return [
+            n
+            for el in node.elements
+            if isinstance(el, (cst.DictElement, cst.StarredDictElement))
+            for n in _held(el.value, entry=True)
+        ]
+    return []
+
+
+def _viewed_name(node: cst.BaseExpression) -> str | None:
+    """The name whose object ``node`` is, or may be a view of (``y``, ``y[1:]``, ``y.T``,
+    ``y.reshape(-1)``, ``np.ravel(y)``); ``None`` for anything else."""
+    while True:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, (cst.Subscript, cst.Attribute)):
+            node = node.value
+            continue
+        bases = _view_call_bases(node)
+        return bases[0] if bases else None
 
 
 def _view_call_bases(value: cst.BaseExpression) -> list[str]:
@@ -220,7 +331,11 @@ class Normalizer:
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
         self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
         self.views = scan.views
+        self.entries = scan.entries
         self.copies = scan.copies
+        self.holders = scan.holders
+        self.viewed = scan.viewed
+        self.scan = scan
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
         self._counter = 0
@@ -228,6 +343,7 @@ class Normalizer:
         self.shared: set[str] = set()
         self.comp_names: set[str] = set()
         self.memo: dict[str, ir.Atom] = {}
+        self.index_parts: list[ir.Atom | tuple[ir.Atom, ...]] = []
         self.env: dict[str, ir.Atom] = {}
         self.line = parsed.first_line
         self.src = ""
@@ -450,10 +566,14 @@ class Normalizer:
                 and not value.args[0].star
             ):
                 item = self.atom(value.args[0].value)
+                if not self.generated:
+                    self.alias_check(value.func.value.value, node=value.func.value)
                 self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
             elif self._list_pop(value) is not None:
                 popped = self._list_pop(value)
                 assert popped is not None
+                if not self.generated:
+                    self.alias_check(popped, node=value.func.value)
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
@@ -554,7 +674,7 @@ class Normalizer:
                     "assign into a local array (x[i, j] = ...)",
                 )
             index = self.index(target)
-            self.alias_check(obj.value)
+            self.alias_check(obj.value, element=True, node=obj)
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
         elif isinstance(target, cst.Attribute):
             self.set_attribute(target, value)
@@ -597,38 +717,58 @@ class Normalizer:
         name = ir.Const(repr(target.attr.value))
         self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, [obj, name, value], [])))
 
-    def alias_check(self, name: str) -> None:
+    def alias_check(
+        self, name: str, element: bool = False, node: cst.CSTNode | None = None
+    ) -> None:
         """Before an in-place write into ``name``: refuse, when it runs, a write that another
         name would see (``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y[0] = 1`` changes
         ``z``), since the generated code keeps each name's value apart."""
-        # every name a chain of plain copies may share the array with (b = c; a = b)
+        # every name a chain of plain copies may share the array with (b = c; a = b), and
+        # the containers that may hold it (rows = [h]; d[k] = h), theirs too (c2 = [rows])
         partners = {name}
+        held: set[str] = set()  # partners through containers and views: checked if read later
         grown = True
         while grown:
             linked = {b for a, b in self.copies if a in partners}
             linked |= {a for a, b in self.copies if b in partners}
+            if not self.generated:  # generated code hands its tapes over on purpose and
+                # reads a slice's old values right before writing it
+                more = {a for a, b in self.holders if b in partners}
+                more |= {a for a, b in self.viewed if b in partners}
+                more |= {b for a, b in self.viewed if a in partners}
+                held |= more - partners
+                linked |= more
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
+        # a container or view nothing reads after the write cannot show its effect
+        partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
         if name in self.views or partners:
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
-            self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, [])))
+            kwargs: list[tuple[str, ir.Atom]] = []
+            if name in self.entries:
+                kwargs.append(("entry", ir.Const("True")))
+            if element and partners:
+                kwargs.append(("at", self.region()))  # the entries the write covers
+            self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
 
     def aug_assignment(self, node: cst.AugAssign) -> None:
         op = _AUGOPS[type(node.operator)]
         target = node.target
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
-            self.alias_check(target.value)
+            self.alias_check(target.value, node=target)
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
             obj = target.value
             if not isinstance(obj, cst.Name) or obj.value not in self.locals:
                 raise self.error("augmented assignment into a non-local element", target)
             index = self.index(target)
+            parts = self.index_parts
             right = self.atom(node.value)
-            self.alias_check(obj.value)
+            self.index_parts = parts
+            self.alias_check(obj.value, element=True, node=obj)
             old = self.fresh()
             self.assign(old, ir.Subscript(ir.Var(obj.value), index))
             new = self.fresh()
@@ -700,10 +840,24 @@ class Normalizer:
         return ir.Var(tmp)
 
     def _sequence(self, node: cst.BaseExpression) -> ir.Atom:
+        """What a ``for`` iterates over, as an indexable sequence; ``reversed(xs)`` as the
+        sequence of ``xs`` read backwards (``[::-1]``)."""
 
+        backwards = (
+            self._builtin_iter(node, "reversed")
+            and isinstance(node, cst.Call)
+            and len(node.args) == 1
+        )
+        if backwards:
+            assert isinstance(node, cst.Call)
+            node = node.args[0].value
         seq = self.fresh("_seq")
         callee = ir.Callee("_ad.sequence", sequence, resolved=True)
         self.assign(seq, ir.Call(callee, [self.atom(node)], []))
+        if backwards:
+            back = self.fresh("_seq")
+            self.assign(back, ir.Subscript(ir.Var(seq), ir.Index("::-1")))
+            return ir.Var(back)
         return ir.Var(seq)
 
     def _builtin_iter(self, it: cst.BaseExpression, name: str) -> bool:
@@ -834,6 +988,9 @@ class Normalizer:
             return
         popped = self._list_pop(node)
         if popped is not None and popped != target:
+            if not self.generated:
+                assert isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                self.alias_check(popped, node=node.func.value)
             self.emit(ir.ListPop(self.line, self.src, popped, target))
             return
         expr = self.expression(node)
@@ -1147,17 +1304,22 @@ class Normalizer:
                 reads.append(atom.name)
             return str(atom)
 
+        self.index_parts = []
         for el in node.slice:
             sl = el.slice
             if isinstance(sl, cst.Index):
                 if sl.star is not None:
                     raise self.error("starred index", sl)
                 parts.append(part(sl.value))
+                self.index_parts.append(self.memo_atom(parts[-1]))
             else:
-                text = part(sl.lower) + ":" + part(sl.upper)
+                bounds = [part(sl.lower), part(sl.upper)]
+                text = bounds[0] + ":" + bounds[1]
                 if sl.step is not None:
-                    text += ":" + part(sl.step)
+                    bounds.append(part(sl.step))
+                    text += ":" + bounds[2]
                 parts.append(text)
+                self.index_parts.append(tuple(self.memo_atom(b) for b in bounds))
         code = ", ".join(parts)
         if (
             len(parts) == 1
@@ -1166,6 +1328,29 @@ class Normalizer:
         ):
             code += ","
         return ir.Index(code, tuple(reads))
+
+    @staticmethod
+    def memo_atom(text: str) -> ir.Atom:
+        """An index part's atom back from its text (a name or a constant; ``""``: None)."""
+        if not text:
+            return ir.Const("None")
+        return (
+            ir.Var(text) if text.isidentifier() and text not in _CONSTANT_NAMES else ir.Const(text)
+        )
+
+    def region(self) -> ir.Atom:
+        """The last index lowered (see :meth:`index`) as a tuple of its parts (slices made
+        with ``slice``), for :func:`runtime.not_a_view` to find what the write covers."""
+        items: list[ir.Atom] = []
+        for part in self.index_parts:
+            if isinstance(part, tuple):
+                bounds = list(part) + [ir.Const("None")] * (3 - len(part))
+                items.append(self._builtin_call("slice", bounds))
+            else:
+                items.append(part)
+        tmp = self.fresh("_at")
+        self.assign(tmp, ir.Build("tuple", items))
+        return ir.Var(tmp)
 
     def frozen_method(self, node: cst.Call) -> cst.Call | None:
         """A method of a frozen SciPy distribution as the distribution's own method, which
@@ -1286,6 +1471,10 @@ class Normalizer:
             folded = self.reduce_call(node)
             if folded is not None:
                 return folded
+        if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
+            listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
+            if listed is not None:
+                return listed
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not _MISSING and self._stable_root(parts[0])
@@ -1346,6 +1535,66 @@ class Normalizer:
         self.line, self.src, self.memo = line, src, memo
         self.emit(ir.For(line, src, k, body, [start, count]))
         return ir.Copy(ir.Var(acc))
+
+    def map_call(self, node: cst.Call, keep: bool) -> ir.Expr | None:
+        """``map(f, xs, ys)`` as the list ``[f(x, y) for x, y in zip(xs, ys)]`` and
+        ``filter(f, xs)`` as ``[x for x in xs if f(x)]`` (``keep``), so that each call of
+        ``f`` is differentiated where it is made. ``f`` is a lambda, a name, a dotted name
+        or ``functools.partial(g, ...)`` of one (the bound arguments evaluated once, before
+        the loop, as ``partial`` does). ``None`` for other forms, left to the call itself.
+
+        The result is a list where Python gives an iterator: the same items, in the same
+        order, each computed once.
+        """
+        args = node.args
+        if self.env or len(args) < 2 or any(a.keyword is not None or a.star for a in args):
+            return None
+        if keep and len(args) != 2:
+            return None
+        if len(args) > 2 and self.resolve("zip") is not builtins.zip:
+            return None
+        fn = args[0].value
+        lead: list[cst.Arg] = []
+        tail: list[cst.Arg] = []
+        if isinstance(fn, cst.Call):
+            parts = self.dotted(fn.func)
+            if parts is None or self.resolve_dotted(parts) is not functools.partial:
+                return None
+            if not fn.args or any(a.star for a in fn.args) or fn.args[0].keyword is not None:
+                return None
+            inner = fn.args[0].value
+            if not isinstance(inner, cst.Name) and self.dotted(inner) is None:
+                return None
+            for arg in fn.args[1:]:
+                atom = self.atom(arg.value)  # evaluated once, when the partial is made
+                value = cst.parse_expression(str(atom))
+                if arg.keyword is None:
+                    lead.append(cst.Arg(value))
+                else:
+                    tail.append(cst.Arg(value, keyword=arg.keyword))
+            fn = inner
+        elif not isinstance(fn, (cst.Lambda, cst.Name)) and self.dotted(fn) is None:
+            return None
+        if keep and isinstance(fn, cst.Name) and fn.value == "None":
+            fn = None
+        names = [self.fresh("_item") for _ in args[1:]]
+        items = [cst.Arg(cst.Name(n)) for n in names]
+        if fn is None:
+            call: cst.BaseExpression = cst.Name(names[0])
+        else:
+            call = cst.Call(func=fn, args=[*lead, *items, *tail])
+            self.origin[call] = self.origin.get(node, node)
+        if len(names) == 1:
+            target: cst.BaseAssignTargetExpression = cst.Name(names[0])
+            it = args[1].value
+        else:
+            target = cst.Tuple([cst.Element(cst.Name(n)) for n in names])
+            it = cst.Call(func=cst.Name("zip"), args=[cst.Arg(a.value) for a in args[1:]])
+        ifs = [cst.CompIf(test=call)] if keep else []
+        elt = cst.Name(names[0]) if keep else call
+        comp = cst.ListComp(elt=elt, for_in=cst.CompFor(target=target, iter=it, ifs=ifs))
+        self.origin[comp] = self.origin.get(node, node)
+        return ir.Copy(self.comprehension(comp))
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
@@ -1487,7 +1736,10 @@ class Normalizer:
         rename[inner] = self.reserve(f"{target}_def")
         self.locals.update(v for k, v in rename.items() if k != inner)
         self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):
@@ -1565,7 +1817,10 @@ class Normalizer:
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
         self.locals.update(rename.values())
         self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
         self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
             if isinstance(atom, ir.Var):

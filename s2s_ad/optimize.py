@@ -18,7 +18,9 @@ First the contributions of one user line to one adjoint are brought together
   effect (operators, subscripts, NumPy functions and the pure runtime helpers);
 * dead tape traffic: a variable pushed on the tape and restored where, after every
   restoring pop, nothing reads it: its pushes and pops go together, so the tape stays
-  balanced.
+  balanced;
+* last, a NumPy ufunc computed again (``g * np.cos(x)`` after ``_t15 = np.cos(x)``)
+  reads the value held (:mod:`reuse`).
 
 ``ENABLED`` turns the passes off (tests compare gradients with and without them).
 """
@@ -38,8 +40,9 @@ from .codefacts import (
     statements,
     uses,
 )
-from .fold import assign_first, fold_temporaries, merge_doubles
+from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
+from .reuse import reuse_calls
 from .rewrite import comments, remove, render, site
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -167,11 +170,13 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
         again = traffic or bool(hollowed)
     merge_doubles(func.body, changed, tape, lines)
     drop = assign_first(func.body, changed, tape, notes)
+    reuse_calls(blocks(func.body), changed, tape)  # before folding: holders stay named
     for s in statements(func.body):
         if id(s) in changed:
             info.forget(s)
     drop |= fold_temporaries(func, info, lines, notes, changed)
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    reuse_calls(blocks(func.body), changed, tape)  # adjoints folded into fresh values
     header = lines[func.lineno - 1]
     return "\n".join([header, *render(func.body, text, notes, "    ", changed)])

@@ -79,6 +79,10 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         # per loop being written forward: its trip counter when counted at the trip's end
         self._counting_at_end: list[str | None] = []
         self.tape = self.mint("_tape")
+        # pure code in variables mode (an inner tape's gradient with respect to Variables,
+        # differentiated again): what it adds to Variables' gradients is threaded through
+        # a token it returns last, so that the outer derivative sees it (see tape_nested)
+        self.token = self.mint("_vgrads") if self.pure and self.variables else None
         self.records: RecordPlan  # made by run(), once the call plans are known
         body = self.body
         self.numeric = numeric_vars(self.body)
@@ -108,7 +112,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
     # --- driver -------------------------------------------------------------------------
 
     def run(self) -> Sweeps:
-        self.plans = plan_calls(self)
+        self.plans = plan_calls(self, self.token)
         self.records = RecordPlan(self.body, self.fn.params, self.assigned)
         fwd = self.fwd_block(self.body)
         live: set[str] = set()
@@ -116,11 +120,13 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         seed = self.bar(self.output)
         if self.activity.active(self.output):
             live.add(self.output)
+        if self.token is not None:
+            bwd.append(self.line(f"{self.token} = 0.0"))
         bwd += self.bwd_block(self.body, live)
         if self.variables:
             # globals read here may be watched Variables: hand their adjoints to the tape
             for name in sorted(outside_names(self.fn) & live):
-                bwd.append(self.line(f"{self.ad}.variable_grad({name}, {self.bar(name)})"))
+                bwd.append(self.line(self.variable_grad(name, self.bar(name))))
         grads = []
         for p in self.wrt:
             if p in live:
@@ -129,6 +135,8 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                 grads.append(f"{self.ad}.zeros_like({p})")
                 self.cur = -1
                 self.read(p)
+        if self.token is not None:
+            grads.append(self.token)
         pushed = {
             site
             for site in self.records.site_info
@@ -163,6 +171,13 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
             none_saved,
             {self.records.site_info[p].var for p in pushed},
         )
+
+    def variable_grad(self, name: str, g: str) -> str:
+        """The statement that hands the adjoint ``g`` of ``name`` (perhaps a Variable) to
+        the tape; in pure code, threaded through the token."""
+        if self.token is None:
+            return f"{self.ad}.variable_grad({name}, {g})"
+        return f"{self.token} = {self.ad}.variable_grad_acc({self.token}, {name}, {g})"
 
     def _definite_at_end(self) -> set[str]:
         definite = set(self.fn.params)

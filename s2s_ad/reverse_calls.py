@@ -23,7 +23,8 @@ from .analysis import CallInfo, classify, walk
 from .call_plans import CallPlan
 from .normalize import expr_atoms
 from .rebind import GlobalCallee
-from .sweep_base import Resolver, SweepBase, ident
+from .rules.registry import Rule
+from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
 from .targets import signature
 
 
@@ -42,9 +43,11 @@ def _refuse_out(sw: SweepBase, call: ir.Call, s: ir.Stmt) -> None:
         )
 
 
-def plan_calls(sw: SweepBase) -> dict[int, CallPlan]:
+def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
     """A plan for each assignment of an active call (statement id -> plan); refuses the
-    calls neither rules nor generated sweeps can differentiate."""
+    calls neither rules nor generated sweeps can differentiate. With a ``token`` (pure code
+    in variables mode) a user function is called as a dynamic one: its Variables'
+    adjoints come back with a token."""
     plans: dict[int, CallPlan] = {}
     guards: dict[tuple[str, tuple[str, ...]], _Halves] = {}
     for s in walk(sw.body):
@@ -55,6 +58,8 @@ def plan_calls(sw: SweepBase) -> dict[int, CallPlan]:
         call = s.value
         _refuse_out(sw, call, s)
         info = classify(call)
+        if token is not None and info.kind == "user":
+            info = CallInfo("dynamic")  # its Variables' adjoints come back with a token
         if info.kind == "user" and (
             call.star is not None or call.starstar is not None or _packs(info.func, call)
         ):
@@ -74,9 +79,12 @@ def plan_calls(sw: SweepBase) -> dict[int, CallPlan]:
             if not sw.active(call.callee.receiver):
                 info = CallInfo("dynamic")  # an object's method, not an array's
         elif info.kind == "method" and not sw.active(call.callee.receiver):
-            if _array_only(call) and any(sw.active(a) for a in expr_atoms(call)):
+            if any(sw.active(a) for a in expr_atoms(call)) and (
+                _array_only(call) or not rule_takes(info.rule, call, sw.active)
+            ):
                 # the receiver may be a module or an object (``anp.sum(x)`` with numpy
-                # passed in): which function runs is known when it runs
+                # passed in, a user's ``parser.get(vect, name)``): which function runs
+                # is known when it runs
                 info = CallInfo("dynamic")
         active_args = [a for a in expr_atoms(call) if sw.active(a)]
         reads_variables = sw.variables and info.kind in ("user", "dynamic")
@@ -178,6 +186,20 @@ def _array_only(call: ir.Call) -> bool:
     """Whether a method call's rule is an array method's (``.sum``, ``.dot``): on a receiver
     that is not differentiated it may be a module or another object (``anp.sum(x)``)."""
     return hasattr(np.ndarray, call.callee.method or "")
+
+
+def rule_takes(rule: Rule | None, call: ir.Call, active: Callable[[ir.Atom], bool]) -> bool:
+    """Whether a method rule differentiates every differentiated argument of ``call`` (the
+    receiver first): ``d.get(key, x)`` on a dict, not ``parser.get(vect, "W")``."""
+    if rule is None:
+        return False
+    args = [call.callee.receiver, *call.args]
+    if len(args) > len(rule.params):
+        return not any(active(a) for a in args[len(rule.params) :])
+    pairs = list(zip(rule.params, args)) + list(call.kwargs)
+    return all(
+        p in rule.partials or p in rule.vjps or p in STRUCTURAL for p, a in pairs if active(a)
+    )
 
 
 def _packs(func: Any, call: ir.Call) -> bool:

@@ -43,6 +43,7 @@ class Contributions:
     owned: set[str]
     dense: set[str]
     _live_now: set[str]
+    token: str | None
 
     def bwd_assign(self, s: ir.Assign, live: set[str]) -> list[Item]:
         target = s.target
@@ -140,7 +141,7 @@ class Contributions:
             rule = REGISTRY.attrs.get(value.name)
             if self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
                 # the value may be a watched Variable: its adjoint goes to the tape's table
-                pre.append(self.line(f"{self.ad}.variable_grad({s.target}, {g})"))
+                pre.append(self.line(self.variable_grad(s.target, g)))
             elif rule is None:
                 if self.active(value.obj):
                     # a namedtuple's field: an item at the field's position (else refused
@@ -291,10 +292,21 @@ class Contributions:
             labels = ", ".join(repr(label) for label, _ in plan.labels)
             labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
             rest = self.call_args(call)
-            head = f"{self.ad}.vjp_apply({call.callee.code}, {labels}, {g}" + (
+            apply = "vjp_apply" if self.token is None else "vjp_apply_vars"
+            head = f"{self.ad}.{apply}({call.callee.code}, {labels}, {g}" + (
                 f", {rest})" if rest else ")"
             )
             targets = [a for _, a in plan.labels]
+            if self.token is not None:  # the gradients, then the callee's token
+                tmp = self.mint("_bars")
+                pre.append(self.line(f"{tmp} = {head}"))
+                merged = f"{self.ad}.merge_tokens({self.token}, {tmp}[{len(targets)}])"
+                pre.append(self.line(f"{self.token} = {merged}"))
+                for pos, a in enumerate(targets):
+                    if any(isinstance(label, tuple) for label, _ in plan.labels):
+                        raise self.error("a * or ** call in an inner gradient of Variables", s)
+                    add(a, f"{tmp}[{pos}]")
+                return
         elif info.kind == "dynamic":
             head = f"{plan.aux}({g})"
             targets = [a for _, a in plan.labels]

@@ -348,26 +348,99 @@ def check_state_call(method: Any, *varied: Any) -> None:
         )
 
 
-def not_a_view(x: Any, *aliases: Any) -> None:
-    """Refuse an augmented assignment that would write into an array another name sees.
+def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> None:
+    """Refuse an in-place write that another name would see.
 
-    ``v = y[1:3]; v *= 3`` changes ``y`` and ``z = y; y *= 2`` (or ``z = y.reshape(-1);
-    y[0] = 1``) changes ``z`` in Python; the generated code rebinds instead, so such code is
-    refused when it runs.
+    ``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y *= 2`` (or ``z = y.reshape(-1);
+    y[0] = 1``) changes ``z``; ``rows = [h]; h[0] = 1`` changes ``rows[0]``; ``b = a;
+    b.append(v)`` changes the list ``a``. The generated code keeps each name's value apart,
+    so such code is refused when it runs. ``aliases`` are the other names that may share
+    ``x`` or hold it (in a list, tuple or dict, at any depth); ``entry``: ``x`` was read
+    out of a container or an object (``row = grid[i]``), so a list or dict is refused;
+    ``at``: the index of an element write (``x[at] = v``), so that a view of other entries
+    (``h = H[t, :]; H[t + 1, :] = v``) is left alone.
     """
-
+    if isinstance(x, (list, dict)):
+        if entry:
+            raise _refusal_here(
+                "a write into a list or dict read out of another container or an object "
+                "(row = grid[i]; row[k] = ...)",
+                hint="build a new container (row = list(grid[i])) and store it back",
+            )
+        if any(a is x or _holds(a, x) for a in aliases):
+            raise _refusal_here(
+                "a write into a list or dict another variable also names or holds "
+                "(b = a; b[k] = ...)",
+                hint="build a new container (b = list(a) or dict(a)) before writing into it",
+            )
+        return
     if not isinstance(x, np.ndarray):
         return
     if x.base is not None:
-        raise TransformError(
+        raise _refusal_here(
             "an in-place update of a view (v = y[...]; v op= ...)",
             hint="update y[...] directly, or copy the slice first",
         )
-    if any(a is x or (isinstance(a, np.ndarray) and np.may_share_memory(a, x)) for a in aliases):
-        raise TransformError(
+    if any(a is x or _overlaps(a, x, at) for a in aliases):
+        raise _refusal_here(
             "an in-place update of an array another variable also names (z = y; y op= ...)",
             hint="write y = y op ... , or copy the array first",
         )
+    if any(_holds(a, x) for a in aliases):
+        raise _refusal_here(
+            "an in-place update of an array a list, tuple or dict also holds "
+            "(rows = [h]; h[0] = ...)",
+            hint="store a copy (rows.append(h.copy())), or write into a new array",
+        )
+
+
+def _refusal_here(construct: str, hint: str) -> Exception:
+    """A ``TransformError`` for a write refused when it runs, located at the user's line
+    that the generated code making the write comes from (its ``# L<n>:`` comment)."""
+    import sys
+
+    from .errors import TransformError
+    from .source import user_lines, user_origin
+
+    frame = sys._getframe(2)  # the generated code that called the check
+    filename = frame.f_code.co_filename
+    where = user_lines(filename).get(frame.f_lineno)
+    if where is None:
+        return TransformError(construct, hint=hint)
+    path = user_origin(filename, 0).rsplit(":", 1)[0]
+    return TransformError(construct, path, where[0], hint=hint, line_text=where[1])
+
+
+def _overlaps(a: Any, x: np.ndarray, at: Any) -> bool:
+    """Whether the array ``a`` sees the entries of ``x`` that ``x[at] = ...`` writes (all of
+    ``x`` without ``at``; when ``x[at]`` is a copy, a fancy index, any memory of ``x``)."""
+    if not isinstance(a, np.ndarray) or not np.may_share_memory(a, x):
+        return False
+    if at is None:
+        return True
+    try:
+        region = x[at]
+    except (IndexError, TypeError, ValueError):
+        return True
+    if not isinstance(region, np.ndarray) or not np.may_share_memory(region, x):
+        return True  # a copy (fancy index) or a scalar: where it lands is not followed
+    return bool(np.shares_memory(a, region))
+
+
+def _holds(container: Any, x: Any) -> bool:
+    """Whether ``container`` (a list, tuple or dict, nested too) holds ``x`` or a view of it."""
+    if isinstance(container, dict):
+        entries: Any = container.values()
+    elif isinstance(container, (list, tuple)):
+        entries = container
+    else:
+        return False
+    for e in entries:
+        if e is x or _holds(e, x):
+            return True
+        if isinstance(e, np.ndarray) and isinstance(x, np.ndarray) and np.may_share_memory(e, x):
+            return True
+    return False
 
 
 def drop_last(xs_bar: Any) -> Any:
@@ -605,6 +678,14 @@ def variable_grad(value: Any, g: Any) -> None:
         return
     key = id(value)
     if key not in table or is_zero(g):
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(g, (list, tuple)):
+            for item, part in zip(value, g):  # Variables held in a list an object holds
+                variable_grad(item, part)
+        elif kind is dict and isinstance(g, dict):
+            for name, part in g.items():
+                if name in value:
+                    variable_grad(value[name], part)
         return
     # generated code has most often summed ``g`` to the Variable's shape already
     held = getattr(value, "value", value)  # a Variable's array
@@ -612,3 +693,65 @@ def variable_grad(value: Any, g: Any) -> None:
         g = unbroadcast(g, np.asarray(value))
     old = table[key]
     table[key] = g if type(old) is _float and old == 0.0 else add(old, g)
+
+
+# --- variables mode, differentiated again (an outer tape over an inner tape's gradient) ----
+
+# id(Variable) -> the outer cotangent of that Variable's inner gradient, while the outer
+# backward sweep runs through an inner gradient with respect to Variables
+VARIABLE_COTANGENTS: dict[int, Any] | None = None
+
+
+def variable_grad_acc(acc: Any, value: Any, grad: Any) -> Any:
+    """:func:`variable_grad` in code that will be differentiated again: returns the token
+    ``acc``, whose derivative carries the adjoint of ``grad`` (see
+    :func:`variable_cotangent`)."""
+    variable_grad(value, grad)
+    return acc
+
+
+def variable_cotangent(value: Any, grad: Any) -> Any:
+    """The adjoint of ``grad`` in ``variable_grad_acc(acc, value, grad)``: the outer
+    cotangent of ``value``'s gradient, in the shape of ``grad`` (``variable_grad`` sums
+    ``grad`` to the Variable's shape), when ``value`` is a Variable the inner gradient is
+    taken with respect to; else zero."""
+    table = VARIABLE_COTANGENTS
+    if table is None:
+        return zeros_like(grad)
+    u = table.get(id(value))
+    if u is None:
+        kind = type(value)
+        if (kind is list or kind is tuple) and isinstance(grad, (list, tuple)):
+            if len(grad) == len(value):  # Variables held in a list an object holds
+                parts = [variable_cotangent(v, p) for v, p in zip(value, grad)]
+                return parts if type(grad) is list else tuple(parts)
+        elif kind is dict and isinstance(grad, dict):
+            return {
+                k: variable_cotangent(value[k], p) if k in value else 0.0 for k, p in grad.items()
+            }
+        return zeros_like(grad)
+    if type(grad) is _float and grad == 0.0:
+        return 0.0  # a symbolic zero: nothing was added, nothing flows back
+    shape = np.shape(grad)
+    if np.shape(u) == shape:
+        return u
+    if np.size(u) <= int(np.prod(shape)):
+        return np.broadcast_to(u, shape).copy()  # the adjoint of the sum to its shape
+    return unbroadcast(u, grad)  # a smaller grad that variable_grad broadcast
+
+
+def merge_tokens(acc: Any, token: Any) -> Any:
+    """Join a callee's token (what it added to Variables' gradients) to the caller's
+    (tokens are zeros: their sum is, and its derivative reaches both)."""
+    return acc + token
+
+
+def vjp_apply_vars(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwargs: Any) -> Any:
+    """:func:`vjp_apply` in variables mode, with a token last: the callee's adjoints of
+    Variables go to the tape, and the token's derivative carries them (see
+    :mod:`s2s_ad.tape_nested`)."""
+    return (*vjp_apply(func, labels, g, *args, **kwargs), 0.0)
+
+
+vjp_apply_vars._s2s_dispatched = True  # type: ignore[attr-defined]
+vjp_apply_vars._s2s_variables = True  # type: ignore[attr-defined]

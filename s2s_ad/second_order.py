@@ -36,6 +36,7 @@ class _PureVJP:
     to_labels: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     to_order: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     trivial: bool  # fn's results are the labels' gradients, one each, in order
+    token: bool = False  # fn returns a variables-mode token after the gradients
 
 
 def _apply_labels(pv: _PureVJP, labels: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -53,7 +54,11 @@ def _apply_labels(pv: _PureVJP, labels: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _pure_vjp(
-    func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    func: Any,
+    labels: tuple[Any, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    variables: bool = False,
 ) -> _PureVJP:
     import inspect
 
@@ -61,7 +66,18 @@ def _pure_vjp(
     from .dispatch import _inert, _parameters, _target
 
     flat, regroup, ungroup = packing.expand(labels, len(args), tuple(kwargs))
+    if hasattr(type(func), "_s2s_pullback"):  # tape_nested.VariablesGradient
+        raise TransformError(
+            "a third derivative through an inner tape's gradient with respect to "
+            "Variables reached through objects (an outer tape over two nested tapes)",
+            hint="second derivatives are supported: one outer tape over one inner tape",
+        )
     if getattr(func, "_s2s_dispatched", False):
+        if variables or getattr(func, "_s2s_variables", False):
+            raise TransformError(
+                "a third derivative through an inner tape's gradient with respect to "
+                "Variables reached through objects"
+            )
         return _nested(flat, regroup, ungroup, args, kwargs, flat == labels)
     ruled = _rule_vjp(func, flat, args, kwargs)
     sig: Any = None
@@ -80,7 +96,8 @@ def _pure_vjp(
         value = {lab: args[lab] if isinstance(lab, int) else kwargs[lab] for lab in flat}
         kept = tuple(lab for lab in flat if not _inert(value[lab]))
         params, order = _parameters(target, pre, args, kwargs, kept)
-        fn = compile_adjoint(target, order, pure="vjp").bind(target)["grad"]
+        # in variables mode the pullback also returns a token (see tape_nested)
+        fn = compile_adjoint(target, order, pure="vjp", variables=variables).bind(target)["grad"]
         where = dict(zip(kept, params))
         sig = inspect.signature(target, follow_wrapped=False)
         bound = sig.bind(*pre, *args, **kwargs).arguments
@@ -119,7 +136,9 @@ def _pure_vjp(
         return tuple(plain.get(p, 0.0) for p in order)
 
     npre = len(pre)
-    return _PureVJP(fn, lambda a: (*pre, *a), lambda p: p + npre, to_labels, to_order, trivial)
+    made = _PureVJP(fn, lambda a: (*pre, *a), lambda p: p + npre, to_labels, to_order, trivial)
+    made.token = variables and ruled is None
+    return made
 
 
 def _nested(
@@ -224,6 +243,44 @@ def vjp_apply_pullback(
     full = (g, *pv.args_of(tuple(rest)))
     grads, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
     return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
+
+
+def vjp_apply_vars_pullback(
+    labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """Value and pullback of ``vjp_apply_vars(*args, **kwargs)``: the callee's pullback
+    generated in variables mode, whose token carries what it adds to Variables'
+    gradients (an outer tape over an inner tape's gradient of Variables)."""
+    from .dispatch import call_with_pullback
+
+    func, inner, g, *rest = args
+    # the callee and the labels (objects read from outside, in variables mode): their
+    # Variables are reached by the attribute reads of the callee's own code
+    every, labels = labels, tuple(lab for lab in labels if not (isinstance(lab, int) and lab < 2))
+    pv = _pure_vjp(func, inner, tuple(rest), kwargs, variables=True)
+    full = (g, *pv.args_of(tuple(rest)))
+    out, inner_pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
+    if len(every) == len(labels):
+        pullback = inner_pullback
+    else:
+
+        def pullback(cot: Any) -> tuple[Any, ...]:
+            got = dict(zip(labels, inner_pullback(cot)))
+            return tuple(got.get(lab, 0.0) for lab in every)
+
+    if pv.token:
+        grads, token = tuple(out[:-1]), out[-1]
+    else:
+        grads, token = tuple(out), 0.0
+    value = (*pv.to_labels(grads), token)
+
+    def vars_pullback(cot: Any) -> tuple[Any, ...]:
+        if not isinstance(cot, (tuple, list)):  # a symbolic zero for all of them
+            cot = (0.0,) * len(value)
+        given = pv.to_order(tuple(cot[:-1]))
+        return pullback((*given, cot[-1]) if pv.token else given)
+
+    return value, vars_pullback
 
 
 def vjp_apply_tangent(

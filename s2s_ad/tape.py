@@ -102,6 +102,11 @@ class GradientTape:
         # the plans this tape ran, with their targets: for an outer tape that
         # differentiates this tape's gradient call (see ``_calls``)
         self._ran: list[tuple[_Plan, list[str]]] = []
+        # (target name, ids of the sources) -> an inner gradient with respect to
+        # Variables reached through objects, for an outer tape (see ``tape_nested``)
+        self._variable_calls: dict[tuple[str, tuple[int, ...]], _VariablesCall] = {}
+        # plans of this run that call inner tapes' gradients (not cached across runs)
+        self._nested_plans: dict[tuple[Any, ...], _Plan] = {}
         self._after: dict[str, Any] = {}
         self._globals: dict[str, Any] = {}
         self._code: dict[str, Any] = {}
@@ -126,6 +131,8 @@ class GradientTape:
         self._start = 0
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
+        self._variable_calls = {}
+        self._nested_plans = {}
         self._read = set()
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
@@ -452,6 +459,12 @@ class GradientTape:
             return [None] * len(found)
         if self._assigned:
             self._check_assigned(plan)
+        if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
+            # inside another tape's block (only there can an outer tape differentiate
+            # this call): what that tape needs to differentiate it
+            self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
+                plan, found, [n for n, _ in found_names], targets[0], cotangent
+            )
         by_name, table = self._run(plan, hidden, cotangent)
         grads: list[Any] = []
         for leaf, (name, _) in zip(found, found_names):
@@ -494,7 +507,7 @@ class GradientTape:
             variables,
             held_in,
         )
-        plan = _PLANS.get(key)
+        plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
         statements, reached_cuts = slice_block(block, targets, cuts, self._start)
@@ -515,7 +528,7 @@ class GradientTape:
             return None
         namespace = dict(self._globals)
         tapes = {n: obj for n, obj in self._after.items() if isinstance(obj, GradientTape)}
-        inlined = inline_inner_tapes(statements, tapes, namespace, stop_gradient)
+        inlined = inline_inner_tapes(statements, tapes, namespace, stop_gradient, self._lookup)
         reusable = inlined is statements
         fn = build_function(
             block, inlined, params, targets, self._globals if reusable else namespace
@@ -537,7 +550,21 @@ class GradientTape:
         plan.assigns = all(assigns_names(s) for s in statements)
         if reusable:
             _PLANS[key] = plan
+        else:  # for this run only: the inner tapes it calls are this run's
+            self._nested_plans[key] = plan
         return self._register(plan, targets)
+
+    def _lookup(self, name: str) -> Any:
+        """The value a name has in the block (as it left it), or had before it."""
+        if name in self._after:
+            return self._after[name]
+        if name in self._objects:
+            return self._objects[name]
+        if name in self._code:
+            return self._code[name]
+        if name in self._globals:
+            return self._globals[name]
+        raise KeyError(name)
 
     def _register(self, plan: _Plan, targets: list[str]) -> _Plan:
         """Remember the plan for an outer tape that differentiates this tape's
@@ -721,6 +748,27 @@ class GradientTape:
             return None
         value = _value(source)
         return tensor(np.zeros(np.shape(value)), dtype=np.asarray(value).dtype)
+
+
+@dataclass
+class _VariablesCall:
+    """An inner gradient that differentiated Variables in variables mode, as an outer
+    tape's rewrite of ``tape.gradient(target, sources)`` needs it."""
+
+    plan: _Plan
+    sources: list[Any]
+    names: list[str | None]  # each source's name in the block, if it has one
+    target: str
+    cotangent: Any
+
+    def function(self, sources: Any, seed_of: Any, label: str) -> Any:
+        """The inner gradient as a function of the plan's parameters."""
+        from .tape_nested import VariablesGradient
+
+        wrt = tuple(self.plan.wrt)
+        named = [wrt.index(n) if n in wrt else None for n in self.names]
+        seed = self.cotangent(seed_of(self.target))
+        return VariablesGradient(self.plan.fn, wrt, sources, named, seed, label)
 
 
 class _StopRecording:

@@ -10,6 +10,7 @@ import linecache
 import textwrap
 import types
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
@@ -17,6 +18,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .errors import TransformError
 from .transforms import elementwise_grad
+from .variable import Variable
 
 _serial = itertools.count(1)
 _LIBRARIES = {"numpy", "math", "random", "builtins", "s2s_ad"}
@@ -261,13 +263,19 @@ def inline_inner_tapes(
     tapes: dict[str, Any],
     namespace: dict[str, Any],
     stop_gradient: Any,
+    lookup: Callable[[str], Any] | None = None,
 ) -> list[cst.CSTNode]:
     """Nested tapes: an inner ``with`` block runs inline, and its ``tape.gradient(t, s)``
     becomes a call of the gradient of the function the inner tape differentiated, so
-    that the outer tape differentiates it again (a higher derivative)."""
+    that the outer tape differentiates it again (a higher derivative). For sources
+    reached through objects (``layer.kernel``), ``lookup`` gives the values of the
+    names the source expression reads."""
 
     if not tapes and not any("stop_recording" in names(st).attrs for st in statements):
         return statements
+    # inputs an inner block assigns again (x = layer(x)): its gradient takes the values
+    # they had when the block began
+    captured: dict[str, dict[str, str]] = {}
 
     class _Rewrite(cst.CSTTransformer):
         def leave_With(
@@ -280,6 +288,17 @@ def inline_inner_tapes(
             ]
             if found and all(n in tapes for n in found):
                 body = [st for st in updated.body.body if not _calls_a_tape(st, tapes)]
+                saves: list[cst.BaseStatement] = []
+                for tape_name in found:
+                    block = tapes[tape_name]._block
+                    if block is None:
+                        continue
+                    for n in block.inputs:
+                        if n in block.written_set:
+                            alias = f"_inner_input_{tape_name}_{n}"
+                            captured.setdefault(tape_name, {})[n] = alias
+                            saves.append(cst.parse_statement(f"{alias} = {n}"))
+                body = saves + body
                 return cst.FlattenSentinel(body or [cst.SimpleStatementLine([cst.Pass()])])
             if all(_is_stop_recording(i.item) for i in updated.items):
                 namespace["_stop_recording"] = stop_gradient
@@ -295,15 +314,18 @@ def inline_inner_tapes(
                 and func.attr.value == "gradient"
             ):
                 return updated
+            variables = _variables_call(updated, tapes, lookup, namespace, captured)
+            if variables is not None:
+                return variables
             if len(updated.args) < 2 or not all(
                 isinstance(a.value, cst.Name) for a in updated.args[:2]
             ):
                 source = cst.Module([]).code_for_node(updated)
                 raise TransformError(
                     f"the inner tape's gradient {source}: an outer tape differentiates an "
-                    "inner tape's gradient only with respect to one source that the inner "
-                    "block uses by name (not a Variable reached through a layer, such as "
-                    "layer.kernel)"
+                    "inner tape's gradient of a target named in the inner block, with "
+                    "respect to one source that the block uses by name or to Variables "
+                    "(one, or a flat list) that it reaches through objects (layer.kernel)"
                 )
             tape = tapes[func.value.value]
             key = (updated.args[0].value.value, updated.args[1].value.value)
@@ -316,7 +338,8 @@ def inline_inner_tapes(
             alias = f"_inner_gradient_{next(_serial)}"
             # TensorFlow sums a target that is not a scalar: the gradient of the sum
             namespace[alias] = elementwise_grad(fn, key[1])
-            return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in params])
+            renamed = captured.get(func.value.value, {})
+            return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(renamed.get(p, p))) for p in params])
 
     class _Constant(cst.CSTTransformer):
         def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
@@ -333,6 +356,53 @@ def inline_inner_tapes(
         else:
             out.append(new)
     return out if changed else statements
+
+
+def _variables_call(
+    call: cst.Call,
+    tapes: dict[str, Any],
+    lookup: Callable[[str], Any] | None,
+    namespace: dict[str, Any],
+    captured: dict[str, dict[str, str]],
+) -> cst.Call | None:
+    """``inner.gradient(target, sources)`` where the inner tape differentiated the
+    sources in variables mode (Variables reached through objects): a call of a
+    :class:`~s2s_ad.tape_nested.VariablesGradient` on the inner function's parameters;
+    ``None`` when the inner tape did not."""
+    func = call.func
+    assert isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+    tape = tapes[func.value.value]
+    if lookup is None or not tape._variable_calls or len(call.args) < 2:
+        return None
+    target, source = call.args[0].value, call.args[1].value
+    text = cst.Module([]).code_for_node(call)
+    if not isinstance(target, cst.Name):
+        return None
+    try:
+        reads = {n: lookup(n) for n in names(source).reads}
+        sources = eval(  # noqa: S307 - the block's own expression, evaluated again
+            cst.Module([]).code_for_node(source), {"__builtins__": {}}, reads
+        )
+    except Exception:  # noqa: BLE001 - not an expression of the block's values
+        return None
+    found = leaves(sources)
+    entry = tape._variable_calls.get((target.value, tuple(id(v) for v in found)))
+    if entry is None:
+        return None
+    nested = isinstance(sources, (list, tuple)) and any(
+        isinstance(v, (list, tuple, dict)) for v in sources
+    )
+    if len(call.args) > 2 or nested or not all(isinstance(v, Variable) for v in found):
+        raise TransformError(
+            f"the inner tape's gradient {text}: an outer tape differentiates an inner "
+            "gradient with respect to Variables reached through objects for one Variable "
+            "or a flat list of them, without output_gradients"
+        )
+    alias = f"_inner_gradient_{next(_serial)}"
+    namespace[alias] = entry.function(sources, lambda n: tape._after[n], text)
+    renamed = captured.get(func.value.value, {})
+    args = [cst.Arg(cst.Name(renamed.get(p, p))) for p in entry.plan.params]
+    return cst.Call(cst.Name(alias), args)
 
 
 def _calls_a_tape(statement: cst.CSTNode, tapes: dict[str, Any]) -> bool:

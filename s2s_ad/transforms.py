@@ -11,6 +11,7 @@ function they were made from).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import weakref
 from collections.abc import Callable, Sequence
@@ -189,14 +190,31 @@ def jacobian(
     wrt = pick_wrt(wrt, argnums)
     positions, single = _positions(fun, wrt)
 
-    def jacobian_fun(*args: Any) -> Any:
-        out = tuple(_jacobian_at(fun, args, pos, mode) for pos in positions)
+    def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
+        # keyword arguments are fixed for the call, as in autograd and JAX
+        args, kwargs = _as_positional(fun, args, kwargs)
+        bound = functools.partial(fun, **kwargs) if kwargs else fun
+        out = tuple(_jacobian_at(bound, args, pos, mode) for pos in positions)
         return out[0] if single else out
 
     mark(jacobian_fun, fun, f"jacobian({_label(fun)}) cannot be differentiated again")
     shown = "fwd" if mode == "fwd" else "rev"
     setattr(jacobian_fun, SOURCE, lambda: _sources(fun, positions, shown))
     return jacobian_fun
+
+
+def _as_positional(
+    fun: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """Keyword arguments of parameters that can be positional passed by position;
+    keyword-only ones stay keywords (with them, every default is filled in)."""
+    try:
+        bound = signature(fun).bind(*args, **kwargs)
+    except (TypeError, ValueError):
+        return args, kwargs  # the call itself reports what does not fit
+    if bound.kwargs:  # a partial will fix them: every parameter gets its value
+        bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> str:
@@ -415,8 +433,12 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     (pos,), _ = _positions(fun, wrt)
     bound: list[Any] = []  # [method, tangent program, its compiled code, cache key, tangent kw]
 
-    def hvp_fun(*args: Any) -> Any:
+    def hvp_fun(*args: Any, **kwargs: Any) -> Any:
         *primals, v = args
+        if kwargs:  # fixed for the call: the slower path through a partial of the gradient
+            primals, kwargs = _as_positional(fun, tuple(primals), kwargs)
+            fixed = functools.partial(gradient, **kwargs) if kwargs else gradient
+            return _jvp_wrt(fixed, list(primals), [pos], [v])[1]
         if bound and bound[1] is not None and len(primals) > pos:
             x = primals[pos]
             if (

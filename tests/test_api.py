@@ -510,3 +510,27 @@ def test_higher_order_of_a_bound_method():
     assert s2s_ad.jvp(s2s_ad.grad(m.value), (2.0,), (1.0,))[1] == pytest.approx(36.0)
     x = np.array([1.0, 2.0])
     np.testing.assert_allclose(s2s_ad.elementwise_grad(m.value)(x), 9.0 * x**2)
+
+
+def _ridge_loss(w, X, y, l2=0.1, *, power=2):
+    """A regularized least-squares loss with a keyword penalty and a keyword-only power."""
+    r = X @ w - y
+    return np.sum(r**2) + l2 * np.sum(np.abs(w) ** power)
+
+
+def test_keyword_arguments_reach_jacobian_hessian_and_hvp():
+    """hessian(f)(x, l2=...) fixes the keywords for the call, as autograd and JAX do."""
+    rng = np.random.default_rng(3)
+    w, X, y = rng.normal(size=3), rng.normal(size=(5, 3)), rng.normal(size=5)
+    v = rng.normal(size=3)
+    exact = 2 * X.T @ X + 2 * 0.5 * np.eye(3)
+    np.testing.assert_allclose(s2s_ad.hessian(_ridge_loss)(w, X, y, l2=0.5), exact, rtol=1e-10)
+    np.testing.assert_allclose(
+        s2s_ad.hessian(_ridge_loss)(w, X, y, power=2, l2=0.5), exact, rtol=1e-10
+    )
+    np.testing.assert_allclose(s2s_ad.hvp(_ridge_loss)(w, X, y, v, l2=0.5), exact @ v, rtol=1e-10)
+    np.testing.assert_allclose(
+        s2s_ad.hvp(_ridge_loss)(w, X, y, v, power=2, l2=0.5), exact @ v, rtol=1e-10
+    )
+    grad_fn = s2s_ad.grad(_ridge_loss)
+    np.testing.assert_allclose(s2s_ad.jacobian(grad_fn)(w, X, y, l2=0.5, power=2), exact, rtol=1e-8)

@@ -176,6 +176,33 @@ def test_repeated_grad_reuses_the_transform_and_follows_changes():
     assert s2s_ad.grad(shifted)._s2s_call is not df._s2s_call
 
 
+def test_repeated_grad_request_follows_keyword_defaults_and_redefinitions():
+    def damped(x, y, *, decay=0.5):
+        return decay * x * x * y + y * y
+
+    df = s2s_ad.grad(damped, (0, 1))
+    df.note = "mine"  # each grad() returns its own object
+    again = s2s_ad.grad(damped, (0, 1))
+    assert again is not df and again._s2s_call is df._s2s_call and not hasattr(again, "note")
+    assert s2s_ad.grad(damped, argnums=(0, 1))(1.0, 2.0) == pytest.approx((2.0, 4.5))
+    damped.__kwdefaults__ = {"decay": 2.0}
+    assert s2s_ad.grad(damped, (0, 1))(1.0, 2.0) == pytest.approx((8.0, 6.0))
+    vg = s2s_ad.value_and_grad(damped, 1)._s2s_call
+    assert s2s_ad.value_and_grad(damped, 1)._s2s_call is vg
+    damped.__defaults__ = None  # unchanged: still the same
+    assert s2s_ad.value_and_grad(damped, 1)._s2s_call is vg
+
+    def cubic(x, y, *, decay=0.5):
+        return decay * x * x * x * y
+
+    damped.__code__ = cubic.__code__
+    value, dy = s2s_ad.value_and_grad(damped, 1)(1.0, 2.0)
+    assert (value, dy) == (pytest.approx(4.0), pytest.approx(2.0))
+    before = s2s_ad.grad(damped, 1)._s2s_call
+    api.clear_cache()
+    assert s2s_ad.grad(damped, 1)._s2s_call is not before
+
+
 def test_a_gradient_function_still_pickles_and_is_still_differentiated_again():
     df = s2s_ad.grad(poly)
     df(1.0, 2.0)

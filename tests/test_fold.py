@@ -9,6 +9,7 @@ and of hand-made generated functions (the optimizer's input), one rule at a time
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import textwrap
@@ -21,6 +22,7 @@ import pytest
 import s2s_ad
 from s2s_ad import optimize
 from s2s_ad.api import clear_cache
+from s2s_ad.codefacts import pure_call
 from s2s_ad.testing import numerical_grad
 
 
@@ -388,3 +390,22 @@ def test_a_test_folded_into_an_emptied_if_is_written_whole(point):
     want = numerical_grad(lambda g: clipped_response(g, point[1]), [point[0]], 0)
     assert tangent == pytest.approx(want, rel=1e-6)
     assert s2s_ad.grad(clipped_response)(*point) == pytest.approx(want, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    "src, pure",
+    [
+        ("np.sin(x)", True),
+        ("np.linalg.norm(x, axis=0)", True),
+        ("math.exp(x)", True),
+        ("np.add(a, b, out=g)", False),
+        ("np.copyto(a, b)", False),
+        ("np.add.at(x, i, v)", False),
+        ("np.fill_diagonal(a, 0.0)", False),
+        ("np.random.normal(size=3)", False),
+    ],
+)
+def test_calls_that_write_into_an_argument_are_not_pure(src: str, pure: bool) -> None:
+    """Folding and dead-store removal never move or drop a NumPy call that writes into
+    its argument (``out=``, ``np.copyto``, ``np.add.at``)."""
+    assert pure_call(ast.parse(src, mode="eval").body) is pure

@@ -339,3 +339,36 @@ def test_add_at_of_a_zero_cotangent_returns_the_adjoint_itself():
     x_bar = np.ones(3)
     assert runtime.add_at(x_bar, np.zeros(3), 1, 0.0) is x_bar
     assert runtime.add_at(0.0, np.zeros(3), 1, None) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("x", "y"),
+    [
+        (np.array([0.3, 0.1, -2.0, 0.1, 5.0]), 0.1),  # ties with a float
+        (np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([2.0, 2.0])),  # broadcasting, a tie
+        (np.array([1.0, np.nan, 3.0]), np.array([np.nan, 2.0, 3.0])),  # NaN never wins
+        (np.array([1, 2, 3]), 2.0),  # integers: float weights all the same
+        (np.array([2.0, 7.0]), np.array([[1.0], [7.0], [9.0]])),  # y the larger array
+        (np.array(2.0), 2.0),  # zero-dimensional: the general path
+    ],
+)
+def test_max_and_min_weights_match_the_general_formula(x, y):
+    for fast, won in ((vjps.max_weight, x > y), (vjps.min_weight, x < y)):
+        got, want = fast(x, y), won + 0.5 * (x == y)
+        assert np.shape(got) == np.shape(want) and np.result_type(got) == np.result_type(want)
+        np.testing.assert_array_equal(got, want)
+
+
+def test_gradient_through_np_maximum_with_ties_matches_its_rule():
+    def hinge_loss(w, x, y):
+        margins = np.maximum(1.0 - y * (x @ w), 0.0)
+        return np.mean(margins**2) + 0.1 * np.sum(np.maximum(w, 0.0))
+
+    x = RNG.standard_normal((20, 4))
+    y = np.sign(RNG.standard_normal(20))
+    w = np.array([0.5, 0.0, -0.3, 0.0])  # entries at the kink of maximum(w, 0): ties
+    g = s2s_ad.grad(hinge_loss)(w, x, y)
+    margins = np.maximum(1.0 - y * (x @ w), 0.0)
+    hinge = -2.0 * (x.T @ (y * margins)) / 20
+    want = hinge + 0.1 * ((w > 0) + 0.5 * (w == 0))
+    np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-15)

@@ -32,13 +32,13 @@ LAYERS: list[set[str]] = [
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist"},
     # the optimizer of generated code
-    {"optimize", "fold", "rewrite", "gather"},
+    {"optimize", "fold", "rewrite", "gather", "reuse"},
     # emission, and the programs built on emitted code
     {"emit", "lower", "cotangents", "forward_batch", "reverse_batch", "dispatch"}
     | {"second_order"},
     # the API and what is built on it
     {"api", "wrapper", "transforms", "stages", "testing", "tape", "tape_block", "replay"}
-    | {"tf", "__init__", "__main__"},
+    | {"tape_nested", "tf", "__init__", "__main__"},
 ]
 LAYER = {name: k for k, names in enumerate(LAYERS) for name in names}
 

@@ -242,6 +242,25 @@ _rule(
 )
 nondiff("_ad: adjoint seeds, zeros and tests", [rt.seed, rt.zeros_like, rt.is_zero])
 
+# variables mode differentiated again (s2s_ad/tape_nested.py): the token ``acc`` carries
+# what a gradient adds to Variables' gradients; the adjoint of ``grad`` is the outer
+# cotangent of its Variable's gradient (zero outside that backward sweep). Reverse mode
+# only: their tangents are zero, and forward mode is not run over such code.
+_rule(
+    rt.variable_grad_acc,
+    "acc value grad",
+    {"acc": "g", "value": "0.0", "grad": "_ad.variable_cotangent(value, grad)"},
+    {"acc": "t", "value": "0.0", "grad": "0.0"},
+    [(0.0, _V, _V), (1.5, _A, 2.0)],
+)
+_rule(
+    rt.merge_tokens,
+    "acc token",
+    {"acc": "g", "token": "g"},
+    {"acc": "t", "token": "t"},
+    [(0.0, 0.0), (1.5, -0.5)],
+)
+
 # --- helpers for higher derivatives (vjps.py), linear in their first argument ------------
 
 _rule(

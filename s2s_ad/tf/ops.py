@@ -232,7 +232,10 @@ def rank(x: Any, name: str | None = None) -> Tensor:
 
 def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
     # the array's own method: np.sum's Python-level dispatch costs more than a small sum
-    return tensor(np.asarray(x).sum(axis=_axis(axis), keepdims=keepdims))
+    values = _values(x)
+    if values.dtype.kind in "iu":  # TensorFlow keeps the integer type (NumPy widens it)
+        return tensor(values.sum(axis=_axis(axis), keepdims=keepdims, dtype=values.dtype))
+    return tensor(values.sum(axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
@@ -243,16 +246,27 @@ def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = No
     return tensor(np.mean(values, axis=_axis(axis), keepdims=keepdims))
 
 
+def _values(x: Any) -> np.ndarray:
+    """``x`` as an array; Python numbers, lists of them and shapes as TensorFlow converts
+    them (integers to int32, floats to float32): ``tf.reduce_prod(kernel.shape)`` is an
+    int32 tensor."""
+    if isinstance(x, (np.ndarray, Variable)):
+        return np.asarray(x)
+    return np.asarray(tensor(x))
+
+
 def reduce_max(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.max(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.max(_values(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_min(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.min(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
+    return tensor(np.min(_values(x), axis=_axis(axis), keepdims=keepdims))
 
 
 def reduce_prod(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:
-    return tensor(np.prod(np.asarray(x), axis=_axis(axis), keepdims=keepdims))
+    values = _values(x)
+    dtype = values.dtype if values.dtype.kind in "iu" else None  # as for reduce_sum
+    return tensor(np.prod(values, axis=_axis(axis), keepdims=keepdims, dtype=dtype))
 
 
 def reduce_variance(x: Any, axis: Any = None, keepdims: bool = False, name: Any = None) -> Tensor:

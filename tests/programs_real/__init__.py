@@ -28,6 +28,8 @@ MODULES = (
     "piecewise",
     "structures",
     "idioms",
+    "packed",
+    "functional",
 )
 
 # Checks a program can ask for:
