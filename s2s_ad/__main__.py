@@ -16,6 +16,7 @@ from typing import NoReturn
 from .errors import TransformError
 from .html import function_page
 from .stages import STAGES, stage
+from .targets import signature
 
 
 def _load(spec: str) -> object:
@@ -66,7 +67,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         func = _load(args.target)
-        from .targets import signature
 
         params = list(signature(func).parameters)  # the differentiated function's own
         if args.wrt:

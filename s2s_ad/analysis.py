@@ -15,12 +15,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
+from .custom import CustomGradient
 from .ir import walk
+from .normal_forms import code_key, normalized_parts
 from .normalize import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
 from .shifts import stabilising_shifts
+from .targets import primal, signature
 
 
 @dataclass
@@ -40,7 +43,6 @@ class CallInfo:
 
 def classify(call: ir.Call) -> CallInfo:
     """Decide how a call is differentiated."""
-    from .custom import CustomGradient
 
     callee = call.callee
     if callee.method is not None:
@@ -115,7 +117,6 @@ def diff_reads(expr: ir.Expr) -> list[str]:
 
 def outside_names(fn: ir.Function) -> set[str]:
     """Data names a function reads but neither takes nor assigns (globals, closures)."""
-    from .normalize import expr_atoms
 
     read: set[str] = set()
     for s in walk(fn.body):
@@ -275,16 +276,13 @@ def written_params(func: Any) -> set[str]:
     caller's object (before the name is rebound): ``u[0] = ...``, ``u.append(...)``, an
     in-place method, or passing ``u`` on to a callee that writes into it, or to a library
     function that is neither a rule nor known to only read (it may write)."""
-    from .api import _normalized, code_key
-    from .targets import primal
-
     func = primal(func)  # a wrapper's own code, a partial's or a cache's function
     code = code_key(func)
     if code in _WRITTEN:
         return _WRITTEN[code]
     _WRITTEN[code] = set()  # while in progress (recursion)
     try:
-        fn = _normalized(func)[1]
+        fn = normalized_parts(func)[1]
     except Exception:
         del _WRITTEN[code]  # what cannot be read is refused with its own reason
         raise
@@ -341,8 +339,6 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     if info.kind in ("rule", "method", "nondiff", "custom", "custom_gradient"):
         return out
     if info.kind == "user":
-        from .targets import signature
-
         written = written_params(info.func)
         if not written:
             return out
@@ -376,14 +372,11 @@ def depends(func: Any, param: str) -> bool:
     gradient, such as ``round``, does not connect); recursion is assumed to connect.
     """
 
-    from .api import _normalized, code_key
-    from .targets import signature
-
     key = (code_key(func), param)
     if key in _DEPENDS:
         return _DEPENDS[key]
     _DEPENDS[key] = True  # while in progress (recursion)
-    _, fn = _normalized(func)
+    _, fn = normalized_parts(func)
     ret = fn.body[-1]
     result = False
     if isinstance(ret, ir.Return) and isinstance(ret.value, ir.Var):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import inspect
 import operator
 import sys
 import types
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -18,8 +16,17 @@ import numpy as np
 
 from .errors import TransformError
 from .html import repr_html
-from .source import parse_function, user_origin
-from .targets import REFUSE, SPEC, as_method, bind_first, mark, primal, signature
+from .normal_forms import (
+    NORMALIZED,
+    code_key,
+    normalized_for,
+    normalized_parts,
+    paused_gc,
+)
+from .normal_forms import STATS as STATS
+from .normal_forms import normalized as normalized
+from .source import user_origin
+from .targets import REFUSE, SPEC, as_method, bind_first, define, mark, primal, signature
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
 from .wrapper import fix_grad as fix_grad
@@ -34,13 +41,12 @@ if TYPE_CHECKING:
 
 _CACHE: dict[tuple[Any, ...], Compiled] = {}
 _IN_PROGRESS: set[tuple[Any, ...]] = set()
-STATS = {"transforms": 0}
 
 
 def clear_cache() -> None:
     """Forget every generated function (after ``defgrad`` changes the rules)."""
     _CACHE.clear()
-    _NORMALIZED.clear()
+    NORMALIZED.clear()
     _MADE.clear()
     emit = sys.modules.get(f"{__package__}.emit")  # imported by the first transform
     if emit is not None:
@@ -57,31 +63,6 @@ def _key(
     variables: bool = False,
 ) -> tuple[Any, ...]:
     return (code_key(func), wrt, has_aux, scalars, vectors, pure, variables)
-
-
-class _Same:
-    """A dictionary key equal only to a key holding the very same object.
-
-    Code objects compare by value: two modules defining the same text at the same line
-    have equal code objects, but their globals (the callees the text names) differ.
-    """
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: Any) -> None:
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Same) and other.obj is self.obj
-
-
-def code_key(func: Any) -> tuple[_Same, _Same]:
-    """Cache key of a function's transforms: its code object and its globals, both by
-    identity (the transform resolves the names the code reads in those globals)."""
-    return _Same(func.__code__), _Same(func.__globals__)
 
 
 class _GradSpec:
@@ -109,21 +90,6 @@ class _GradSpec:
         return self._pure
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused while a transform builds its trees (its
-    full collections over those many short-lived nodes cost more than the transform's
-    own work); resumed after, unless it was already off."""
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def compile_adjoint(
     func: Any,
     wrt: tuple[str, ...],
@@ -140,12 +106,7 @@ def compile_adjoint(
     holding 1-d arrays; the code generated for them skips shape bookkeeping that general
     arrays need (an element of a vector is a scalar).
     """
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(
-            f"{getattr(func, '__qualname__', func)!s}: not a Python function",
-            hint="register a gradient rule with s2s_ad.defgrad",
-        )
+    func = python_function(func, "register a gradient rule with s2s_ad.defgrad")
     key = _key(func, wrt, has_aux, scalars, vectors, pure, variables)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -172,10 +133,7 @@ def _compile_adjoint(
     from .emit import emit
     from .reverse import Reverse
 
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    parsed, fn = normalized_for(func, wrt)
     resolver = functools.partial(_resolve_callee, pure=bool(pure), variables=variables)
     rev = Reverse(
         fn,
@@ -196,56 +154,15 @@ def _compile_adjoint(
     return compiled
 
 
-_NORMALIZED: dict[Any, tuple[Any, Any, dict[tuple[str, ...], Any]]] = {}
-
-
-def _normalized(func: Any) -> tuple[Any, Any]:
-    """Parse and normalize once per code object and globals: every variant and ``wrt``
-    starts from the same tree, while the names it resolved (callees, recognised builtins)
-    still name the same objects in ``func``'s scope."""
+def python_function(func: Any, hint: str = "") -> types.FunctionType:
+    """``func``'s primal (what this library's wrappers wrap): refused unless it is a
+    Python function, the only thing the transforms read the source of."""
     func = primal(func)
-    key = code_key(func)
-    hit = _NORMALIZED.get(key)
-    if hit is not None and not _still_resolves(hit[2], func):
-        hit = None  # a callee (or a builtin it recognised) was rebound: lowered again
-    if hit is None:
-        from .normalize import normalize_resolving
-
-        STATS["transforms"] += 1
-        try:
-            with paused_gc():
-                parsed = parse_function(func)
-                hit = _NORMALIZED[key] = (parsed, *normalize_resolving(parsed))
-        except TransformError as exc:
-            wrapped = getattr(func, "__wrapped__", None)
-            if wrapped is None or exc.hint:
-                raise
-            raise TransformError(
-                exc.construct,
-                exc.filename,
-                exc.lineno,
-                exc.col,
-                f"{func.__code__.co_name}() is the wrapper a decorator put around "
-                f"{getattr(wrapped, '__qualname__', wrapped)}: the wrapper is what runs, so it "
-                "is what is differentiated (give it named parameters: def wrapper(x): ...)",
-                exc.line_text,
-            ) from None
-    return hit[0], hit[1]
-
-
-def normalized(func: Any) -> Any:
-    """The normal form (:class:`s2s_ad.ir.Function`) of ``func``, made once per code object.
-
-    Raises:
-        TransformError: When ``func`` is refused.
-    """
-    return _normalized(func)[1]
-
-
-def _still_resolves(resolved: dict[tuple[str, ...], Any], func: Any) -> bool:
-    from .normalize import still_resolves
-
-    return still_resolves(resolved, func)
+    if not isinstance(func, types.FunctionType):
+        raise TransformError(
+            f"{getattr(func, '__qualname__', func)!s}: not a Python function", hint=hint
+        )
+    return func
 
 
 def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
@@ -253,17 +170,12 @@ def compile_forward(func: Any, wrt: tuple[str, ...]) -> Compiled:
     from .emit import emit_forward
     from .forward import Forward
 
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    func = python_function(func)
     key = ("fwd", code_key(func), wrt)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    parsed, fn = normalized_for(func, wrt)
     with paused_gc():
         forward = Forward(fn, list(wrt), _resolve_callee, parsed.globals)
         tan = forward.run_forward()
@@ -384,7 +296,7 @@ def check_returns_value(fun: Any) -> None:
         TransformError: Naming the function and pointing at its ``def`` line.
     """
     target = fun.__func__ if inspect.ismethod(fun) else fun
-    parsed, _ = _normalized(target)
+    parsed, _ = normalized_parts(target)
     code = parsed.func.__code__
     if code in _RETURNS_VALUE:
         return  # checked already
@@ -708,8 +620,6 @@ class _EntrySpec:
 
     def pure_function(self) -> Any:
         if self._pure is None:
-            from .targets import define
-
             picks = [f"{{grad}}(*args, **kwargs)[{i}]" for i in self.entries]
             body = picks[0] if self.single else "(" + ", ".join(picks) + ",)"
             params = [

@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .errors import TransformError
+from .rules import vjps as one_row
+
 _ndarray = np.ndarray
 
 
@@ -339,9 +342,7 @@ def matmul_vjp_x_wrt_y(g: Any, x: Any, t: Any) -> Any:
         return g @ _mT(t)
     if np.ndim(x) == 2 and t.ndim == 2 and g.ndim == 1:
         return g[:, None] * t[:, None, :]
-    from .rules.vjps import matmul_vjp_x as one
-
-    return columns(lambda c: one(g, x, c), t)
+    return columns(lambda c: one_row.matmul_vjp_x(g, x, c), t)
 
 
 def matmul_vjp_y_wrt_x(g: Any, t: Any, y: Any) -> Any:
@@ -351,9 +352,7 @@ def matmul_vjp_y_wrt_x(g: Any, t: Any, y: Any) -> Any:
     g = np.asarray(g)
     if t.ndim == 3 and np.ndim(y) in (1, 2) and g.ndim == np.ndim(y):
         return _mT(t) @ g
-    from .rules.vjps import matmul_vjp_y as one
-
-    return columns(lambda c: one(g, c, y), t)
+    return columns(lambda c: one_row.matmul_vjp_y(g, c, y), t)
 
 
 def dot_a(t: Any, b: Any, ans: Any) -> Any:
@@ -394,8 +393,6 @@ def reshape(t: Any, shape: Any) -> Any:
 def jvp_from_vjp(pull: Callable[[Any], Any], ans: Any, tangents: tuple[Any, ...]) -> Any:
     """Batched ``J t`` from a pullback: one pullback per output entry, shared by all columns."""
     if isinstance(ans, (tuple, list, dict)):
-        from .errors import TransformError
-
         raise TransformError("forward mode through a rule with several outputs")
     b = batch_size(*tangents)
     if b is None:

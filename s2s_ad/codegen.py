@@ -7,7 +7,11 @@ backward sweep reads; ``render`` keeps only the sites listed in ``pushed``.
 from __future__ import annotations
 
 import re
+import types
 from dataclasses import dataclass, field
+
+#: Code objects of every generated function (normalization recognises calls of them).
+GENERATED_CODES: set[types.CodeType] = set()
 
 _IDENT = re.compile(r"(?<![\w.'\"])([^\W\d]\w*)")
 

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .rules.registry import REGISTRY, nondiff
+from .rules.registry import REGISTRY, nondiff, set_jvps, vjp_rule
 
 
 def stop_gradient(x: Any) -> Any:
@@ -89,7 +89,6 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 
 def _register_runtime_rules() -> None:
     from . import runtime
-    from .rules.registry import set_jvps, vjp_rule
 
     set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
     nondiff("len", [len])

@@ -17,9 +17,13 @@ from typing import Any
 import numpy as np
 
 from . import packing, runtime
+from .analysis import written_params
+from .custom import CustomGradient
+from .emit import AD
 from .errors import TransformError
 from .rules import REGISTRY
 from .rules.registry import Rule, substitute
+from .runtime import jvp_from_vjp, rule_grads
 
 _TEMPLATES: dict[tuple[int, str], types.CodeType] = {}
 
@@ -62,8 +66,6 @@ def _rule_pullback(
     for key, value in kwargs.items():
         env[names[key]] = value
     import numpy as np
-
-    from .emit import AD
 
     defaults = {**rule.defaults, **rule.kwonly}
     for p in (*rule.params, *rule.kwonly):
@@ -134,7 +136,6 @@ def _parameters(
         mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
         params.append(where[id(mark)])
     order = tuple(sorted({p for p, _ in params}, key=list(sig.parameters).index))
-    from .analysis import written_params
 
     for param in set(order) & written_params(target):
         raise TransformError(
@@ -311,14 +312,12 @@ def call_with_pullback(
         ans, saved = hit.fns["fwd"](*pre, *args, **kwargs)
         return ans, _pullback(hit, saved)
     from .api import compile_adjoint, primal
-    from .custom import CustomGradient
 
     custom = REGISTRY.custom.get(id(func))
     if custom is not None:
         ans = func(*args, **kwargs)
 
         def custom_pullback(g: Any) -> tuple[Any, ...]:
-            from .runtime import rule_grads
 
             name = getattr(func, "__name__", "rule")
             grads = rule_grads(custom(g, *args, **kwargs), tuple(args), name)
@@ -329,7 +328,6 @@ def call_with_pullback(
         ans, grad_fn = func.forward(*args, **kwargs)
 
         def cg_pullback(g: Any) -> tuple[Any, ...]:
-            from .runtime import rule_grads
 
             grads = rule_grads(grad_fn(g), tuple(args), getattr(func, "__name__", "rule"))
             return tuple(grads[label] for label in labels)
@@ -420,8 +418,6 @@ def call_with_tangent(
 
         return vjp_apply_tangent(labels, tangents, args, kwargs)
     from .api import compile_forward, primal
-    from .custom import CustomGradient
-    from .runtime import jvp_from_vjp
 
     custom_jvp = REGISTRY.custom_jvp.get(id(func))
     if custom_jvp is not None:

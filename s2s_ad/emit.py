@@ -20,13 +20,12 @@ from typing import Any
 import numpy as np
 
 from . import optimize, runtime
-from .codegen import render
+from .codegen import GENERATED_CODES, render
 from .reverse import Sweeps
 from .rules import containers as _containers
 from .rules import vjps as _vjps
 
 _serial = itertools.count(1)
-GENERATED_CODES: set[types.CodeType] = set()
 
 
 def _helpers() -> types.SimpleNamespace:

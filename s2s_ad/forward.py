@@ -17,11 +17,12 @@ from . import ir
 from .analysis import classify, walk
 from .codegen import Item, Line, Suite
 from .normalize import expr_atoms
-from .reverse import STRUCTURAL, Resolver, Reverse, _rule_takes, ident
+from .reverse_calls import rule_takes
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
+from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
 
 TANGENTS = "_tangents_"  # where per_column puts the tangents in a pattern
 
@@ -37,10 +38,11 @@ class Tangents:
     bindings: dict[str, Any]
 
 
-class Forward(Reverse):
+class Forward(SweepBase):
     """Builds the tangent program for one function and one set of ``wrt`` parameters.
 
-    It shares the reverse pass's normal form, activity analysis, naming and rendering.
+    A sibling of the reverse pass on :class:`~s2s_ad.sweep_base.SweepBase`: the same
+    normal form, activity analysis, naming and rendering.
     """
 
     def __init__(
@@ -288,7 +290,7 @@ class Forward(Reverse):
                 and self.tangent(value.callee.receiver, has) is None
                 and (
                     hasattr(np.ndarray, value.callee.method or "")
-                    or not _rule_takes(info.rule, value, lambda a: self.tangent(a, has) is not None)
+                    or not rule_takes(info.rule, value, lambda a: self.tangent(a, has) is not None)
                 )
             )
             if info.kind in ("user", "dynamic") or (packed and info.kind == "rule") or foreign:

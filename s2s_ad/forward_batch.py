@@ -24,20 +24,21 @@ from __future__ import annotations
 
 import inspect
 import tracemalloc
-import types
 import weakref
 from typing import Any
 
 import numpy as np
 
 from . import batching, ir
+from .custom import CustomGradient
 from .emit import Compiled
 from .forward import TANGENTS, Forward, Tangents
-from .reverse import Resolver
+from .rules import REGISTRY
 from .rules import batched as _batched_rules  # noqa: F401  (attaches the batched templates)
 from .rules.registry import Rule, substitute
 from .simplify import fold
 from .source import user_origin
+from .sweep_base import Resolver
 
 #: Memory one batched run may allocate (bytes): the batch is cut in chunks of as many
 #: columns as fit, measured on a first chunk of :data:`PROBE_COLUMNS` columns.
@@ -109,20 +110,15 @@ class BatchedForward(Forward):
 def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
     """The batched tangent program of ``func`` for the parameters ``wrt``, cached with the
     other generated programs (``clear_cache`` forgets it when the rules change)."""
-    from .api import _CACHE, TransformError, _normalized, _resolve_callee, code_key, primal
+    from .api import _CACHE, _resolve_callee, code_key, normalized_for, python_function
     from .emit import emit_forward
 
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    func = python_function(func)
     key = ("batched", code_key(func), wrt)
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    parsed, fn = _normalized(func)
-    unknown = [w for w in wrt if w not in fn.params]
-    if unknown:
-        raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+    parsed, fn = normalized_for(func, wrt)
     forward = BatchedForward(fn, list(wrt), _resolve_callee, parsed.globals)
     tan: Tangents = forward.run_forward()
     origin = user_origin(parsed.filename, parsed.first_line)
@@ -175,9 +171,7 @@ def call_batched(
 ) -> tuple[Any, Any]:
     """``func(*args, **kwargs)`` and the batched tangent of its value: the callee's own
     batched program for a Python function, one forward-mode run per column otherwise."""
-    from .custom import CustomGradient
     from .dispatch import _target, call_with_tangent
-    from .rules import REGISTRY
 
     target, pre = _target(func)
     plain = not (

@@ -8,7 +8,7 @@ of the generated code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -366,3 +366,47 @@ def walk(stmts: list[Stmt]) -> Iterator[Stmt]:
         elif isinstance(s, While):
             yield from walk(s.test_body)
             yield from walk(s.body)
+
+
+def call_args_source(call: Call, atom: Callable[[Atom], str] = str) -> str:
+    """The source of a call's arguments (``x, *rest, k=v, **opts``), atoms by ``atom``."""
+    parts = [atom(x) for x in call.args]
+    if call.star is not None:
+        parts.append(f"*{atom(call.star)}")
+    parts += [f"{k}={atom(v)}" for k, v in call.kwargs]
+    if call.starstar is not None:
+        parts.append(f"**{atom(call.starstar)}")
+    return ", ".join(parts)
+
+
+def expr_source(expr: Expr, atom: Callable[[Atom], str] = str) -> str:
+    """The source of a normal-form right-hand side, atoms rendered by ``atom``."""
+    if isinstance(expr, Copy):
+        return atom(expr.value)
+    if isinstance(expr, BinOp):
+        return f"{atom(expr.left)} {expr.op} {atom(expr.right)}"
+    if isinstance(expr, UnaryOp):
+        sep = " " if expr.op == "not" else ""
+        return f"{expr.op}{sep}{atom(expr.operand)}"
+    if isinstance(expr, Compare):
+        parts = [atom(expr.left)]
+        for op, right in zip(expr.ops, expr.comparators, strict=True):
+            parts += [op, atom(right)]
+        return " ".join(parts)
+    if isinstance(expr, Call):
+        return f"{expr.callee.code}({call_args_source(expr, atom)})"
+    if isinstance(expr, Attr):
+        return f"{atom(expr.obj)}.{expr.name}"
+    if isinstance(expr, Subscript):
+        return f"{atom(expr.obj)}[{expr.index.code}]"
+    if isinstance(expr, Build):
+        if expr.kind == "dict":
+            inner = ", ".join(f"{k}: {atom(v)}" for k, v in zip(expr.keys, expr.elts, strict=True))
+            return "{" + inner + "}"
+        inner = ", ".join(atom(e) for e in expr.elts)
+        if expr.kind == "tuple":
+            return f"({inner},)" if len(expr.elts) == 1 else f"({inner})"
+        return f"[{inner}]"
+    if isinstance(expr, Opaque):
+        return expr.code
+    raise TypeError(expr)

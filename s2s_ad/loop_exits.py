@@ -22,33 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import ir
+from . import ir, stmt_facts
 from .codegen import identifiers
-from .normalize import expr_atoms
-
-
-def direct_reads(s: ir.Stmt) -> set[str]:
-    """The variables ``s`` itself reads (not the statements it nests)."""
-    atoms: list[ir.Atom] = []
-    if isinstance(s, (ir.Assign, ir.ExprStmt)):
-        atoms = expr_atoms(s.value)
-    elif isinstance(s, ir.Unpack):
-        atoms = [s.value]
-    elif isinstance(s, ir.SetItem):
-        atoms = [s.value, ir.Var(s.obj), *(ir.Var(r) for r in s.index.reads)]
-    elif isinstance(s, ir.Append):
-        atoms = [s.value, ir.Var(s.obj)]
-    elif isinstance(s, ir.ListPop):
-        atoms = [ir.Var(s.obj)]
-    elif isinstance(s, ir.If):
-        atoms = [s.test]
-    elif isinstance(s, ir.For):
-        atoms = [*(s.range_args or []), *([s.iterable] if s.iterable is not None else [])]
-    elif isinstance(s, ir.While):
-        atoms = [s.test]
-    elif isinstance(s, ir.Return):
-        atoms = [s.value]
-    return {a.name for a in atoms if isinstance(a, ir.Var)}
 
 
 def _trip(stmts: list[ir.Stmt]) -> list[ir.Stmt]:
@@ -131,7 +106,7 @@ def quiet_exit(
     for s in ir.walk(function_body):
         if id(s) in mine:
             continue
-        reads = (test_reads(s) or set()) if isinstance(s, ir.If) else direct_reads(s)
+        reads = (test_reads(s) or set()) if isinstance(s, ir.If) else stmt_facts.reads(s)
         for var in reads & written.keys():
             if not (written[var] and id(s) in inside):
                 return False

@@ -37,6 +37,7 @@ import numpy as np
 
 from . import optimize
 from .codefacts import Info, Liveness, is_tape_call, statements
+from .emit import Compiled, _free, program
 from .rewrite import comments, remove, render
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
@@ -557,7 +558,6 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
     """The gradient of a kind variant (``compiled``, from ``api.compile_adjoint``) lowered
     for the shape class ``key`` of the arguments of ``params``, compiled and bound to
     ``func``; ``None`` when nothing is lowered (the kind variant serves)."""
-    from .emit import Compiled, _free, program  # noqa: PLC0415 (emit imports the transformer)
 
     text = compiled.source_of("grad")
     modules = {"math": math} if func.__globals__.get("math") is math else {}

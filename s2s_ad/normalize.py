@@ -28,8 +28,12 @@ import libcst as cst
 
 from . import ir
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
+from .codegen import GENERATED_CODES
 from .cstwalk import walk
-from .source import ParsedFunction, user_lines
+from .rules import REGISTRY
+from .rules.containers import concat, pack_args, pack_kwargs, unzip
+from .runtime import not_a_view, reduce_start, sequence, unpack_count
+from .source import ParsedFunction, parse_function, user_lines
 
 _BINOPS = {
     cst.Add: "+",
@@ -686,7 +690,6 @@ class Normalizer:
     def starred_store(self, target: cst.Tuple | cst.List, value: ir.Atom) -> None:
         """``first, *rest, last = xs``: elements and a slice of ``xs`` as a sequence, the
         starred name bound to a list as Python does."""
-        from .runtime import sequence, unpack_count
 
         elements = target.elements
         stars = [k for k, el in enumerate(elements) if isinstance(el, cst.StarredElement)]
@@ -747,8 +750,6 @@ class Normalizer:
         # a container or view nothing reads after the write cannot show its effect
         partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
         if name in self.views or partners:
-            from .runtime import not_a_view
-
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
             kwargs: list[tuple[str, ir.Atom]] = []
@@ -847,7 +848,6 @@ class Normalizer:
     def _sequence(self, node: cst.BaseExpression) -> ir.Atom:
         """What a ``for`` iterates over, as an indexable sequence; ``reversed(xs)`` as the
         sequence of ``xs`` read backwards (``[::-1]``)."""
-        from .runtime import sequence
 
         backwards = (
             self._builtin_iter(node, "reversed")
@@ -1103,7 +1103,6 @@ class Normalizer:
                 isinstance(node.left, sequences) or isinstance(node.right, sequences)
             ):
                 # ``args + (x,)``: a concatenation, whatever ``args`` holds
-                from .rules.containers import concat
 
                 callee = ir.Callee("_ad.concat", concat, resolved=True)
                 return ir.Call(callee, [self.atom(node.left), self.atom(node.right)], [])
@@ -1433,7 +1432,6 @@ class Normalizer:
 
     def _parameter_names(self, func: cst.BaseExpression) -> tuple[str, ...]:
         """The names of a distribution's parameters (``loc``, ``scale``), from its rules."""
-        from .rules import REGISTRY
 
         dist = self._distribution(func)
         for method in ("logpdf", "logpmf"):
@@ -1443,7 +1441,6 @@ class Normalizer:
         return ()
 
     def _has_rule(self, func: cst.BaseExpression, method: str) -> bool:
-        from .rules import REGISTRY
 
         bound = getattr(self._distribution(func), method, None)
         return callable(bound) and REGISTRY.lookup(bound) is not None
@@ -1517,7 +1514,6 @@ class Normalizer:
             return None
         if isinstance(fn, cst.Name) and fn.value in self.locals and fn.value not in self.lambdas:
             return None  # a function value computed here: called as it is, not unrolled
-        from .runtime import reduce_start
 
         line, src = self.line, self.src
         seq = self._sequence(args[1].value)
@@ -1610,7 +1606,6 @@ class Normalizer:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
         packed into one sequence (``_ad.pack_args``) and the ``**`` mappings into one dict
         (``_ad.pack_kwargs``), so the call reads ``f(a, *star, k=v, **starstar)``."""
-        from .rules.containers import pack_args, pack_kwargs
 
         func = node.func
         if (
@@ -1620,7 +1615,6 @@ class Normalizer:
             and node.args[0].star == "*"
         ):
             # ``zip(*pairs)``: the transpose of a sequence of sequences
-            from .rules.containers import unzip
 
             callee = ir.Callee("_ad.unzip", unzip, resolved=True)
             return ir.Call(callee, [self.atom(node.args[0].value)], [])
@@ -2034,8 +2028,6 @@ def _early_return(node: cst.FunctionDef) -> bool:
 
 
 def _generated_codes() -> set[Any]:
-    from .emit import GENERATED_CODES
-
     return GENERATED_CODES
 
 
@@ -2124,7 +2116,6 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
     code = obj.__code__
     if not any(isinstance(c, types.CodeType) for c in code.co_consts):
         return None  # defines no function
-    from .source import parse_function
 
     try:
         node = parse_function(obj).node

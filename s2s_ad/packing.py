@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .errors import TransformError
+from .runtime import is_zero, zeros_like
 
 Packed = tuple[str, Any]
 
@@ -67,7 +68,6 @@ def expand(
         return tuple(out)
 
     def ungroup(grouped: tuple[Any, ...]) -> tuple[Any, ...]:
-        from .rules.vjps import is_zero
 
         out: list[Any] = []
         for (kind, _, size), value in zip(spans, grouped):
@@ -87,7 +87,6 @@ def expand_tangents(
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """Plain labels and tangents for packed ones: a ``*`` tangent holds one tangent per
     entry, a ``**`` tangent one per key (a symbolic zero: no tangent at all)."""
-    from .rules.vjps import is_zero
 
     flat, dots = [], []
     for label, tangent in zip(labels, tangents):
@@ -132,7 +131,6 @@ def bind(
 def entry(grad: Any, sub: Any) -> Any:
     """The gradient of one entry of a packed parameter's gradient (``sub`` ``None``: the
     parameter's own)."""
-    from .rules.vjps import is_zero
 
     if sub is None:
         return grad
@@ -144,7 +142,6 @@ def entry(grad: Any, sub: Any) -> Any:
 
 def packed_tangent(sig: inspect.Signature, name: str, given: dict[Any, Any], value: Any) -> Any:
     """The tangent of a packed parameter from its entries' tangents (zeros elsewhere)."""
-    from .runtime import zeros_like
 
     def zero(entry: Any) -> Any:  # dense for arrays: matrix products read the tangent
         return zeros_like(entry) if hasattr(entry, "shape") and np.ndim(entry) else 0.0

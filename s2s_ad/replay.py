@@ -31,6 +31,8 @@ import numpy as np
 
 from . import dispatch, runtime
 from .errors import TransformError
+from .rules import REGISTRY
+from .rules.registry import nondiff
 
 # NumPy's global-state draws; a Generator's methods cannot be intercepted
 _NUMPY_DRAWS = (
@@ -306,8 +308,6 @@ def draw(name: str, original: Callable[..., Any], *args: Any, **kwargs: Any) -> 
 
 
 def _make_wrappers() -> None:
-    from .rules import REGISTRY
-    from .rules.registry import nondiff
 
     cut = []
     for name in _NUMPY_DRAWS:

@@ -5,70 +5,34 @@ template is filled with the user's names. The pass tracks which adjoints are liv
 first contribution is an assignment, later ones accumulate), restores overwritten
 values from the tape (only those the backward sweep reads) and reverses branches and
 loops using recorded trip counts and branch conditions.
+
+This module drives the pass and holds the backward sweep's core (liveness, accumulation,
+restores, container writes). The rest has its own module: call planning
+(:mod:`~s2s_ad.reverse_calls`), the recording plan (:mod:`~s2s_ad.records`), the
+recording forward sweep (:mod:`~s2s_ad.reverse_fwd`), contributions from rules
+(:mod:`~s2s_ad.reverse_contribs`), branches and loops (:mod:`~s2s_ad.reverse_control`),
+recomputed temporaries (:mod:`~s2s_ad.recompute`); naming and rendering are shared with
+forward mode (:mod:`~s2s_ad.sweep_base`).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
-import inspect
-import math as _math
-import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from . import aliasing, ir, loop_exits
-from .analysis import (
-    Activity,
-    CallInfo,
-    analyze,
-    attribute_store,
-    call_writes,
-    classify,
-    outside_names,
-    walk,
-)
-from .codefacts import pure
-from .codegen import Comment, Item, Line, Pop, Push, Suite, identifiers
-from .errors import TransformError
-from .normalize import expr_atoms
-from .rebind import GlobalCallee
-from .rules import REGISTRY
-from .rules.operators import BINARY, UNARY
-from .rules.registry import Rule, substitute
-from .simplify import fold, to_math
-from .targets import signature
-
-Resolver = Callable[[Any, tuple[str, ...]], Any]
-_NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
-#: ``a = ...`` or ``a, b = ...``: the names a plain assignment binds.
-_BINDING = re.compile(r"\s*((?:[^\W\d]\w*\s*,\s*)*[^\W\d]\w*\s*,?)\s*=(?!=)")
-
-
-@dataclass
-class Site:
-    """An assignment site: whether it may overwrite a value and whether it is surely defined."""
-
-    var: str
-    overwrites: bool
-    definite: bool
-    kind: str = ""
-    inner: tuple[int, int] | None = None  # the loop whose body holds it directly
-    within: tuple[int, int] | None = None  # the innermost loop around it
-
-
-@dataclass
-class CallPlan:
-    """How an active call site is emitted."""
-
-    info: CallInfo
-    aux: str = ""
-    fwd: str = ""
-    bwd: str = ""
-    labels: list[tuple[Any, ir.Atom]] = field(default_factory=list)
+from . import ir
+from .analysis import outside_names, walk
+from .call_plans import CallPlan
+from .codegen import Comment, Item, Line, Pop, identifiers
+from .hoist import hoist_pushes
+from .recompute import rematerializable, subst_names
+from .records import JUMP, RecordPlan
+from .reverse_calls import plan_calls
+from .reverse_contribs import Contributions, index_value
+from .reverse_control import ControlFlow
+from .reverse_fwd import RecordingSweep
+from .sweep_base import SweepBase
+from .value_kinds import numeric_vars, vector_vars
 
 
 @dataclass
@@ -90,35 +54,18 @@ class Sweeps:
     restored: set[str]
 
 
-class Reverse:
-    """Builds both sweeps for one function and one set of ``wrt`` parameters."""
+class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
+    """Builds both sweeps for one function and one set of ``wrt`` parameters.
 
-    def __init__(
-        self,
-        fn: ir.Function,
-        wrt: list[str],
-        resolver: Resolver,
-        has_aux: bool = False,
-        scalars: frozenset[str] = frozenset(),
-        user_globals: dict[str, Any] | None = None,
-        vectors: frozenset[str] = frozenset(),
-        pure: bool = False,
-        variables: bool = False,
-    ) -> None:
-        self.fn = fn
-        # variables mode (tapes): Variables read through attributes get their adjoints
-        self.variables = variables
-        # pure: no in-place updates of adjoints (code that will be differentiated again)
-        self.pure = pure
-        self.user_globals = user_globals or {}
-        self.wrt = wrt
-        self.scalar_params = scalars
-        self.resolver = resolver
-        self.reserved = set(fn.names) | set(fn.params)
+    Hooks :class:`~s2s_ad.reverse_batch.BatchedReverse` overrides for cotangents with a
+    batch axis: :meth:`render_expr`, :meth:`contributions`, :meth:`apply_rule`,
+    :meth:`call_contribs`, :meth:`zero`, and :attr:`dense` (the adjoints held as dense
+    arrays that one element at a time is added to in place).
+    """
+
+    def setup(self) -> None:
+        fn = self.fn
         self._bars: dict[str, str] = {}
-        self.bindings: dict[str, Any] = {}
-        self.sites: dict[tuple[int, str], int] = {}
-        self.site_info: dict[int, Site] = {}
         self.plans: dict[int, CallPlan] = {}
         self.reads: set[str] = set()
         self.zero_filled: set[str] = set()
@@ -126,377 +73,47 @@ class Reverse:
         self.owned: set[str] = set()
         self.dense: set[str] = set()
         self._live_now: set[str] = set()
-        self.pos: dict[int, int] = {}
-        self.loop_span: dict[int, tuple[int, int]] = {}
         self.reads_at: dict[int, set[str]] = {}
         self.cur = -1
         self._enclosing: tuple[int, str] | None = None
-        self._fwd_enclosing: tuple[int, str] | None = None
         # per loop being written forward: its trip counter when counted at the trip's end
         self._counting_at_end: list[str | None] = []
-        body = list(fn.body)
-        ret = body.pop()
-        assert isinstance(ret, ir.Return)
-        self.ret_stmt = ret
-        out_atom = ret.value
-        if has_aux:
-            value = self.mint("value")
-            aux = self.mint("aux")
-            if not isinstance(out_atom, ir.Var):
-                raise TransformError("has_aux output that is not a pair", fn.filename, ret.line)
-            body.append(ir.Unpack(ret.line, ret.src, [value, aux], out_atom))
-            self.output = value
-        elif isinstance(out_atom, ir.Var):
-            self.output = out_atom.name
-        else:
-            self.output = self.mint("ans")
-            body.append(ir.Assign(ret.line, ret.src, self.output, ir.Copy(out_atom)))
-        self.returned = out_atom
-        self.body = body
-        self.np = "np"
-        self.ad = self.mint("_ad")
         self.tape = self.mint("_tape")
         # pure code in variables mode (an inner tape's gradient with respect to Variables,
         # differentiated again): what it adds to Variables' gradients is threaded through
         # a token it returns last, so that the outer derivative sees it (see tape_nested)
-        self.token = self.mint("_vgrads") if pure and variables else None
-        self.activity: Activity = analyze(
-            ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
-            wrt,
-            self.output,
-            variables,
-        )
-        self.numeric = self._numeric_vars()
-        self.scalar = _scalar_vars(self.body, set(fn.params), scalars, vectors)
-        self.vectors = _vector_vars(self.body, set(fn.params), vectors)
+        self.token = self.mint("_vgrads") if self.pure and self.variables else None
+        self.records: RecordPlan  # made by run(), once the call plans are known
+        body = self.body
+        self.numeric = numeric_vars(self.body)
+        self.vectors = vector_vars(self.body, set(fn.params), self.vector_params)
         self.dicts = {
             s.target
             for s in walk(self.body)
             if isinstance(s, ir.Assign) and isinstance(s.value, ir.Build) and s.value.kind == "dict"
         }
-        self.remat = self._rematerializable()
-        self._guards: dict[tuple[str, tuple[str, ...]], _Halves] = {}
-        self.writes = [s for s in walk(body) if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop))]
-        self.mutated = {s.obj for s in self.writes}
-        self.shares = aliasing.bases(walk(body)) if self.writes else {}
+        self.remat = rematerializable(self)
+        writes = (ir.SetItem, ir.Append, ir.ListPop)
+        self.mutated = {s.obj for s in walk(body) if isinstance(s, writes)}
+
+    def call_plans(self) -> dict[int, CallPlan]:
+        return self.plans
+
+    def arrange_pushes(self, items: list[Item]) -> list[Item]:
+        return hoist_pushes(items, self.tape)
 
     # --- names -----------------------------------------------------------------------
-
-    def mint(self, base: str) -> str:
-        name, k = base, 1
-        while name in self.reserved:
-            k += 1
-            name = f"{base}{k}"
-        self.reserved.add(name)
-        return name
 
     def bar(self, var: str) -> str:
         if var not in self._bars:
             self._bars[var] = self.mint(f"{var}_bar")
         return self._bars[var]
 
-    def helper(self, base: str, obj: Any) -> str:
-        """A name for a module the generated code needs: the user's own when it is the same."""
-        if self.user_globals.get(base) is obj and base not in self._primal_names():
-            return base
-        return self.bind(base, obj)
-
-    def bind(self, base: str, obj: Any) -> str:
-        for name, value in self.bindings.items():
-            if value is obj and name.startswith(base):
-                return name
-        name = self.mint(base)
-        self.bindings[name] = obj
-        return name
-
-    def active(self, atom: ir.Atom | None) -> bool:
-        return isinstance(atom, ir.Var) and self.activity.active(atom.name)
-
-    def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
-        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
-
-    def _numeric_vars(self) -> set[str]:
-        numeric: set[str] = set()
-        for s in walk(self.body):
-            if isinstance(s, ir.Assign):
-                v = s.value
-                if isinstance(v, (ir.BinOp, ir.UnaryOp)) and (
-                    getattr(v, "op", "") in _NUMERIC_OPS or isinstance(v, ir.UnaryOp)
-                ):
-                    numeric.add(s.target)
-                    numeric.update(a.name for a in expr_atoms(v) if isinstance(a, ir.Var))
-                elif isinstance(v, ir.Call) and classify(v).kind in ("rule", "method"):
-                    rule = classify(v).rule
-                    if rule is not None and rule.partials:
-                        numeric.add(s.target)
-                        numeric.update(a.name for a in v.args if isinstance(a, ir.Var))
-        return numeric
-
-    def _rematerializable(self) -> dict[str, str]:
-        """Temporaries the backward sweep recomputes instead of recording (``x[i]``, ``a.T``).
-
-        Valid when none of the operands is reassigned between the temporary's definition
-        and its last reader (the tape restores them everywhere else); recomputing is
-        cheaper than a push and a pop, and reads better.
-        """
-        counts: dict[str, int] = {}
-        for st in walk(self.body):
-            for var in _assigned(st, self):
-                counts[var] = counts.get(var, 0) + 1
-        out: dict[str, str] = {}
-        base: dict[str, set[str]] = {}
-
-        def scan(stmts: list[ir.Stmt], in_loop: bool) -> None:
-            for k, st in enumerate(stmts):
-                for inner in _children(st):
-                    scan(inner, in_loop or isinstance(st, (ir.For, ir.While)))
-                if not isinstance(st, ir.Assign) or st.target not in self.fn.all_temps:
-                    continue
-                if counts.get(st.target) != 1:
-                    continue
-                value = st.value
-                if isinstance(value, ir.Subscript) and isinstance(value.obj, ir.Var):
-                    text = f"{value.obj.name}[{value.index.code}]"
-                    operands = {value.obj.name, *value.index.reads}
-                elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
-                    text = f"{value.obj.name}.{value.name}"
-                    operands = {value.obj.name}
-                elif (
-                    isinstance(value, (ir.BinOp, ir.UnaryOp, ir.Compare))
-                    and st.target in self.scalar
-                    and in_loop
-                ):
-                    # scalar arithmetic (and a comparison) costs less to redo than to record
-                    text = f"({self.render_expr(value)})"
-                    operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
-                elif (
-                    isinstance(value, ir.Call)
-                    and st.target in self.scalar
-                    and in_loop
-                    and _scalar_call(value, self._scalar_atom)
-                ):
-                    # so does a math function of scalars (a tape entry per trip saved)
-                    text = self.render_expr(value)
-                    operands = {a.name for a in value.args if isinstance(a, ir.Var)}
-                else:
-                    continue
-                # a recomputed operand brings its own operands along
-                operands = set().union(*(base.get(v, {v}) for v in operands))
-                later = stmts[k + 1 :]
-                last = max(
-                    (j for j, t in enumerate(later) if st.target in _stmt_reads(t)), default=-1
-                )
-                written = set()
-                for t in later[: last + 1]:
-                    written |= _stmt_writes(t, self)
-                if not written & operands:
-                    out[st.target] = text
-                    base[st.target] = operands
-
-        scan(self.body, False)
-        for name in list(out):
-            out[name] = _subst_names(out[name], out)
-        return out
-
-    def _scalar_atom(self, atom: ir.Atom) -> bool:
-        return not isinstance(atom, ir.Var) or atom.name in self.scalar
-
-    # --- sites (which assignments may overwrite a value) -------------------------------
-
-    def _plan_sites(self) -> None:
-        """Number statements in program order and record every assignment site.
-
-        A site *may overwrite* when its variable can hold an earlier value there (a
-        parameter, an earlier assignment, any assignment inside a loop). Its value is
-        pushed only if, in addition, the backward sweep reads the variable at a point
-        that runs after the restore (see ``_needs_push``).
-        """
-        params = set(self.fn.params)
-        seen = set(params)
-        self.site_pos: dict[int, tuple[int, tuple[int, int] | None]] = {}
-
-        def visit(
-            stmts: list[ir.Stmt],
-            loop: tuple[int, int] | None,
-            definite: set[str],
-            inner: tuple[int, int] | None = None,
-            within: tuple[int, int] | None = None,
-        ) -> set[str]:
-            definite = set(definite)
-            for s in stmts:
-                p = len(self.pos)
-                self.pos[id(s)] = p
-                for var in _assigned(s, self):
-                    site = len(self.site_info)
-                    self.sites[(id(s), var)] = site
-                    overwrites = (
-                        loop is not None
-                        or var in seen
-                        or isinstance(s, (ir.SetItem, ir.Append))
-                        or (isinstance(s, ir.ListPop) and var == s.obj)
-                    )
-                    kind = s.kind if isinstance(s, ir.Assign) else ""
-                    self.site_info[site] = Site(
-                        var, overwrites, var in definite, kind, inner, within
-                    )
-                    self.site_pos[site] = (p, loop)
-                    seen.add(var)
-                if isinstance(s, ir.If):
-                    a = visit(s.body, loop, definite, None, within)
-                    b = visit(s.orelse, loop, definite, None, within)
-                    definite |= a & b
-                elif isinstance(s, (ir.For, ir.While)):
-                    body = s.body if isinstance(s, ir.For) else s.test_body + s.body
-                    extra = {s.target} if isinstance(s, ir.For) else set()
-                    start = len(self.pos)
-                    span = loop or (start, 1 << 30)
-                    own = (start, start + _count(body) - 1)
-                    visit(body, span, definite | extra, own, own)
-                    if loop is None:
-                        span = (start - 1, len(self.pos) - 1)
-                        self._fix_span(start, span)
-                else:
-                    definite.update(_assigned(s, self))
-            return definite
-
-        visit(self.body, None, params)
-        counts: dict[str, int] = {}
-        for info in self.site_info.values():
-            counts[info.var] = counts.get(info.var, 0) + 1
-        for info in self.site_info.values():
-            if info.kind == "element" and (counts[info.var] > 1 or info.var in params):
-                info.kind = ""  # assigned elsewhere too: the tape restores it
-
-    def _fix_span(self, start: int, span: tuple[int, int]) -> None:
-        for site, (p, loop) in self.site_pos.items():
-            if loop is not None and loop[0] == start:
-                self.site_pos[site] = (p, span)
-
-    def _read_between(self, var: str, lo: int, hi: int) -> bool:
-        return any(var in names and lo <= at <= hi for at, names in self.reads_at.items())
-
-    def _needs_push(self, site: int) -> bool:
-        info = self.site_info[site]
-        if not info.overwrites or info.kind == "jump":
-            return False
-        p, loop = self.site_pos[site]
-        if self._shared_with_recorded(site):
-            return True
-        if self._filled_once(site):
-            return False
-        lo, hi = loop if loop is not None else (p, p)
-        if info.kind == "element" and info.inner is not None:
-            # recomputed at the top of each backward trip; recorded only for outside readers
-            a, b = info.inner
-            return self._read_between(info.var, -1, a - 1) or self._read_between(
-                info.var, b + 1, hi
-            )
-        for at, names in self.reads_at.items():
-            if info.var in names and (at < p or lo <= at <= hi):
-                return True
-        return False
-
-    def _filled_once(self, site: int) -> bool:
-        """Whether ``site`` is ``y[i] = ...`` in ``for i in range(...)`` whose trips read
-        only elements earlier trips wrote (``y[i - 1]``): no element is written twice and
-        none is read before it is written, so the backward sweep reads the final ``y``
-        and nothing needs recording. The loop is in no other loop, and nothing before it
-        is reversed with ``y``'s values.
-        """
-        write = next(
-            (
-                w
-                for w in self.writes
-                if isinstance(w, ir.SetItem) and self.sites.get((id(w), w.obj)) == site
-            ),
-            None,
-        )
-        if write is None:
-            return False
-        var = write.obj
-        loop = next((f for f in _outer_loops(self.body) if write in f.body), None)
-        if (
-            loop is None
-            or not loop.range_args
-            or len(loop.range_args) > 2
-            or write.index.code != loop.target
-            or self._read_between(var, -1, self.pos[id(loop)] - 1)
-        ):
-            return False
-        defs = {st.target: st.value for st in loop.body if isinstance(st, ir.Assign)}
-        readers = {var}  # an earlier element (a row of a 2-d y) is final too
-        start = loop.range_args[0] if len(loop.range_args) == 2 else ir.Const("0")
-        first = int(start.code) if isinstance(start, ir.Const) and start.code.isdigit() else 0
-        for st in walk(loop.body):
-            if st is write or var not in _stmt_reads(st):
-                continue
-            value = st.value if isinstance(st, ir.Assign) else None
-            if not (isinstance(value, ir.Subscript) and value.obj == ir.Var(var)):
-                return False
-            back = _earlier_trip(value.index.code, loop.target, defs)
-            if not 0 < back <= first:  # y[i - k] with i - k >= 0: never y[-1]
-                return False
-            assert isinstance(st, ir.Assign)
-            readers.add(st.target)
-        return not any(
-            v not in readers and aliasing.may_share(v, var, self.shares) for v in self.shares
-        )
-
-    def _shared_with_recorded(self, site: int, read: bool = True) -> bool:
-        """Whether ``site`` writes in place into an array a recorded value may also be.
-
-        ``a = d; a = np.sin(a) * w; d[0] = ...``: the tape holds ``d``'s array as the old
-        ``a``. Undoing the write in the backward sweep (in place, as every element write
-        is undone) gives that array back its contents before the pop reads it; a copy on
-        the tape would not do, since call residuals and other records hold the array too.
-        With ``read`` false, whether the other value is read back is not asked (while the
-        backward sweep is still being built).
-        """
-        if not self.writes:
-            return False
-        p, loop = self.site_pos[site]
-        var = self.site_info[site].var
-        if not any(
-            isinstance(w, ir.SetItem) and self.pos[id(w)] == p and w.obj == var for w in self.writes
-        ):
-            return False
-        for other, info in self.site_info.items():
-            if info.var == var or not info.overwrites or (read and info.var not in self.reads):
-                continue
-            if not aliasing.may_share(info.var, var, self.shares):
-                continue
-            at = self.site_pos[other][0]
-            if at < p or (loop is not None and loop[0] <= at <= loop[1]):
-                return True
-        return False
-
-    def _restores(self, pushed: set[int]) -> set[int]:
-        """Restores without the tape: jump flags (set back to false), recomputed elements.
-
-        Returned as the ids of the ``Pop`` items that render them (``JUMP + site``,
-        ``RECOMPUTE + site``).
-        """
-        out = set()
-        for site, info in self.site_info.items():
-            p, loop = self.site_pos[site]
-            if info.kind == "jump" and loop is not None:
-                if self._read_between(info.var, loop[0], loop[1]) or self._read_between(
-                    info.var, -1, p
-                ):
-                    out.add(JUMP + site)
-            elif info.kind == "element" and site not in pushed and info.inner is not None:
-                if self._read_between(info.var, *info.inner):
-                    out.add(RECOMPUTE + site)
-        return out
-
-    def site(self, stmt: ir.Stmt, var: str) -> int:
-        return self.sites[(id(stmt), var)]
-
     # --- driver -------------------------------------------------------------------------
 
     def run(self) -> Sweeps:
-        self._plan_calls()
-        self._plan_sites()
+        self.plans = plan_calls(self, self.token)
+        self.records = RecordPlan(self.body, self.fn.params, self.assigned)
         fwd = self.fwd_block(self.body)
         live: set[str] = set()
         bwd: list[Item] = []
@@ -520,10 +137,18 @@ class Reverse:
                 self.read(p)
         if self.token is not None:
             grads.append(self.token)
-        pushed = {site for site in self.site_info if self._needs_push(site)}
-        restored = self._restores(pushed)
+        pushed = {
+            site
+            for site in self.records.site_info
+            if self.records.needs_push(site, self.reads, self.reads_at)
+        }
+        restored = self.records.restores(pushed, self.reads_at)
         none_init = sorted(
-            {self.site_info[s].var for s in pushed if not self.site_info[s].definite}
+            {
+                self.records.site_info[s].var
+                for s in pushed
+                if not self.records.site_info[s].definite
+            }
             - set(self.fn.params)
         )
         primal = self._primal_names()
@@ -544,7 +169,7 @@ class Reverse:
             bool(pushed),
             copies,
             none_saved,
-            {self.site_info[p].var for p in pushed},
+            {self.records.site_info[p].var for p in pushed},
         )
 
     def variable_grad(self, name: str, g: str) -> str:
@@ -554,435 +179,28 @@ class Reverse:
             return f"{self.ad}.variable_grad({name}, {g})"
         return f"{self.token} = {self.ad}.variable_grad_acc({self.token}, {name}, {g})"
 
-    def _primal_names(self) -> set[str]:
-        names = set(self.fn.params)
-        for s in walk(self.body):
-            names.update(_assigned(s, self))
-            if isinstance(s, ir.For):
-                names.add(s.target)
-        for plan in self.plans.values():
-            if plan.aux:
-                names.add(plan.aux)
-        return names
-
     def _definite_at_end(self) -> set[str]:
         definite = set(self.fn.params)
         for s in self.body:
             if isinstance(s, ir.If):
-                a = {v for t in walk(s.body) for v in _assigned(t, self)}
-                b = {v for t in walk(s.orelse) for v in _assigned(t, self)}
+                a = {v for t in walk(s.body) for v in self.assigned(t)}
+                b = {v for t in walk(s.orelse) for v in self.assigned(t)}
                 definite |= a & b
             elif isinstance(s, ir.For):
                 definite.update(v for v in (s.trips,) if v)
             elif isinstance(s, ir.While):
                 definite.add(s.trips)
             else:
-                definite.update(_assigned(s, self))
+                definite.update(self.assigned(s))
         return definite
 
-    # --- call planning -------------------------------------------------------------------
-
-    def _refuse_out(self, call: ir.Call, s: ir.Stmt) -> None:
-        """Refuse ``np.sin(x, out=y)`` (or a ufunc's positional ``out``) on differentiated
-        values: the write into ``y`` is not an assignment the transformer sees."""
-        obj = call.callee.obj
-        positional_out = isinstance(obj, np.ufunc) and len(call.args) > obj.nin
-        if not (positional_out or any(k == "out" for k, _ in call.kwargs)):
-            return
-        if any(isinstance(a, ir.Var) and a.name in self.activity.varied for a in expr_atoms(call)):
-            raise self.error(
-                f"call to {call.callee.code} with an out= argument",
-                s,
-                "assign the result instead: y = np.sin(x)",
-            )
-
-    def _plan_calls(self) -> None:
-        for s in walk(self.body):
-            if isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
-                self._refuse_out(s.value, s)
-            if not isinstance(s, ir.Assign) or not isinstance(s.value, ir.Call):
-                continue
-            call = s.value
-            self._refuse_out(call, s)
-            info = classify(call)
-            if self.token is not None and info.kind == "user":
-                info = CallInfo("dynamic")  # its Variables' adjoints come back with a token
-            if info.kind == "user" and (
-                call.star is not None or call.starstar is not None or _packs(info.func, call)
-            ):
-                # what binds to which parameter is known when it runs: the dispatcher
-                info = CallInfo("dynamic")
-            elif info.kind in ("rule", "method") and (call.star or call.starstar):
-                if any(self.active(a) for a in expr_atoms(call)):
-                    if info.kind == "method":
-                        raise self.error(
-                            f"method call .{call.callee.method}() with * or ** arguments on "
-                            "differentiated values",
-                            s,
-                            "pass the arguments one by one",
-                        )
-                    info = CallInfo("dynamic")
-            if self.variables and info.kind in ("method", "nondiff") and call.callee.method:
-                if not self.active(call.callee.receiver):
-                    info = CallInfo("dynamic")  # an object's method, not an array's
-            elif info.kind == "method" and not self.active(call.callee.receiver):
-                if any(self.active(a) for a in expr_atoms(call)) and (
-                    _array_only(call) or not _rule_takes(info.rule, call, self.active)
-                ):
-                    # the receiver may be a module or an object (``anp.sum(x)`` with numpy
-                    # passed in, a user's ``parser.get(vect, name)``): which function runs
-                    # is known when it runs
-                    info = CallInfo("dynamic")
-            active_args = [a for a in expr_atoms(call) if self.active(a)]
-            reads_variables = self.variables and info.kind in ("user", "dynamic")
-            if not (active_args or reads_variables) or info.kind == "nondiff":
-                continue
-            if not self.activity.active(s.target):
-                continue
-            plan = CallPlan(info)
-            if info.kind == "user":
-                plan.labels = self._user_labels(info.func, call, s)
-                self._refuse_written_arguments(call, s)
-                params = tuple(str(label) for label, _ in plan.labels)
-                pair = self.resolver(info.func, params)
-                if self.user_globals.get(call.callee.code) is info.func and not self.pure:
-                    # a global name may be rebound later (a notebook cell run again)
-                    key = (call.callee.code, params)
-                    if key not in self._guards:
-                        guard = GlobalCallee(
-                            self.user_globals,
-                            [call.callee.code],
-                            info.func,
-                            functools.partial(_resolve_again, self.resolver, params),
-                        )
-                        self._guards[key] = _Halves(guard.fwd, guard.bwd)
-                    pair = self._guards[key]
-                base = ident(info.func)
-                plan.fwd = self.bind(f"{base}_fwd", pair.fwd)
-                plan.bwd = self.bind(f"{base}_bwd", pair.bwd)
-                plan.aux = self.mint(f"_{base}_saved")
-            elif info.kind == "dynamic":
-                if self.active(call.callee.var) and not self.variables:
-                    raise self.error(
-                        f"call of {call.callee.code}, a function value computed from "
-                        "differentiated values",
-                        s,
-                    )
-                labels: list[tuple[Any, ir.Atom]] = []
-                if call.callee.receiver is not None and self.active(call.callee.receiver):
-                    raise self.error(
-                        f"method call .{call.callee.method}() on a differentiated value",
-                        s,
-                        "only NumPy array methods are supported on differentiated values",
-                    )
-                for pos, a in enumerate(call.args):
-                    if self.active(a):
-                        labels.append((pos, a))
-                for key, a in call.kwargs:
-                    if self.active(a):
-                        labels.append((key, a))
-                if self.active(call.star):
-                    labels.append((("*", len(call.args)), call.star))
-                if self.active(call.starstar):
-                    labels.append((("**", tuple(k for k, _ in call.kwargs)), call.starstar))
-                plan.labels = labels
-                plan.aux = self.mint("_pullback")
-            elif info.kind == "custom_gradient":
-                plan.aux = self.mint("_grad_fn")
-            elif info.kind == "custom":
-                plan.bwd = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
-            elif info.kind == "unknown":
-                raise self.error(
-                    f"call to {call.callee.code} (no gradient rule)",
-                    s,
-                    f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
-                )
-            self.plans[id(s)] = plan
-
-    def _refuse_written_arguments(self, call: ir.Call, s: ir.Stmt) -> None:
-        """Refuse a call that may write in place into an argument the gradient depends on:
-        the caller's value would change behind the generated code's back."""
-        for atom in call_writes(call):
-            if (
-                isinstance(atom, ir.Var)
-                and atom.name in self.activity.varied | self.activity.useful
-            ):
-                store = attribute_store(call)
-                if store is not None:
-                    raise self.error(store[0], s, store[1])
-                raise self.error(
-                    f"call to {call.callee.code}, which may write into its argument "
-                    f"{atom.name!r} in place",
-                    s,
-                    "copy the argument first inside the called function (u = u.copy())",
-                )
-
-    def _user_labels(self, func: Any, call: ir.Call, stmt: ir.Stmt) -> list[tuple[Any, ir.Atom]]:
-        try:
-            sig = signature(func)  # the differentiated function's own (not __wrapped__'s)
-            marks = [object() for _ in call.args]
-            kmarks = {k: object() for k, _ in call.kwargs}
-            bound = sig.bind(*marks, **kmarks)
-        except (TypeError, ValueError) as exc:
-            raise self.error(f"call to {call.callee.code} ({exc})", stmt) from None
-        atom_of = {id(m): a for m, a in zip(marks, call.args)}
-        atom_of.update({id(kmarks[k]): a for k, a in call.kwargs})
-        labels = []
-        for name, value in bound.arguments.items():
-            atom = atom_of.get(id(value))
-            if atom is None:
-                raise self.error(f"call to {call.callee.code} with variadic arguments", stmt)
-            if self.active(atom):
-                labels.append((name, atom))
-        return labels
-
     # --- forward sweep -------------------------------------------------------------------
-
-    def atom(self, atom: ir.Atom) -> str:
-        return str(atom)
-
-    def render_expr(self, expr: ir.Expr) -> str:
-        a = self.atom
-        if isinstance(expr, ir.Copy):
-            return a(expr.value)
-        if isinstance(expr, ir.BinOp):
-            return f"{a(expr.left)} {expr.op} {a(expr.right)}"
-        if isinstance(expr, ir.UnaryOp):
-            sep = " " if expr.op == "not" else ""
-            return f"{expr.op}{sep}{a(expr.operand)}"
-        if isinstance(expr, ir.Compare):
-            parts = [a(expr.left)]
-            for op, right in zip(expr.ops, expr.comparators):
-                parts += [op, a(right)]
-            return " ".join(parts)
-        if isinstance(expr, ir.Call):
-            code = expr.callee.code
-            if code.startswith("_ad.") and self.ad != "_ad":
-                code = self.ad + code[3:]
-            if (
-                code.endswith(".__getitem__")
-                and len(expr.args) == 1
-                and not expr.kwargs
-                and not self.pure  # code parsed again reads np.r_[t] as np.r_[(t,)]
-            ):
-                return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
-            return f"{code}({self.call_args(expr)})"
-        if isinstance(expr, ir.Attr):
-            return f"{a(expr.obj)}.{expr.name}"
-        if isinstance(expr, ir.Subscript):
-            return f"{a(expr.obj)}[{expr.index.code}]"
-        if isinstance(expr, ir.Build):
-            if expr.kind == "dict":
-                inner = ", ".join(f"{k}: {a(v)}" for k, v in zip(expr.keys, expr.elts))
-                return "{" + inner + "}"
-            inner = ", ".join(a(e) for e in expr.elts)
-            if expr.kind == "tuple":
-                return f"({inner},)" if len(expr.elts) == 1 else f"({inner})"
-            return f"[{inner}]"
-        if isinstance(expr, ir.Opaque):
-            return expr.code
-        raise TypeError(expr)
-
-    def call_args(self, call: ir.Call) -> str:
-        parts = [self.atom(x) for x in call.args]
-        if call.star is not None:
-            parts.append(f"*{self.atom(call.star)}")
-        parts += [f"{k}={self.atom(v)}" for k, v in call.kwargs]
-        if call.starstar is not None:
-            parts.append(f"**{self.atom(call.starstar)}")
-        return ", ".join(parts)
-
-    def fwd_block(self, stmts: list[ir.Stmt]) -> list[Item]:
-        return self.commented(stmts, self.fwd_stmt)
-
-    def commented(self, stmts: list[ir.Stmt], one: Callable[[ir.Stmt], list[Item]]) -> list[Item]:
-        """Code of a block running forward, a ``# L<n>:`` comment above each user line
-        that became several statements (and above each branch or loop)."""
-        out: list[Item] = []
-        counts: dict[tuple[int, str], int] = {}
-        for s in stmts:
-            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
-        last = outer = self._fwd_enclosing
-        start = 0
-        for s in stmts:
-            key = (s.line, s.src)
-            several = counts[key] > 1 or isinstance(s, _COMPOUND)
-            if key != last:
-                start = len(out)
-            # code that is differentiated again marks every line: its comments then name them
-            if key != last and s.src and (several or self.pure):
-                out.append(Comment(f"# L{s.line}: {s.src}"))
-            last = key
-            self._fwd_enclosing = key
-            items = one(s)
-            out.extend(items)
-            if any(isinstance(i, Push) for i in items):
-                out[start:] = hoist_pushes(out[start:], self.tape)
-        self._fwd_enclosing = outer
-        return out
-
-    def push(self, stmt: ir.Stmt, var: str) -> Push:
-        return Push(var, self.site(stmt, var))
-
-    def fwd_stmt(self, s: ir.Stmt) -> list[Item]:
-        if isinstance(s, ir.Assign):
-            items: list[Item] = [self.push(s, s.target)]
-            plan = self.plans.get(id(s))
-            if plan is not None and plan.aux:
-                items.append(self.push(s, plan.aux))
-            items.append(Line(self.fwd_assign(s, plan)))
-            return items
-        if isinstance(s, ir.Unpack):
-            items = [self.push(s, t) for t in s.targets]
-            lhs = ", ".join(s.targets) + ("," if len(s.targets) == 1 else "")
-            return [*items, Line(f"{lhs} = {self.atom(s.value)}")]
-        if isinstance(s, ir.Append):
-            return [Line(f"{s.obj}.append({self.atom(s.value)})")]
-        if isinstance(s, ir.ListPop):
-            return [
-                self.push(s, s.target),
-                Line(f"{s.target} = {s.obj}.pop()"),
-                Push(s.target, self.site(s, s.obj)),  # the element, to put back
-            ]
-        if isinstance(s, ir.SetItem):
-            if self._keyed(s.obj, s.index.code):
-                old = f"{self.ad}.old_item({s.obj}, {s.index.code})"
-            else:
-                old = f"{self.ad}.copy({s.obj}[{s.index.code}])"
-                if self._element(s.obj, s.index.code):
-                    old = f"{s.obj}[{s.index.code}]"  # an element of a 1-d array is a copy
-            return [
-                Push(old, self.site(s, s.obj)),
-                Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
-            ]
-        if isinstance(s, ir.ExprStmt):
-            if isinstance(s.value, ir.Opaque):
-                return [Line(s.value.code)]
-            if self._state_write(s):
-                args = ", ".join(self.atom(a) for a in s.value.args)
-                return [Line(f"{self.ad}.set_attribute({args})")]
-            if self._state_call(s):
-                varied = [self.atom(a) for a in s.value.args if self._varied(a)]
-                check = f"{self.ad}.check_state_call({', '.join([s.value.callee.code, *varied])})"
-                return [Line(check), Line(self.render_expr(s.value))]
-            return [Line(self.render_expr(s.value))]
-        if isinstance(s, ir.If):
-            if s.guard:
-                return self.fwd_block(s.orelse)
-            return [
-                Suite(f"if {self.atom(s.test)}:", self.fwd_block(s.body), self.fwd_block(s.orelse))
-            ]
-        if isinstance(s, ir.For):
-            return self.fwd_for(s)
-        if isinstance(s, ir.While):
-            return self.fwd_while(s)
-        if isinstance(s, ir.Break):
-            return [Line("break")]
-        if isinstance(s, ir.Continue):
-            if self._counting_at_end and self._counting_at_end[-1]:
-                return [Line(f"{self._counting_at_end[-1]} += 1"), Line("continue")]
-            return [Line("continue")]
-        if isinstance(s, ir.Pass):
-            return []
-        raise self.error(type(s).__name__, s)
-
-    def counted_body(
-        self, s: ir.For | ir.While, block: Callable[[list[ir.Stmt]], list[Item]]
-    ) -> list[Item]:
-        """A loop's forward body with its trip count: taken at the start of each trip, or
-        at its end and before each ``continue`` when the breaking trip is not reversed
-        (``loop_exits``)."""
-        trips = s.trips
-        at_end = bool(trips) and id(s) in self._quiet_loops()
-        self._counting_at_end.append(trips if at_end else None)
-        body = block(s.body)
-        self._counting_at_end.pop()
-        if not trips:
-            return body
-        count = Line(f"{trips} += 1")
-        return [*body, count] if at_end else [count, *body]
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _quiet_loops(self) -> dict[int, set[str]]:
-        """Loops whose breaking trip has nothing to reverse, with their exit flags (the
-        backward sweep takes them as false: ``loop_exits``)."""
-        exits = {self.site_info[site].var for site in self._exit_sites()}
-        out: dict[int, set[str]] = {}
-        for loop in walk(self.body):
-            if not isinstance(loop, (ir.For, ir.While)) or not loop.trips:
-                continue
-            flags = loop_exits.exit_flags(loop, exits)
-
-            def test_reads(st: ir.If, flags: set[str] = flags) -> set[str] | None:
-                test = self._backward_test(st)
-                if test in flags:
-                    return None
-                return identifiers(_subst_names(test, self.remat) if self.remat else test)
-
-            def element(st: ir.Assign) -> bool:
-                return self.site_info[self.site(st, st.target)].kind == "element"
-
-            if loop_exits.quiet_exit(
-                loop,
-                self.body,
-                flags,
-                test_reads,
-                lambda st: id(st) not in self.plans,
-                element,
-                self.remat,
-            ):
-                out[id(loop)] = flags
-        return out
-
-    def fwd_assign(self, s: ir.Assign, plan: CallPlan | None) -> str:
-        value = s.value
-        if plan is None or not isinstance(value, ir.Call):
-            return f"{s.target} = {self.render_expr(value)}"
-        kind = plan.info.kind
-        if kind == "user":
-            return f"{s.target}, {plan.aux} = {plan.fwd}({self.call_args(value)})"
-        if kind == "dynamic" and self.pure:
-            # differentiated again: the pullback is recomputed in the backward sweep by
-            # _ad.vjp_apply, which has a derivative (a closure would not)
-            return f"{s.target} = {self.render_expr(value)}"
-        if kind == "dynamic":
-            labels = ", ".join(repr(label) for label, _ in plan.labels)
-            labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
-            args = self.call_args(value)
-            return f"{s.target}, {plan.aux} = {self.ad}.vjp_call({value.callee.code}, {labels}" + (
-                f", {args})" if args else ")"
-            )
-        if kind == "custom_gradient":
-            return f"{s.target}, {plan.aux} = {value.callee.code}.forward({self.call_args(value)})"
-        return f"{s.target} = {self.render_expr(value)}"
-
-    def fwd_for(self, s: ir.For) -> list[Item]:
-        items: list[Item] = [self.push(s, s.target)]
-        trips = getattr(s, "trips", None)
-        if trips:
-            items += [self.push(s, trips), Line(f"{trips} = 0")]
-        args = ", ".join(self.atom(a) for a in (s.range_args or []))
-        body = self.counted_body(s, self.fwd_block)
-        items.append(Suite(f"for {s.target} in range({args}):", body, keep_empty=True))
-        return items
-
-    def fwd_while(self, s: ir.While) -> list[Item]:
-        trips = s.trips
-        items: list[Item] = [self.push(s, trips), Line(f"{trips} = 0")]
-        test = self.fwd_block(s.test_body)
-        body = self.counted_body(s, self.fwd_block)
-        if not test:
-            items.append(Suite(f"while {self.atom(s.test)}:", body))
-        else:
-            guard = Suite(f"if not {self.atom(s.test)}:", [Line("break")])
-            items.append(Suite("while True:", [*test, guard, *body]))
-        return items
 
     # --- backward sweep ------------------------------------------------------------------
 
     def read(self, text: str) -> str:
         if self.remat:
-            text = _subst_names(text, self.remat)
+            text = subst_names(text, self.remat)
         names = identifiers(text)
         self.reads |= names
         self.reads_at.setdefault(self.cur, set()).update(names)
@@ -1020,11 +238,11 @@ class Reverse:
         last = outer_key = self._enclosing
         outer = self.cur
         for s in reversed(stmts):
-            self.cur = self.pos[id(s)]
+            self.cur = self.records.pos[id(s)]
             self._enclosing = (s.line, s.src)
             items = self.bwd_stmt(s, live)
             self._enclosing = last if last is not None else None
-            self.cur = self.pos[id(s)]
+            self.cur = self.records.pos[id(s)]
             if not items:
                 continue
             key = (s.line, s.src)
@@ -1081,423 +299,13 @@ class Reverse:
             return []
         return []
 
-    def _state_write(self, s: ir.ExprStmt) -> bool:
-        """``obj.a = v`` in variables mode, where every attribute read may be varied: checked
-        when it runs (``runtime.set_attribute`` refuses float values)."""
-        call = s.value
-        return self.variables and isinstance(call, ir.Call) and call.callee.obj is setattr
-
-    def _state_call(self, s: ir.ExprStmt) -> bool:
-        """``obj.method(...)`` with its result dropped, in variables mode (``v.assign_add``,
-        a metric's ``update_state``): checked when it runs."""
-        call = s.value
-        return (
-            self.variables
-            and isinstance(call, ir.Call)
-            and call.callee.receiver is not None
-            and call.callee.method is not None
-        )
-
-    def _varied(self, atom: ir.Atom) -> bool:
-        return isinstance(atom, ir.Var) and atom.name in self.activity.varied
-
-    def _check_discarded_call(self, s: ir.ExprStmt) -> None:
-        """A call whose result is dropped (logging, plotting, saving) runs in the forward
-        sweep; refused only when it may change a value the gradient depends on."""
-        call = s.value
-        if not isinstance(call, ir.Call):
-            return
-        if self._state_write(s) or self._state_call(s):
-            return  # variables mode: checked when it runs
-        receiver = call.callee.receiver
-        if receiver is not None and self.active(receiver):
-            raise self.error(f"in-place method call {call.callee.code}()", s)
-        varied = self.activity.varied
-        if classify(call).kind == "dynamic" and not call.callee.resolved:
-            if not any(isinstance(a, ir.Var) and a.name in varied for a in expr_atoms(call)):
-                return
-            raise self.error(
-                f"call to {call.callee.code} whose result is not used",
-                s,
-                "assign its result: a function known only when the code runs may change "
-                "its arguments in place",
-            )
-        self._refuse_written_arguments(call, s)
-
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
-        site = self.site(s, var)
-        if self.site_info[site].kind == "jump":
-            if site in self._exit_sites():
+        site = self.records.site(s, var)
+        if self.records.site_info[site].kind == "jump":
+            if site in self.records.exit_sites():
                 return []  # set back to false at the end of the backward trip
             return [Pop(var, JUMP + site, f"{var} = False")]
         return [Pop(var, site)]
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _exit_sites(self) -> dict[int, tuple[int, int]]:
-        """Jump sites of exit flags, with the span of the loop they leave.
-
-        An exit flag is set to false before its loop and only to true inside it (only
-        ``break`` sets it): it is true on the last trip at most. The backward sweep sets
-        it to false at the end of each trip it reverses instead of recording it per trip.
-        """
-        reset: set[tuple[str, tuple[int, int]]] = set()
-        for info in self.site_info.values():
-            if info.kind != "jump" and info.within is not None:
-                reset.add((info.var, info.within))
-        return {
-            site: info.within
-            for site, info in self.site_info.items()
-            if info.kind == "jump"
-            and info.within is not None
-            and (info.var, info.within) not in reset
-        }
-
-    def exit_restores(self, s: ir.For | ir.While) -> list[Item]:
-        """``flag = False`` for the exit flags of loop ``s``, ending each backward trip."""
-        if id(s) in self._quiet_loops():
-            return []  # its exit flags are false in every trip reversed
-        body = s.body if isinstance(s, ir.For) else s.test_body + s.body
-        p = self.pos[id(s)]
-        span = (p + 1, p + _count(body))
-        items: list[Item] = []
-        seen: set[str] = set()
-        for site, inner in sorted(self._exit_sites().items()):
-            var = self.site_info[site].var
-            if inner == span and var not in seen:
-                seen.add(var)
-                items.append(Pop(var, JUMP + site, f"{var} = False"))
-        return items
-
-    def recompute_elements(self, body: list[ir.Stmt]) -> list[Item]:
-        """``x = xs[k]`` for the loop variables the backward trip reads (no tape needed)."""
-        items: list[Item] = []
-        for st in body:
-            if isinstance(st, ir.Assign) and st.kind == "element":
-                site = self.site(st, st.target)
-                if self.site_info[site].kind != "element":
-                    continue
-                value = self.read(self.render_expr(st.value))
-                items.append(Pop(st.target, RECOMPUTE + site, f"{st.target} = {value}"))
-        return items
-
-    def bwd_assign(self, s: ir.Assign, live: set[str]) -> list[Item]:
-        target = s.target
-        plan = self.plans.get(id(s))
-        restore: list[Item] = self.pop(s, target)
-        if plan is not None and plan.aux:
-            restore = self.pop(s, plan.aux) + restore
-        if target not in live or not self.activity.active(target):
-            live.discard(target)
-            return restore
-        self._live_now = live
-        items: list[Item] = []
-        if (
-            target in self.expanded
-            and not _elementwise(s.value)
-            and not isinstance(s.value, ir.Subscript)
-        ):
-            # the adjoint may still carry broadcast dimensions: sum them out here
-            b = self.bar(target)
-            items.append(self.line(f"{b} = {self.ad}.unbroadcast({b}, {target})"))
-            self.expanded.discard(target)
-        pre, contribs, scatter = self.contributions(s, plan)
-        items += pre
-        own = contribs.pop(target, None)
-        for var, parts in contribs.items():
-            items += self.accumulate(var, parts, live)
-        if scatter is not None:
-            var, index = scatter
-            b = self.bar(var)
-            g = self.bar(target)
-            exact = target not in self.expanded
-            if var in live and b in self.dense and self._element(var, index) and exact:
-                # one element of a dense 1-d adjoint (a container's entries add by structure)
-                items.append(self.line(f"{b}[{index}] += {g}"))
-            elif var in live:
-                fn = self._owned_call(b, f"{self.ad}.add_at")
-                items.append(self.line(f"{b} = {fn}({b}, {var}, {index}, {g})"))
-            else:
-                items.append(self.line(f"{b} = {self.ad}.add_at(0.0, {var}, {index}, {g})"))
-            self.owned.add(b)
-            live.add(var)
-        if own is None:
-            live.discard(target)
-            return items + restore
-        # v = v + w: the adjoint of the old v is computed once v is restored
-        b = self.bar(target)
-        items += restore
-        total = " + ".join(own)
-        if total != b:
-            items.append(self.line(f"{b} = {total}"))
-        return items
-
-    def contributions(
-        self, s: ir.Assign, plan: CallPlan | None
-    ) -> tuple[list[Item], dict[str, list[str]], tuple[str, str] | None]:
-        """Adjoint contributions of one assignment.
-
-        Returns:
-            Lines to run first (e.g. a callee's backward sweep), the contributions per
-            variable in source order, and an optional scatter ``(var, index)`` for a
-            subscript read.
-        """
-        value = s.value
-        g = self.bar(s.target)
-        pre: list[Item] = []
-        out: dict[str, list[str]] = {}
-
-        def add(atom: ir.Atom | None, expr: str) -> None:
-            if isinstance(atom, ir.Var) and self.activity.active(atom.name):
-                out.setdefault(atom.name, []).append(self.read(expr))
-
-        if isinstance(value, ir.Copy):
-            if s.target in self.expanded and isinstance(value.value, ir.Var):
-                if value.value.name in self.fn.temps:
-                    self.expanded.add(value.value.name)
-                    add(value.value, g)
-                else:
-                    add(value.value, f"{self.ad}.unbroadcast({g}, {value.value.name})")
-            else:
-                add(value.value, g)
-        elif isinstance(value, ir.BinOp):
-            rule = BINARY.get(value.op)
-            if rule is not None and not rule.nondiff:
-                names = {"x": self.atom(value.left), "y": self.atom(value.right)}
-                self._apply_rule(rule, names, s, add, [("x", value.left), ("y", value.right)])
-        elif isinstance(value, ir.UnaryOp):
-            rule = UNARY.get(value.op)
-            if rule is not None:
-                self._apply_rule(
-                    rule, {"x": self.atom(value.operand)}, s, add, [("x", value.operand)]
-                )
-        elif isinstance(value, ir.Call):
-            self._call_contribs(s, value, plan, add, pre)
-        elif isinstance(value, ir.Attr):
-            rule = REGISTRY.attrs.get(value.name)
-            if self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
-                # the value may be a watched Variable: its adjoint goes to the tape's table
-                pre.append(self.line(self.variable_grad(s.target, g)))
-            elif rule is None:
-                if self.active(value.obj):
-                    # a namedtuple's field: an item at the field's position (else refused
-                    # when the code runs, by _ad.field_index)
-                    assert isinstance(value.obj, ir.Var)
-                    self.read(value.obj.name)
-                    index = f"{self.ad}.field_index({value.obj.name}, {value.name!r})"
-                    return pre, out, (value.obj.name, index)
-            elif rule.vjps:
-                self._apply_rule(
-                    rule, {"self": self.atom(value.obj)}, s, add, [("self", value.obj)]
-                )
-        elif isinstance(value, ir.Subscript):
-            inside = [r for r in value.index.reads if self.active(ir.Var(r))]
-            # (in variables mode every name read from outside may be a Variable: an integer
-            # index array such as labels would be refused, so the check stays off there)
-            if inside and not self.active(value.obj) and not self.variables:
-                raise self.error(
-                    f"{value.obj}[...] with a differentiated value inside the brackets "
-                    "(an object's __getitem__ without a gradient rule)",
-                    s,
-                    "use np.concatenate / np.stack, or index an array with integers",
-                )
-            if self.active(value.obj):
-                assert isinstance(value.obj, ir.Var)
-                self.read(value.obj.name + " " + value.index.code)
-                return pre, out, (value.obj.name, _index_value(value.index.code, self.np))
-        elif isinstance(value, ir.Build):
-            keys = value.keys or [str(pos) for pos in range(len(value.elts))]
-            for elt, key in zip(value.elts, keys):
-                if s.target in self.zero_filled or value.kind == "dict":
-                    add(elt, f"{self.ad}.getitem({g}, {key})")
-                else:
-                    add(elt, f"{g}[{key}]")
-        elif isinstance(value, ir.Opaque):
-            if any(self.active(ir.Var(r)) for r in value.reads):
-                raise self.error(value.what, s)
-        return pre, out, None
-
-    def _apply_rule(
-        self,
-        rule: Rule,
-        names: dict[str, str],
-        s: ir.Assign,
-        add: Callable[[ir.Atom | None, str], None],
-        atoms: list[tuple[str, ir.Atom]],
-        use_math: bool = False,
-    ) -> None:
-        g = self.bar(s.target)
-        env = {**names, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
-        scalars = all(isinstance(a, ir.Const) or a.name in self.scalar for _, a in atoms)
-        for param, atom in atoms:
-            if not self.active(atom):
-                continue
-            partial = rule.partials.get(param)
-            if partial is not None and use_math:
-                # a ``math`` function: floats in and out, so its derivative uses ``math`` too
-                partial = to_math(partial, "np", self.helper("math", _math))
-            if partial is not None:
-                add(atom, self._elementwise_contrib(rule, partial, env, g, s.target, atom, scalars))
-                continue
-            template = rule.vjps.get(param)
-            if template is None:
-                if param in STRUCTURAL:
-                    continue  # an index, axis or shape: an integer whatever flows into it
-                raise self.error(
-                    f"argument '{param}' of {rule.name} (no gradient rule for it)",
-                    s,
-                    "wrap it in s2s_ad.stop_gradient or register a rule with s2s_ad.defgrad",
-                )
-            if template.strip() in ("0", "0.0"):
-                continue  # the output does not depend on this argument
-            if s.target in self.zero_filled:
-                # the cotangent may be the symbolic zero 0.0, which matrix products refuse
-                env = {**env, "g": f"{self.ad}.materialize({env['g']}, {s.target})"}
-            add(atom, _fold(substitute(template, env)))
-
-    def bind_rule_call(
-        self, rule: Rule, kind: str, call: ir.Call, s: ir.Stmt
-    ) -> tuple[dict[str, str], list[tuple[str, ir.Atom]], list[ir.Atom]]:
-        """A call's arguments matched to a rule's parameters.
-
-        Returns:
-            Parameter -> source text (defaults filled in), (parameter, atom) pairs for
-            the arguments given, and the positional arguments beyond the parameters.
-        """
-        args = list(call.args)
-        if kind == "method":
-            assert call.callee.receiver is not None
-            args = [call.callee.receiver, *args]
-        kwargs = {k: self.atom(v) for k, v in call.kwargs}
-        bound = rule.bind([self.atom(a) for a in args], kwargs)
-        if bound is None:
-            raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
-        pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
-        return bound, pairs, args[len(rule.params) :]
-
-    def _elementwise_contrib(
-        self,
-        rule: Rule,
-        partial: str,
-        env: dict[str, str],
-        g: str,
-        target: str,
-        atom: ir.Atom,
-        scalars: bool = False,
-    ) -> str:
-        """``g * partial``, unbroadcast only where a broadcast dimension must be summed.
-
-        A temporary (read once) may receive its adjoint with broadcast dimensions still
-        in it: they are summed where it is defined (or passed on through elementwise
-        operations), which keeps the backward sweep from reading operands for their shape.
-        """
-        p = _fold(substitute(partial, env)).strip()
-        if p in ("1", "1.0"):
-            raw = g
-        elif p in ("-1", "-1.0"):
-            raw = f"-{g}"
-        elif _SIMPLE_ATOM.match(p):
-            raw = f"{g} * {p}"
-        else:
-            raw = f"{g} * ({p})"
-        # operands that are all scalars broadcast nothing; the target's own adjoint may
-        # still carry dimensions its consumers broadcast it to
-        maybe_expanded = (len(rule.params) > 1 and not scalars) or target in self.expanded
-        assert isinstance(atom, ir.Var)
-        if not maybe_expanded:
-            return raw
-        if atom.name in self.fn.temps:
-            self.expanded.add(atom.name)
-            return raw
-        return f"{self.ad}.unbroadcast({raw}, {atom.name})"
-
-    def _call_contribs(
-        self,
-        s: ir.Assign,
-        call: ir.Call,
-        plan: CallPlan | None,
-        add: Callable[[ir.Atom | None, str], None],
-        pre: list[Item],
-    ) -> None:
-        if plan is None:
-            return
-        info = plan.info
-        g = self.bar(s.target)
-        if info.kind in ("rule", "method"):
-            assert info.rule is not None
-            rule = info.rule
-            bound, pairs, extra = self.bind_rule_call(rule, info.kind, call, s)
-            if any(self.active(a) for a in extra):
-                if "args" not in rule.vjps:
-                    raise self.error(f"variadic arguments of {rule.name}", s)
-                env = {**bound, "g": g, "ans": s.target, "np": self.np, "_ad": self.ad}
-                tmp = self.mint("_bars")
-                pre.append(self.line(f"{tmp} = {_fold(substitute(rule.vjps['args'], env))}"))
-                for pos, a in enumerate(extra):
-                    add(a, f"{tmp}[{pos}]")
-            use_math = getattr(call.callee.obj, "__module__", None) == "math"
-            self._apply_rule(rule, bound, s, add, pairs, use_math)
-            return
-        name = repr(getattr(call.callee.obj, "__name__", call.callee.code))
-        args = "(" + "".join(f"{self.atom(a)}, " for a in call.args).rstrip(" ") + ")"
-        # what a callee saved for its backward sweep may be its arguments themselves: they
-        # must hold their values of the call here (restored if the caller wrote into them)
-        self.read(" ".join(str(a) for a in expr_atoms(call) if isinstance(a, ir.Var)))
-        if info.kind == "user":
-            head = f"{plan.bwd}({plan.aux}, {g})"
-            targets = [a for _, a in plan.labels]
-        elif info.kind == "dynamic" and self.pure:
-            labels = ", ".join(repr(label) for label, _ in plan.labels)
-            labels = f"({labels},)" if len(plan.labels) == 1 else f"({labels})"
-            rest = self.call_args(call)
-            apply = "vjp_apply" if self.token is None else "vjp_apply_vars"
-            head = f"{self.ad}.{apply}({call.callee.code}, {labels}, {g}" + (
-                f", {rest})" if rest else ")"
-            )
-            targets = [a for _, a in plan.labels]
-            if self.token is not None:  # the gradients, then the callee's token
-                tmp = self.mint("_bars")
-                pre.append(self.line(f"{tmp} = {head}"))
-                merged = f"{self.ad}.merge_tokens({self.token}, {tmp}[{len(targets)}])"
-                pre.append(self.line(f"{self.token} = {merged}"))
-                for pos, a in enumerate(targets):
-                    if any(isinstance(label, tuple) for label, _ in plan.labels):
-                        raise self.error("a * or ** call in an inner gradient of Variables", s)
-                    add(a, f"{tmp}[{pos}]")
-                return
-        elif info.kind == "dynamic":
-            head = f"{plan.aux}({g})"
-            targets = [a for _, a in plan.labels]
-        elif info.kind == "custom":
-            head = f"{self.ad}.rule_grads({plan.bwd}({g}, {self.call_args(call)}), {args}, {name})"
-            targets = list(call.args)
-        else:
-            head = f"{self.ad}.rule_grads({plan.aux}({g}), {args}, {name})"
-            targets = list(call.args)
-        fresh = [a for a in targets if self.active(a)]
-        names = [a.name for a in fresh if isinstance(a, ir.Var)]
-        if not targets:
-            pre.append(self.line(head))  # run for what it adds to Variables' gradients
-            return
-        if (
-            len(fresh) == len(targets)
-            and not any(isinstance(label, tuple) for label, _ in plan.labels)
-            and len(set(names)) == len(names)
-            and not any(n in self._live_now for n in names)
-            and info.kind in ("user", "dynamic")
-        ):
-            lhs = ", ".join(self.bar(n) for n in names) + ("," if len(names) == 1 else "")
-            pre.append(self.line(f"{lhs} = {head}"))
-            self._live_now.update(names)
-            return
-        tmp = self.mint("_bars")
-        pre.append(self.line(f"{tmp} = {head}"))
-        packed = {pos for pos, (label, _) in enumerate(plan.labels) if isinstance(label, tuple)}
-        for pos, a in enumerate(targets):
-            if info.kind == "dynamic" and pos in packed:
-                # the entries of a ``*``/``**`` argument, back in its container type
-                add(a, f"{self.ad}.in_container({tmp}[{pos}], {self.atom(a)})")
-            else:
-                add(a, f"{tmp}[{pos}]")
 
     def zero(self, var: str, dense: bool = False) -> Line:
         b = self.bar(var)
@@ -1524,19 +332,19 @@ class Reverse:
         return self.accumulate(s.value.name, [expr], live) + pops
 
     def bwd_setitem(self, s: ir.SetItem, live: set[str]) -> list[Item]:
-        site = self.site(s, s.obj)
+        site = self.records.site(s, s.obj)
         # the undo reads the index (recomputed temporaries spelled out, as everywhere in
         # the backward sweep) and must reach this very array
         index = self.read(s.index.code)
         pop = Pop(f"{s.obj}[{index}]", site)
-        if self._shared_with_recorded(site, read=False):
+        if self.records.shared_with_recorded(site, None):
             self.read(s.obj)
         if self._keyed(s.obj, s.index.code):
             pop.text = f"{self.ad}.restore_item({s.obj}, {index}, {self.tape}.pop())"
         items: list[Item] = []
         if s.obj in live and self.activity.active(s.obj):
             b = self.bar(s.obj)
-            index = _index_value(s.index.code, self.np)
+            index = index_value(s.index.code, self.np)
             self.read(s.index.code)
             if self.active(s.value):
                 assert isinstance(s.value, ir.Var)
@@ -1559,7 +367,7 @@ class Reverse:
         return [*items, pop]
 
     def bwd_append(self, s: ir.Append, live: set[str]) -> list[Item]:
-        undo = Pop(s.obj, self.site(s, s.obj), f"{s.obj}.pop()")
+        undo = Pop(s.obj, self.records.site(s, s.obj), f"{s.obj}.pop()")
         if s.obj not in live or not self.activity.active(s.obj):
             return [undo]
         b = self.bar(s.obj)
@@ -1572,7 +380,7 @@ class Reverse:
 
     def bwd_list_pop(self, s: ir.ListPop, live: set[str]) -> list[Item]:
         undo: list[Item] = [
-            Pop(s.obj, self.site(s, s.obj), f"{s.obj}.append({self.tape}.pop())"),
+            Pop(s.obj, self.records.site(s, s.obj), f"{s.obj}.append({self.tape}.pop())"),
             *self.pop(s, s.target),
         ]
         took = s.target in live and self.activity.active(s.target)
@@ -1586,139 +394,6 @@ class Reverse:
         live.discard(s.target)
         return [*items, *undo]
 
-    def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
-        """Backward sweep of a loop body whose live adjoints are the same on every trip."""
-        head = set(live)
-        entry_owned = set(self.owned)
-        entry_dense = set(self.dense)
-        indexed = _indexed(stmts)
-        lost: set[str] = set()
-        lost_dense: set[str] = set()
-        while True:
-            owned_head = (entry_owned | {self.bar(v) for v in head - live}) - lost
-            dense_head = entry_dense | {self.bar(v) for v in (head - live) & indexed}
-            dense_head = (dense_head & owned_head) - lost_dense
-            if self.pure:
-                dense_head = set()
-            saved = (
-                set(self.reads),
-                set(self.reserved),
-                set(self.zero_filled),
-                {k: set(v) for k, v in self.reads_at.items()},
-                set(self.expanded),
-            )
-            end = set(head)
-            self.owned = set(owned_head)
-            self.dense = set(dense_head)
-            items = self.bwd_block(stmts, end)
-            zeros = {self.bar(v) for v in head - end}
-            owned_end = self.owned | zeros
-            dense_end = self.dense | {self.bar(v) for v in (head - end) & indexed}
-            if end <= head and owned_head <= owned_end and dense_head <= dense_end:
-                break
-            head |= end
-            lost |= owned_head - owned_end
-            lost_dense |= dense_head - dense_end
-            self.reads, self.reserved, self.zero_filled, self.reads_at, self.expanded = saved
-        items += [self.zero(v, v in indexed) for v in sorted(head - end)]
-        # after the loop the adjoints are in their loop-head state (the body may run 0 times)
-        self.owned = owned_head
-        self.dense = dense_head
-        return items, head
-
-    def bwd_if(self, s: ir.If, live: set[str]) -> list[Item]:
-        if any(self._backward_test(s) in flags for flags in self._quiet_loops().values()):
-            return self.bwd_block(s.orelse, live)  # a jump not taken in the trips reversed
-        left, right = set(live), set(live)
-        owned, dense = set(self.owned), set(self.dense)
-        body = self.bwd_block(s.body, left)
-        owned_left, dense_left = self.owned, self.dense
-        self.owned, self.dense = set(owned), set(dense)
-        orelse = self.bwd_block(s.orelse, right)
-        owned_right, dense_right = self.owned, self.dense
-        union = left | right
-        filled_left, filled_right = sorted(union - left), sorted(union - right)
-        body += [self._zero_line(v) for v in filled_left]
-        orelse += [self._zero_line(v) for v in filled_right]
-        # after the branch an adjoint is owned (dense) only if both branches leave it so;
-        # a zero fill owns its 0.0 and is not dense
-        bars_left = {self.bar(v) for v in filled_left}
-        bars_right = {self.bar(v) for v in filled_right}
-        self.owned = (owned_left | bars_left) & (owned_right | bars_right)
-        self.dense = (dense_left - bars_left) & (dense_right - bars_right)
-        live.clear()
-        live.update(union)
-        return [Suite(self.read(f"if {self._backward_test(s)}:"), body, orelse)]
-
-    def _backward_test(self, s: ir.If) -> str:
-        """The test that picks the branch to reverse: the forward test, or what tells the
-        same at no cost on the tape.
-
-        An ``if`` whose branch always leaves the trip sets a jump flag there and nowhere
-        else: the flag is true exactly when the test was. An exit flag (``break``: true on
-        the last trip only, see ``_exit_sites``) stands for the test; a ``continue``
-        flag's guard reads the test instead, when the guarded statements change neither
-        the test nor what it is recomputed from.
-        """
-        exits = {self.site_info[site].var for site in self._exit_sites()}
-        flags = self._jump_ifs()
-        for flag in flags.get(id(s), ()):
-            if flag in exits:
-                return flag
-        test = s.test
-        if s.guard and isinstance(test, ir.Var) and test.name not in exits:
-            jump = self._flag_if().get(test.name)
-            if jump is not None and isinstance(jump.test, ir.Var):
-                name = jump.test.name
-                needed = {name} | identifiers(self.remat.get(name, ""))
-                written: set[str] = set()
-                for st in walk(s.orelse):
-                    written |= _stmt_writes(st, self)
-                if not needed & written:
-                    return name
-        return self.atom(test)
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _jump_ifs(self) -> dict[int, list[str]]:
-        """``if`` statements whose branch ends with a jump, with the flags only it sets."""
-        count: dict[str, int] = {}
-        direct: dict[str, list[int]] = {}
-        for st in walk(self.body):
-            if isinstance(st, ir.Assign) and st.kind == "jump":
-                count[st.target] = count.get(st.target, 0) + 1
-            if isinstance(st, ir.If) and st.body and isinstance(st.body[-1], _JUMPS):
-                for b in st.body:
-                    if isinstance(b, ir.Assign) and b.kind == "jump":
-                        direct.setdefault(b.target, []).append(id(st))
-        out: dict[int, list[str]] = {}
-        for flag, ifs in direct.items():
-            if len(ifs) == 1 and count[flag] == 1:
-                out.setdefault(ifs[0], []).append(flag)
-        return out
-
-    @functools.cache  # noqa: B019 (one Reverse per transform)
-    def _flag_if(self) -> dict[str, ir.If]:
-        """The ``if`` that sets each flag of ``_jump_ifs``."""
-        by_id = {id(st): st for st in walk(self.body) if isinstance(st, ir.If)}
-        return {f: by_id[i] for i, flags in self._jump_ifs().items() for f in flags}
-
-    def _zero_line(self, var: str) -> Line:
-        self.zero_filled.add(var)
-        return Line(f"{self.bar(var)} = 0.0")
-
-    def _own_before_loop(self, body: list[ir.Stmt], live: set[str]) -> list[Item]:
-        """Copy the live adjoints a loop updates element by element, so it can do so in place."""
-        items: list[Item] = []
-        if self.pure:
-            return items
-        for var in sorted(_indexed(body) & live):
-            b = self.bar(var)
-            if b not in self.dense:
-                items.append(self.line(f"{b} = {self.ad}.dense({b}, {var})"))
-                self.owned.add(b)
-                self.dense.add(b)
-        return items
-
     def _element(self, obj: str, index: str) -> bool:
         """Whether ``obj[index]`` is one element of a 1-d array (a scalar)."""
         return obj in self.vectors and self._int_index(index)
@@ -1731,431 +406,5 @@ class Reverse:
         """Whether an index is a single integer (a range loop variable, arithmetic on one)."""
         return code.isdigit() or (code.isidentifier() and code in self.scalar)
 
-    def bwd_for(self, s: ir.For, live: set[str]) -> list[Item]:
-        entry = set(live)
-        own = self._own_before_loop(s.body, live)
-        body, head = self._fixpoint(s.body, live)
-        body[:0] = self.recompute_elements(s.body)
-        body += self.exit_restores(s)
-        indexed = _indexed(s.body)
-        pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
-        live.clear()
-        live.update(head)
-        args = [self.atom(a) for a in (s.range_args or [])]
-        if s.trips is None:
-            header = f"for {s.target} in reversed(range({self.read(', '.join(args))})):"
-        elif len(args) == 1:
-            header = f"for {s.target} in reversed(range({self.read(s.trips)})):"
-        else:
-            k = self.mint("_k")
-            header = f"for {k} in reversed(range({self.read(s.trips)})):"
-            start = args[0]
-            step = f" * {args[2]}" if len(args) == 3 else ""
-            body.insert(0, self.line(f"{s.target} = {start} + {k}{step}"))
-        pops: list[Item] = self.pop(s, s.trips) if s.trips else []
-        pops += self.pop(s, s.target)
-        return [*own, *pre, Suite(header, body), *pops]
 
-    def bwd_while(self, s: ir.While, live: set[str]) -> list[Item]:
-        entry = set(live)
-        own = self._own_before_loop(s.body, live)
-        last_test = self.bwd_block(s.test_body, live)
-        body, head = self._fixpoint(s.test_body + s.body, live)  # a trip: test, then body
-        body += self.exit_restores(s)
-        indexed = _indexed(s.body)
-        pre = [self.zero(v, v in indexed) for v in sorted(head - entry)]
-        live.clear()
-        live.update(head)
-        if s.brk is not None and last_test and id(s) not in self._quiet_loops():
-            last_test = [Suite(self.read(f"if {s.brk}:"), [], last_test)]
-        k = self.mint("_k")
-        loop = Suite(f"for {k} in range({self.read(s.trips)}):", body)
-        return [*own, *pre, *last_test, loop, *self.pop(s, s.trips)]
-
-
-_COMPOUND = (ir.If, ir.For, ir.While)
-_JUMPS = (ir.Break, ir.Continue)
 # parameters that take integers, axes, shapes or flags: never differentiated
-STRUCTURAL = frozenset(
-    "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
-    "num decimals order kind mode out where retstep endpoint subscripts".split()
-)
-JUMP = 1 << 40
-RECOMPUTE = 2 << 40
-_SIMPLE_ATOM = __import__("re").compile(r"^[\w.]+$")
-
-
-def hoist_pushes(items: list[Item], tape: str) -> list[Item]:
-    """Move each push above the plain assignments before it that leave what it saves
-    alone: the code of one user line (``_t3 = s * _t4; _t6 = ...; s = _t3 + _t6``) saves
-    ``s`` first, so the optimizer can fold the line back together.
-
-    A push keeps its place among pushes (the tape's order) and never crosses a compound
-    statement, a comment, a restore or any other use of ``tape``. A push of a name (a
-    reference: what an assignment does to other names cannot change it) moves above any
-    assignment that does not bind the name; a push of a copy (``_ad.copy(y[i])``) only
-    above assignments of pure values to names it does not read.
-    """
-    out: list[Item] = []
-    for item in items:
-        k = len(out)
-        if isinstance(item, Push):
-            reads = identifiers(item.code)
-            by_name = item.code.isidentifier()
-            while k > 0 and isinstance(out[k - 1], Line):
-                text = out[k - 1].text  # type: ignore[union-attr]
-                stores = _line_stores(text, tape, pure_only=not by_name)
-                if stores is None or stores & reads:
-                    break
-                k -= 1
-        out.insert(k, item)
-    return out
-
-
-def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
-    """Names a one-line statement binds (``None`` when it is not names bound to a value,
-    when it uses ``tape``, or with ``pure_only`` when the value may have effects)."""
-    match = _BINDING.match(text)
-    if match is None or ":=" in text or _BINDING.match(text, match.end()):
-        return None  # not an assignment, or one binding more names (``a = b = e``)
-    if tape in identifiers(text):
-        return None
-    if pure_only:
-        try:
-            stmt = ast.parse(text).body[0]
-        except SyntaxError:
-            return None
-        if not (isinstance(stmt, ast.Assign) and pure(stmt.value, tape)):
-            return None
-    return {name.strip() for name in match.group(1).split(",")} - {""}
-
-
-def _outer_loops(stmts: list[ir.Stmt]) -> list[ir.For]:
-    """The ``for`` loops of a block that no other loop encloses."""
-    out: list[ir.For] = []
-    for st in stmts:
-        if isinstance(st, ir.For):
-            out.append(st)
-        elif isinstance(st, ir.If):
-            out += _outer_loops(st.body) + _outer_loops(st.orelse)
-    return out
-
-
-def _earlier_trip(index: str, target: str, defs: dict[str, ir.Expr]) -> int:
-    """``k`` when ``index`` is ``target - k`` for an integer ``k`` (through a temporary of
-    the loop body), else 0."""
-    value = defs.get(index)
-    if isinstance(value, ir.BinOp):
-        right = value.right
-        if (
-            value.op == "-"
-            and value.left == ir.Var(target)
-            and isinstance(right, ir.Const)
-            and right.code.isdigit()
-        ):
-            return int(right.code)
-        return 0
-    match = re.fullmatch(rf"{re.escape(target)} - (\d+)", index)
-    return int(match.group(1)) if match else 0
-
-
-def _elementwise(expr: ir.Expr) -> bool:
-    """Whether an expression is an elementwise operation (its adjoint may stay broadcast)."""
-    if isinstance(expr, ir.BinOp):
-        rule = BINARY.get(expr.op)
-        return rule is not None and bool(rule.partials)
-    if isinstance(expr, ir.UnaryOp):
-        return expr.op in UNARY
-    if isinstance(expr, ir.Copy):
-        return True
-    if isinstance(expr, ir.Call):
-        info = classify(expr)
-        return info.kind == "rule" and info.rule is not None and bool(info.rule.partials)
-    return False
-
-
-def _assigned(s: ir.Stmt, rev: Reverse) -> list[str]:
-    """Variables an (unnested) statement assigns, in push order."""
-    if isinstance(s, ir.Assign):
-        plan = rev.plans.get(id(s))
-        return [s.target, plan.aux] if plan is not None and plan.aux else [s.target]
-    if isinstance(s, ir.Unpack):
-        return list(s.targets)
-    if isinstance(s, (ir.SetItem, ir.Append)):
-        return [s.obj]
-    if isinstance(s, ir.ListPop):
-        return [s.target, s.obj]
-    if isinstance(s, ir.For):
-        return [s.target] + ([s.trips] if s.trips else [])
-    if isinstance(s, ir.While):
-        return [s.trips]
-    return []
-
-
-_SCALAR_BUILTINS = {"abs", "float", "int", "round", "min", "max", "len", "pow", "bool"}
-
-
-def _scalar_call(call: ir.Call, is_scalar: Callable[[ir.Atom], bool]) -> bool:
-    """Whether a call surely returns a scalar when its arguments are scalars."""
-    callee = call.callee
-    if not callee.resolved or call.kwargs:
-        return False
-    obj = callee.obj
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__name__", "")
-    if module == "math" or (module == "builtins" and name in _SCALAR_BUILTINS):
-        return bool(call.args) and all(is_scalar(a) for a in call.args)
-    rule = REGISTRY.lookup(obj)
-    if rule is not None and rule.partials and isinstance(obj, __import__("numpy").ufunc):
-        return all(is_scalar(a) for a in call.args)
-    return False
-
-
-_VECTOR_MAKERS = {"zeros_like", "ones_like", "empty_like", "copy", "array", "asarray"}
-
-
-def _greatest(
-    candidates: set[str],
-    defs: dict[str, list[Any]],
-    params: set[str],
-    holds: Callable[[Any], bool],
-) -> set[str]:
-    """The largest subset of ``candidates`` whose every definition ``holds`` (a parameter
-    holds on entry, so only its reassignments count; ``holds`` reads the current set)."""
-    changed = True
-    while changed:
-        changed = False
-        for var in list(candidates):
-            entry = [] if var in params else [None]
-            if not all(holds(d) for d in defs.get(var, entry)):
-                candidates.discard(var)
-                changed = True
-    return candidates
-
-
-def _vector_vars(body: list[ir.Stmt], params: set[str], vectors: frozenset[str]) -> set[str]:
-    """Variables that hold a 1-d array whenever the ``vectors`` parameters do."""
-    defs: dict[str, list[Any]] = {}
-    for s in walk(body):
-        if isinstance(s, ir.Assign):
-            defs.setdefault(s.target, []).append(s.value)
-        elif isinstance(s, (ir.SetItem, ir.Append)):
-            continue  # element writes keep the array's shape
-        else:
-            for var in _assigned_plain(s):
-                defs.setdefault(var, []).append(None)
-    candidates = {v for v in defs if v not in params} | set(vectors)
-
-    def vector_def(d: Any) -> bool:
-        if isinstance(d, ir.Copy):
-            return isinstance(d.value, ir.Var) and d.value.name in candidates
-        if isinstance(d, ir.Call) and len(d.args) == 1 and not d.kwargs:
-            arg = d.args[0]
-            obj = d.callee.obj
-            is_np = getattr(obj, "__name__", "") in _VECTOR_MAKERS and (
-                getattr(obj, "__module__", "") or ""
-            ).startswith("numpy")
-            method = d.callee.method == "copy" and not d.args
-            return is_np and isinstance(arg, ir.Var) and arg.name in candidates or method
-        if isinstance(d, ir.Call) and d.callee.method == "copy" and not d.args:
-            recv = d.callee.receiver
-            return isinstance(recv, ir.Var) and recv.name in candidates
-        return False
-
-    return _greatest(candidates, defs, params, vector_def)
-
-
-def _scalar_vars(
-    body: list[ir.Stmt],
-    params: set[str],
-    scalars: frozenset[str],
-    vectors: frozenset[str] = frozenset(),
-) -> set[str]:
-    """Variables that hold a Python or NumPy scalar whenever the ``scalars`` parameters do
-    (and the ``vectors`` parameters hold 1-d arrays, whose elements are scalars)."""
-    vecs = _vector_vars(body, params, vectors)
-    defs: dict[str, list[Any]] = {}
-    for s in walk(body):
-        if isinstance(s, ir.Assign):
-            defs.setdefault(s.target, []).append(s.value)
-        elif isinstance(s, ir.For) and s.range_args is not None:
-            defs.setdefault(s.target, []).append("int")
-        else:
-            for var in _assigned_plain(s):
-                defs.setdefault(var, []).append(None)
-    candidates = {v for v, ds in defs.items() if v not in params} | set(scalars)
-
-    def is_scalar(a: ir.Atom) -> bool:
-        if isinstance(a, ir.Const):
-            return a.code.lstrip("-").replace(".", "", 1).replace("e", "", 1).isdigit() or (
-                a.code in ("True", "False")
-            )
-        return a.name in candidates
-
-    def scalar_def(d: Any) -> bool:
-        if d == "int":
-            return True
-        if isinstance(d, ir.Copy):
-            return is_scalar(d.value)
-        if isinstance(d, ir.BinOp):
-            return d.op != "@" and is_scalar(d.left) and is_scalar(d.right)
-        if isinstance(d, ir.UnaryOp):
-            return is_scalar(d.operand)
-        if isinstance(d, ir.Compare):
-            return is_scalar(d.left) and all(is_scalar(c) for c in d.comparators)
-        if isinstance(d, ir.Call):
-            return _scalar_call(d, is_scalar)
-        if isinstance(d, ir.Subscript):
-            index = d.index.code
-            return (
-                isinstance(d.obj, ir.Var)
-                and d.obj.name in vecs
-                and (index.isdigit() or (index.isidentifier() and index in candidates))
-            )
-        if isinstance(d, ir.Attr) and d.name in ("size", "ndim"):
-            return True
-        return False
-
-    return _greatest(candidates, defs, params, scalar_def)
-
-
-def _assigned_plain(s: ir.Stmt) -> list[str]:
-    if isinstance(s, ir.Unpack):
-        return list(s.targets)
-    if isinstance(s, (ir.SetItem, ir.Append)):
-        return [s.obj]
-    if isinstance(s, ir.For):
-        return [s.target]
-    return []
-
-
-def _count(stmts: list[ir.Stmt]) -> int:
-    """Number of statements in a block, nested ones included."""
-    return sum(1 for _ in walk(stmts))
-
-
-def _indexed(stmts: list[ir.Stmt]) -> set[str]:
-    """Variables whose elements a block reads or writes by subscript."""
-    out: set[str] = set()
-    for t in walk(stmts):
-        if isinstance(t, ir.SetItem):
-            out.add(t.obj)
-        elif isinstance(t, ir.Assign) and isinstance(t.value, ir.Subscript):
-            if isinstance(t.value.obj, ir.Var):
-                out.add(t.value.obj.name)
-    return out
-
-
-def _children(s: ir.Stmt) -> list[list[ir.Stmt]]:
-    if isinstance(s, ir.If):
-        return [s.body, s.orelse]
-    if isinstance(s, ir.For):
-        return [s.body]
-    if isinstance(s, ir.While):
-        return [s.test_body, s.body]
-    return []
-
-
-def _stmt_reads(s: ir.Stmt) -> set[str]:
-    """Every variable a statement (and what it nests) reads."""
-    out: set[str] = set()
-    for t in walk([s]):
-        atoms: list[ir.Atom] = []
-        if isinstance(t, (ir.Assign, ir.ExprStmt)):
-            atoms = expr_atoms(t.value)
-        elif isinstance(t, ir.Unpack):
-            atoms = [t.value]
-        elif isinstance(t, ir.SetItem):
-            atoms = [t.value, ir.Var(t.obj), *(ir.Var(r) for r in t.index.reads)]
-        elif isinstance(t, ir.Append):
-            atoms = [t.value, ir.Var(t.obj)]
-        elif isinstance(t, ir.If):
-            atoms = [t.test]
-        elif isinstance(t, ir.For):
-            atoms = list(t.range_args or [])
-        elif isinstance(t, ir.While):
-            atoms = [t.test]
-        elif isinstance(t, ir.Return):
-            atoms = [t.value]
-        out.update(a.name for a in atoms if isinstance(a, ir.Var))
-    return out
-
-
-def _stmt_writes(s: ir.Stmt, rev: Reverse) -> set[str]:
-    """Every variable a statement (and what it nests) assigns."""
-    out: set[str] = set()
-    for t in walk([s]):
-        out.update(_assigned(t, rev))
-    return out
-
-
-@dataclass
-class _Halves:
-    fwd: Callable[..., Any]
-    bwd: Callable[..., Any]
-
-
-def _array_only(call: ir.Call) -> bool:
-    """Whether a method call's rule is an array method's (``.sum``, ``.dot``): on a receiver
-    that is not differentiated it may be a module or another object (``anp.sum(x)``)."""
-    return hasattr(np.ndarray, call.callee.method or "")
-
-
-def _rule_takes(rule: Rule | None, call: ir.Call, active: Callable[[ir.Atom], bool]) -> bool:
-    """Whether a method rule differentiates every differentiated argument of ``call`` (the
-    receiver first): ``d.get(key, x)`` on a dict, not ``parser.get(vect, "W")``."""
-    if rule is None:
-        return False
-    args = [call.callee.receiver, *call.args]
-    if len(args) > len(rule.params):
-        return not any(active(a) for a in args[len(rule.params) :])
-    pairs = list(zip(rule.params, args)) + list(call.kwargs)
-    return all(
-        p in rule.partials or p in rule.vjps or p in STRUCTURAL for p, a in pairs if active(a)
-    )
-
-
-def _packs(func: Any, call: ir.Call) -> bool:
-    """Whether a call binds arguments to ``func``'s ``*args``/``**kwargs`` parameters."""
-    try:
-        sig = signature(func)
-    except (TypeError, ValueError):
-        return False
-    packed = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-    if not any(p.kind in packed for p in sig.parameters.values()):
-        return False
-    try:
-        bound = sig.bind(*call.args, **dict(call.kwargs))
-    except TypeError:
-        return False  # refused with the binding error by _user_labels
-    return any(sig.parameters[name].kind in packed for name in bound.arguments)
-
-
-def _resolve_again(resolver: Resolver, params: tuple[str, ...], func: Any) -> Any:
-    return resolver(func, params)
-
-
-def ident(obj: Any) -> str:
-    """A name for generated code derived from an object's ``__name__`` (``<lambda>`` -> lambda)."""
-    name = getattr(obj, "__name__", "f")
-    return name if name.isidentifier() else "lambda"
-
-
-def _subst_names(text: str, names: dict[str, str]) -> str:
-    """Replace whole identifiers (not attributes, not adjoint names) by source text."""
-    import re
-
-    def repl(m: re.Match[str]) -> str:
-        return names.get(m.group(0), m.group(0))
-
-    return re.sub(r"(?<![\w.])[^\W\d]\w*(?![\w])", repl, text)
-
-
-def _index_value(code: str, np_name: str) -> str:
-    """An index's source as a value: ``i`` stays, ``i, 1:3`` becomes ``np.s_[i, 1:3]``."""
-    if ":" in code or "," in code or "..." in code:
-        return f"{np_name}.s_[{code}]"
-    return code
-
-
-_fold = fold

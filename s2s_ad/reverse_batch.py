@@ -27,17 +27,20 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import types
 import weakref
 from typing import Any
 
 from . import cotangents, ir
 from .analysis import CallInfo
+from .call_plans import CallPlan
+from .custom import CustomGradient
 from .emit import AD as ONE_ROW
 from .emit import Compiled
-from .reverse import CallPlan, Resolver, Reverse
+from .reverse import Reverse
+from .rules import REGISTRY
 from .rules.registry import Rule
 from .source import user_origin
+from .sweep_base import Resolver
 
 #: One-row VJP templates -> their batched form (``g`` carries the batch axis).
 TEMPLATES = {
@@ -131,7 +134,7 @@ class BatchedReverse(Reverse):
         self._original[id(made)] = rule
         return made
 
-    def _apply_rule(
+    def apply_rule(
         self,
         rule: Rule,
         names: dict[str, str],
@@ -141,9 +144,9 @@ class BatchedReverse(Reverse):
         use_math: bool = False,
     ) -> None:
         rule = self._batched_rule(self._original.get(id(rule), rule))
-        super()._apply_rule(rule, names, s, add, atoms, use_math)
+        super().apply_rule(rule, names, s, add, atoms, use_math)
 
-    def _call_contribs(
+    def call_contribs(
         self,
         s: ir.Assign,
         call: ir.Call,
@@ -160,7 +163,7 @@ class BatchedReverse(Reverse):
                 isinstance(label, tuple) for label, _ in plan.labels
             ):
                 raise Unbatched(f"line {s.line}: call to {call.callee.code} ({kind})")
-        super()._call_contribs(s, call, plan, add, pre)
+        super().call_contribs(s, call, plan, add, pre)
 
     def contributions(self, s: ir.Assign, plan: CallPlan | None) -> Any:
         if isinstance(s.value, ir.Build):
@@ -181,12 +184,10 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
         Unbatched: When a VJP it needs has no batched form (remembered until
             ``clear_cache``).
     """
-    from .api import _CACHE, TransformError, _normalized, code_key, primal
+    from .api import _CACHE, code_key, normalized_for, python_function
     from .emit import emit
 
-    func = primal(func)
-    if not isinstance(func, types.FunctionType):
-        raise TransformError(f"{getattr(func, '__qualname__', func)!s}: not a Python function")
+    func = python_function(func)
     key = ("rev_batched", code_key(func), wrt)
     hit = _CACHE.get(key)
     if hit is not None:
@@ -196,10 +197,7 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
         raise Unbatched(refused)
     _IN_PROGRESS.add(key)
     try:
-        parsed, fn = _normalized(func)
-        unknown = [w for w in wrt if w not in fn.params]
-        if unknown:
-            raise ValueError(f"{fn.name} has no parameter {unknown[0]!r}")
+        parsed, fn = normalized_for(func, wrt)
         rev = BatchedReverse(fn, list(wrt), _callee, parsed.globals)
         sweeps = rev.run()
         origin = user_origin(parsed.filename, parsed.first_line)
@@ -280,9 +278,7 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     where ``pullback`` takes a batch of cotangents: the batched sweeps of a Python
     function, else one pullback per row (``func`` called again for each: exact, slower)."""
     from .api import primal
-    from .custom import CustomGradient
     from .dispatch import _target, call_with_pullback
-    from .rules import REGISTRY
 
     target, pre = _target(func)
     plain = not (

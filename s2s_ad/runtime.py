@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import duck
+from .errors import TransformError
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
 _ndarray = np.ndarray
@@ -44,8 +45,6 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
-        from .errors import TransformError
-
         raise TransformError(
             "list concatenation with '+'", hint="build the list with append, or use np.concatenate"
         )
@@ -291,8 +290,6 @@ def _no_repeats(index: Any) -> None:
         return
     flat = np.asarray(index)
     if flat.dtype.kind in "iu" and flat.ndim == 1 and len(np.unique(flat)) != len(flat):
-        from .errors import TransformError
-
         raise TransformError("assignment through an index that repeats an entry (y[[0, 0]] = v)")
 
 
@@ -318,8 +315,6 @@ def set_attribute(obj: Any, name: str, value: Any) -> None:
     """``obj.name = value`` in code differentiated in variables mode (tapes): counters and
     flags are state; a float value could carry a gradient the tape would lose: refused."""
     if _floating(value):
-        from .errors import TransformError
-
         raise TransformError(
             f"a float value stored in the attribute .{name} of {type(obj).__name__} while "
             "a tape differentiates",
@@ -338,7 +333,6 @@ def check_state_call(method: Any, *varied: Any) -> None:
     """A method called for its effect in variables mode: fine when it cuts the gradient
     (``Variable.assign``) or no float value it is given may carry one; refused when it
     may change a differentiated array in place."""
-    from .errors import TransformError
     from .rules import REGISTRY
 
     rule = REGISTRY.lookup(getattr(method, "__func__", method))
@@ -489,7 +483,6 @@ def field_index(obj: Any, name: str) -> int:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
-    from .errors import TransformError
 
     raise TransformError(
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
@@ -646,8 +639,6 @@ def jvp_from_vjp(pull: Any, ans: Any, tangents: tuple[Any, ...]) -> Any:
     """``J t`` from a pullback, one output entry at a time (exact; used where a rule
     has no forward template). ``pull(g)`` returns one gradient per tangent."""
     if isinstance(ans, (tuple, list, dict)):
-        from .errors import TransformError
-
         raise TransformError("forward mode through a rule with several outputs")
     shape = np.shape(ans)
     if not shape:

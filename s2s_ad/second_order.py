@@ -17,7 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import packing
+from .emit import AD
 from .errors import TransformError
+from .rules import REGISTRY
+from .rules.registry import substitute
+from .runtime import add
 
 _serial = itertools.count(1)
 
@@ -116,7 +120,6 @@ def _pure_vjp(
         return regroup(tuple(out))
 
     def to_order(cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
-        from .runtime import add
 
         plain: dict[str, Any] = {}
         entries: dict[str, dict[Any, Any]] = {}
@@ -174,7 +177,6 @@ def _rule_vjp(
     its VJP templates as a generated Python function, which is differentiated again like
     any other (the helpers the templates call have rules of their own)."""
     from .dispatch import _array_method
-    from .rules import REGISTRY
 
     method = _array_method(func)
     if method is not None:
@@ -215,9 +217,6 @@ def _define_rule_vjp(
     import linecache
 
     import numpy as np
-
-    from .emit import AD
-    from .rules.registry import substitute
 
     label = "".join(c if c.isalnum() else "_" for c in name).strip("_") or "rule"
     args = ", ".join([*positional, *(f"{k}={k}" for k in keywords)])

@@ -23,30 +23,9 @@ import numpy as np
 from . import ir
 from .ir import walk
 from .normalize import expr_atoms
+from .stmt_facts import reads
 
 _COV, _MULT = "covariant", "multiplied"
-
-
-def _reads(s: ir.Stmt) -> set[str]:
-    """Names one statement reads (nested statements not included)."""
-    atoms: list[ir.Atom] = []
-    if isinstance(s, (ir.Assign, ir.ExprStmt)):
-        atoms = expr_atoms(s.value)
-    elif isinstance(s, ir.Unpack):
-        atoms = [s.value]
-    elif isinstance(s, ir.SetItem):
-        atoms = [s.value, ir.Var(s.obj), *(ir.Var(r) for r in s.index.reads)]
-    elif isinstance(s, ir.Append):
-        atoms = [s.value, ir.Var(s.obj)]
-    elif isinstance(s, ir.ListPop):
-        atoms = [ir.Var(s.obj)]
-    elif isinstance(s, (ir.If, ir.While)):
-        atoms = [s.test]
-    elif isinstance(s, ir.For):
-        atoms = [*(s.range_args or []), *([s.iterable] if s.iterable is not None else [])]
-    elif isinstance(s, ir.Return):
-        atoms = [s.value]
-    return {a.name for a in atoms if isinstance(a, ir.Var)}
 
 
 def _reduction(call: ir.Call, names: tuple[object, ...], method: str) -> tuple[ir.Atom, str, str]:
@@ -155,11 +134,11 @@ class _Body:
         self.body = body
         self.bound: list[set[str]] = []
         self.nested_reads: list[set[str]] = []
-        self.reads: list[set[str]] = [_reads(s) for s in body]
+        self.reads: list[set[str]] = [reads(s) for s in body]
         for s in body:
             inner = list(walk([s]))
             self.bound.append({t for t in map(_bound, inner) for t in t})
-            self.nested_reads.append({n for t in inner[1:] for n in _reads(t)})
+            self.nested_reads.append({n for t in inner[1:] for n in reads(t)})
 
     def live(self, name: str, at: int) -> range | None:
         """The positions that can read the value ``name`` gets at position ``at``: up to

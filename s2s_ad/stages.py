@@ -23,43 +23,6 @@ from .api import clear_cache, compile_adjoint, compile_forward, normalized
 STAGES = ("normal", "activity", "sweeps", "optimized")
 
 
-def expr_text(expr: ir.Expr) -> str:
-    """The source of a normal-form right-hand side."""
-    if isinstance(expr, ir.Copy):
-        return str(expr.value)
-    if isinstance(expr, ir.BinOp):
-        return f"{expr.left} {expr.op} {expr.right}"
-    if isinstance(expr, ir.UnaryOp):
-        space = " " if expr.op == "not" else ""
-        return f"{expr.op}{space}{expr.operand}"
-    if isinstance(expr, ir.Compare):
-        parts = [str(expr.left)]
-        for op, right in zip(expr.ops, expr.comparators, strict=True):
-            parts += [op, str(right)]
-        return " ".join(parts)
-    if isinstance(expr, ir.Call):
-        args = [str(a) for a in expr.args]
-        if expr.star is not None:
-            args.append(f"*{expr.star}")
-        args += [f"{key}={value}" for key, value in expr.kwargs]
-        if expr.starstar is not None:
-            args.append(f"**{expr.starstar}")
-        return f"{expr.callee.code}({', '.join(args)})"
-    if isinstance(expr, ir.Attr):
-        return f"{expr.obj}.{expr.name}"
-    if isinstance(expr, ir.Subscript):
-        return f"{expr.obj}[{expr.index.code}]"
-    if isinstance(expr, ir.Build):
-        if expr.kind == "dict":
-            pairs = zip(expr.keys, expr.elts, strict=True)
-            return "{" + ", ".join(f"{key}: {value}" for key, value in pairs) + "}"
-        items = ", ".join(str(e) for e in expr.elts)
-        if expr.kind == "tuple":
-            return f"({items},)" if len(expr.elts) == 1 else f"({items})"
-        return f"[{items}]"
-    return expr.code  # Opaque: kept verbatim
-
-
 class _Printer:
     """Prints normal-form statements, a ``# Lnn:`` comment above each new user line."""
 
@@ -96,7 +59,7 @@ class _Printer:
 
     def stmt(self, s: ir.Stmt, depth: int) -> None:
         if isinstance(s, ir.Assign):
-            self.emit(depth, s, f"{s.target} = {expr_text(s.value)}{self.mark([s.target])}")
+            self.emit(depth, s, f"{s.target} = {ir.expr_source(s.value)}{self.mark([s.target])}")
         elif isinstance(s, ir.Unpack):
             self.emit(depth, s, f"{', '.join(s.targets)} = {s.value}{self.mark(s.targets)}")
         elif isinstance(s, ir.SetItem):
@@ -106,7 +69,7 @@ class _Printer:
         elif isinstance(s, ir.ListPop):
             self.emit(depth, s, f"{s.target} = {s.obj}.pop(){self.mark([s.target])}")
         elif isinstance(s, ir.ExprStmt):
-            self.emit(depth, s, expr_text(s.value))
+            self.emit(depth, s, ir.expr_source(s.value))
         elif isinstance(s, ir.If):
             self.emit(depth, s, f"if {s.test}:")
             self.block(s.body, depth + 1)

@@ -17,6 +17,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from .errors import TransformError
+from .transforms import elementwise_grad
 from .variable import Variable
 
 _serial = itertools.count(1)
@@ -269,7 +270,6 @@ def inline_inner_tapes(
     that the outer tape differentiates it again (a higher derivative). For sources
     reached through objects (``layer.kernel``), ``lookup`` gives the values of the
     names the source expression reads."""
-    from .transforms import elementwise_grad
 
     if not tapes and not any("stop_recording" in names(st).attrs for st in statements):
         return statements

@@ -56,7 +56,10 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from .custom import CustomGradient
 from .errors import TransformError
+from .rules import REGISTRY
+from .source import parse_function
 
 #: Attribute naming why a function made by s2s_ad cannot be differentiated again.
 REFUSE = "_s2s_refuse"
@@ -162,8 +165,6 @@ def _forwarding_name(fun: types.FunctionType) -> str | None:
     docstring) is the whole body and the star parameters are the only parameters."""
     import libcst as cst
 
-    from .source import parse_function
-
     try:
         node = parse_function(fun).node
     except TransformError:
@@ -199,8 +200,6 @@ def _forwarding_name(fun: types.FunctionType) -> str | None:
 
 
 def _has_rule(fun: Any) -> bool:
-    from .custom import CustomGradient
-    from .rules import REGISTRY
 
     return (
         id(fun) in REGISTRY.custom
@@ -300,7 +299,6 @@ def identifier(fun: Any) -> str:
 def _params_and_call(fun: Any) -> tuple[list[inspect.Parameter], str]:
     """``fun``'s parameters (from its gradient rule when it has one) and the argument
     list that passes them on."""
-    from .rules import REGISTRY
 
     rule = REGISTRY.lookup(fun)
     if rule is not None:

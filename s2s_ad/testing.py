@@ -7,6 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from .api import grad, pullback_wrt
+from .transforms import _jvp_wrt
+
 
 def _flat(x: Any) -> np.ndarray:
     if isinstance(x, dict):
@@ -83,7 +86,6 @@ def check_grads(
     Raises:
         AssertionError: Naming the argument and the worst entry when a check fails.
     """
-    from .api import grad, pullback_wrt
 
     unknown = set(modes) - {"rev", "fwd"}
     if unknown or not modes:
@@ -98,16 +100,12 @@ def check_grads(
             _compare(_flat(tree), numeric, f"gradient of argument {argnum}", **tol)
     rng = np.random.default_rng(0)
     if "fwd" in modes:
-        from .transforms import _jvp_wrt
-
         for argnum in floats:
             direction = _random_like(args[argnum], rng)
             _, tangent = _jvp_wrt(fun, args, [argnum], [direction])
             numeric = _directional(fun, args, argnum, direction, eps)
             _compare(_flat(tangent), numeric, f"jvp along argument {argnum}", **tol)
     if "fwd" in modes and "rev" in modes and floats:
-        from .transforms import _jvp_wrt
-
         directions = [_random_like(args[i], rng) for i in floats]
         out, tangent = _jvp_wrt(fun, args, floats, directions)
         cotangent = _random_like(out, rng)

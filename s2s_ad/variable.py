@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .rules.registry import nondiff, set_jvps, vjp_rule
+
 # one set per tape whose block is running: the ids of the Variables read in it (a
 # Variable the block never read, such as one on a branch not taken, has no gradient)
 READS: list[set[int]] = []
@@ -358,7 +360,6 @@ for _op in (
 
 def _register() -> None:
     from . import runtime
-    from .rules.registry import nondiff, set_jvps, vjp_rule
 
     # assigning cuts the gradient, as in TensorFlow; the state checks of variables mode
     nondiff("Variable.assign", [Variable.assign, Variable.assign_add, Variable.assign_sub])

@@ -75,6 +75,25 @@ def read_back_before_the_loop(x, a):
     return np.sum(z * y)
 
 
+def drains_a_queue(x, a):
+    y = [x[0], x[1] * 2.0, x[2] * 3.0, x[3] * 4.0, x[4] * 5.0]
+    s = 0.0
+    for i in range(1, 3):
+        y[i] = y[i - 1] * a
+        s = s + y.pop()  # reads the list too (the element it takes off)
+    return s + y[1] * y[2]
+
+
+def pops_before_filling(x, a):
+    y = [x[0], x[1] * 2.0, x[2] * 3.0, x[3] * 4.0, x[4] * 5.0]
+    s = 0.0
+    for i in range(1, 3):
+        t = y.pop()
+        y[i] = y[i - 1] * a
+        s = s + t * y[i]
+    return s
+
+
 CASES = [
     (smoothed_signal, lambda: [RNG.normal(size=8), 0.9]),
     (second_order_filter, lambda: [RNG.normal(size=7), 0.6, 0.3]),
@@ -83,6 +102,8 @@ CASES = [
     (reads_a_later_element, lambda: [RNG.normal(size=5), 0.7]),
     (read_back_before_the_loop, lambda: [RNG.normal(size=5), 0.7]),
     (wraps_around, lambda: [RNG.normal(size=5), 0.7]),
+    (drains_a_queue, lambda: [RNG.normal(size=5), 0.7]),
+    (pops_before_filling, lambda: [RNG.normal(size=5), 0.7]),
 ]
 
 

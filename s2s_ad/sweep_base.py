@@ -1,0 +1,290 @@
+"""What the reverse and the forward pass share: naming, rendering, refusals, comments.
+
+:class:`SweepBase` takes one normalized function apart (its body without the final
+``return``, the output variable, the activity analysis, the scalar variables) and gives
+the generated code its names (fresh ones never clash with the user's, module helpers
+keep the user's name when it is the same object), renders IR expressions as Python
+source, and refuses what neither pass models. :class:`~s2s_ad.reverse.Reverse` and
+:class:`~s2s_ad.forward.Forward` are siblings on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import ir
+from .analysis import Activity, analyze, attribute_store, call_writes, classify, walk
+from .call_plans import CallPlan, assigned
+from .codegen import Comment, Item, Push
+from .errors import TransformError
+from .normalize import expr_atoms
+from .rules.registry import Rule
+from .value_kinds import scalar_vars
+
+#: ``(callee, parameter names) -> pair of generated halves`` for user functions.
+Resolver = Callable[[Any, tuple[str, ...]], Any]
+#: Parameters that take integers, axes, shapes or flags: never differentiated.
+STRUCTURAL = frozenset(
+    "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
+    "num decimals order kind mode out where retstep endpoint subscripts".split()
+)
+_COMPOUND = (ir.If, ir.For, ir.While)
+
+
+def ident(obj: Any) -> str:
+    """A name for generated code derived from an object's ``__name__`` (``<lambda>`` -> lambda)."""
+    name = getattr(obj, "__name__", "f")
+    return name if name.isidentifier() else "lambda"
+
+
+class SweepBase:
+    """One function's parts, names and rendering, for one set of ``wrt`` parameters."""
+
+    def __init__(
+        self,
+        fn: ir.Function,
+        wrt: list[str],
+        resolver: Resolver,
+        has_aux: bool = False,
+        scalars: frozenset[str] = frozenset(),
+        user_globals: dict[str, Any] | None = None,
+        vectors: frozenset[str] = frozenset(),
+        pure: bool = False,
+        variables: bool = False,
+    ) -> None:
+        self.fn = fn
+        # variables mode (tapes): Variables read through attributes get their adjoints
+        self.variables = variables
+        # pure: no in-place updates of adjoints (code that will be differentiated again)
+        self.pure = pure
+        self.user_globals = user_globals or {}
+        self.wrt = wrt
+        self.resolver = resolver
+        self.reserved = set(fn.names) | set(fn.params)
+        self.bindings: dict[str, Any] = {}
+        self._fwd_enclosing: tuple[int, str] | None = None
+        body = list(fn.body)
+        ret = body.pop()
+        assert isinstance(ret, ir.Return)
+        self.ret_stmt = ret
+        out_atom = ret.value
+        if has_aux:
+            value = self.mint("value")
+            aux = self.mint("aux")
+            if not isinstance(out_atom, ir.Var):
+                raise TransformError("has_aux output that is not a pair", fn.filename, ret.line)
+            body.append(ir.Unpack(ret.line, ret.src, [value, aux], out_atom))
+            self.output = value
+        elif isinstance(out_atom, ir.Var):
+            self.output = out_atom.name
+        else:
+            self.output = self.mint("ans")
+            body.append(ir.Assign(ret.line, ret.src, self.output, ir.Copy(out_atom)))
+        self.returned = out_atom
+        self.body = body
+        self.np = "np"
+        self.ad = self.mint("_ad")
+        self.activity: Activity = analyze(
+            ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
+            wrt,
+            self.output,
+            variables,
+        )
+        self.scalar = scalar_vars(self.body, set(fn.params), scalars, vectors)
+        self.vector_params = vectors
+        self.setup()
+
+    # --- hooks ---------------------------------------------------------------------------
+
+    def setup(self) -> None:
+        """What a pass adds to the parts above, before any code is generated."""
+
+    def call_plans(self) -> Mapping[int, CallPlan]:
+        """The call plans made so far (statement id -> plan); the forward pass makes none."""
+        return {}
+
+    def arrange_pushes(self, items: list[Item]) -> list[Item]:
+        """The code of one user line that records values, in the order it runs."""
+        return items
+
+    # --- names -----------------------------------------------------------------------
+
+    def mint(self, base: str) -> str:
+        name, k = base, 1
+        while name in self.reserved:
+            k += 1
+            name = f"{base}{k}"
+        self.reserved.add(name)
+        return name
+
+    def helper(self, base: str, obj: Any) -> str:
+        """A name for a module the generated code needs: the user's own when it is the same."""
+        if self.user_globals.get(base) is obj and base not in self._primal_names():
+            return base
+        return self.bind(base, obj)
+
+    def bind(self, base: str, obj: Any) -> str:
+        for name, value in self.bindings.items():
+            if value is obj and name.startswith(base):
+                return name
+        name = self.mint(base)
+        self.bindings[name] = obj
+        return name
+
+    def active(self, atom: ir.Atom | None) -> bool:
+        return isinstance(atom, ir.Var) and self.activity.active(atom.name)
+
+    def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
+        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
+
+    def _varied(self, atom: ir.Atom) -> bool:
+        return isinstance(atom, ir.Var) and atom.name in self.activity.varied
+
+    # --- rendering ---------------------------------------------------------------------
+
+    def atom(self, atom: ir.Atom) -> str:
+        return str(atom)
+
+    def render_expr(self, expr: ir.Expr) -> str:
+        """The source of a right-hand side; a runtime helper called by the user's code
+        (``_ad.x``) under this program's name for the helpers."""
+        if isinstance(expr, ir.Call):
+            code = expr.callee.code
+            if code.startswith("_ad.") and self.ad != "_ad":
+                code = self.ad + code[3:]
+            if (
+                code.endswith(".__getitem__")
+                and len(expr.args) == 1
+                and not expr.kwargs
+                and not self.pure  # code parsed again reads np.r_[t] as np.r_[(t,)]
+            ):
+                return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
+            return f"{code}({self.call_args(expr)})"
+        return ir.expr_source(expr, self.atom)
+
+    def call_args(self, call: ir.Call) -> str:
+        return ir.call_args_source(call, self.atom)
+
+    def commented(self, stmts: list[ir.Stmt], one: Callable[[ir.Stmt], list[Item]]) -> list[Item]:
+        """Code of a block running forward, a ``# L<n>:`` comment above each user line
+        that became several statements (and above each branch or loop)."""
+        out: list[Item] = []
+        counts: dict[tuple[int, str], int] = {}
+        for s in stmts:
+            counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
+        last = outer = self._fwd_enclosing
+        start = 0
+        for s in stmts:
+            key = (s.line, s.src)
+            several = counts[key] > 1 or isinstance(s, _COMPOUND)
+            if key != last:
+                start = len(out)
+            # code that is differentiated again marks every line: its comments then name them
+            if key != last and s.src and (several or self.pure):
+                out.append(Comment(f"# L{s.line}: {s.src}"))
+            last = key
+            self._fwd_enclosing = key
+            items = one(s)
+            out.extend(items)
+            if any(isinstance(i, Push) for i in items):
+                out[start:] = self.arrange_pushes(out[start:])
+        self._fwd_enclosing = outer
+        return out
+
+    def bind_rule_call(
+        self, rule: Rule, kind: str, call: ir.Call, s: ir.Stmt
+    ) -> tuple[dict[str, str], list[tuple[str, ir.Atom]], list[ir.Atom]]:
+        """A call's arguments matched to a rule's parameters.
+
+        Returns:
+            Parameter -> source text (defaults filled in), (parameter, atom) pairs for
+            the arguments given, and the positional arguments beyond the parameters.
+        """
+        args = list(call.args)
+        if kind == "method":
+            assert call.callee.receiver is not None
+            args = [call.callee.receiver, *args]
+        kwargs = {k: self.atom(v) for k, v in call.kwargs}
+        bound = rule.bind([self.atom(a) for a in args], kwargs)
+        if bound is None:
+            raise self.error(f"call to {call.callee.code} with unsupported arguments", s)
+        pairs: list[tuple[str, ir.Atom]] = list(zip(rule.params, args)) + list(call.kwargs)
+        return bound, pairs, args[len(rule.params) :]
+
+    # --- statements neither pass differentiates -------------------------------------------
+
+    def _state_write(self, s: ir.ExprStmt) -> bool:
+        """``obj.a = v`` in variables mode, where every attribute read may be varied: checked
+        when it runs (``runtime.set_attribute`` refuses float values)."""
+        call = s.value
+        return self.variables and isinstance(call, ir.Call) and call.callee.obj is setattr
+
+    def _state_call(self, s: ir.ExprStmt) -> bool:
+        """``obj.method(...)`` with its result dropped, in variables mode (``v.assign_add``,
+        a metric's ``update_state``): checked when it runs."""
+        call = s.value
+        return (
+            self.variables
+            and isinstance(call, ir.Call)
+            and call.callee.receiver is not None
+            and call.callee.method is not None
+        )
+
+    def _check_discarded_call(self, s: ir.ExprStmt) -> None:
+        """A call whose result is dropped (logging, plotting, saving) runs in the forward
+        sweep; refused only when it may change a value the gradient depends on."""
+        call = s.value
+        if not isinstance(call, ir.Call):
+            return
+        if self._state_write(s) or self._state_call(s):
+            return  # variables mode: checked when it runs
+        receiver = call.callee.receiver
+        if receiver is not None and self.active(receiver):
+            raise self.error(f"in-place method call {call.callee.code}()", s)
+        varied = self.activity.varied
+        if classify(call).kind == "dynamic" and not call.callee.resolved:
+            if not any(isinstance(a, ir.Var) and a.name in varied for a in expr_atoms(call)):
+                return
+            raise self.error(
+                f"call to {call.callee.code} whose result is not used",
+                s,
+                "assign its result: a function known only when the code runs may change "
+                "its arguments in place",
+            )
+        self._refuse_written_arguments(call, s)
+
+    def _refuse_written_arguments(self, call: ir.Call, s: ir.Stmt) -> None:
+        """Refuse a call that may write in place into an argument the gradient depends on:
+        the caller's value would change behind the generated code's back."""
+        for atom in call_writes(call):
+            if (
+                isinstance(atom, ir.Var)
+                and atom.name in self.activity.varied | self.activity.useful
+            ):
+                store = attribute_store(call)
+                if store is not None:
+                    raise self.error(store[0], s, store[1])
+                raise self.error(
+                    f"call to {call.callee.code}, which may write into its argument "
+                    f"{atom.name!r} in place",
+                    s,
+                    "copy the argument first inside the called function (u = u.copy())",
+                )
+
+    # --- what the body assigns --------------------------------------------------------------
+
+    def assigned(self, s: ir.Stmt) -> list[str]:
+        """Variables an (unnested) statement assigns, in push order."""
+        return assigned(s, self.call_plans())
+
+    def _primal_names(self) -> set[str]:
+        names = set(self.fn.params)
+        for s in walk(self.body):
+            names.update(self.assigned(s))
+            if isinstance(s, ir.For):
+                names.add(s.target)
+        for plan in self.call_plans().values():
+            if plan.aux:
+                names.add(plan.aux)
+        return names
