@@ -121,6 +121,13 @@ class GradientTape:
         self._holders: list[str] = []
         self._arrays: dict[int, str] = {}  # ids of the arrays the block read from before it
         self._user_functions = False  # the block calls user functions (not only objects)
+        # a gradient called in the block: the index of the statement that calls it (what
+        # ran before that statement is differentiated), else None
+        self._end: int | None = None
+        # (statement, [(Variable, its array)]) at each gradient called in the block: a
+        # later gradient through statements before it needs those arrays unchanged
+        self._checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = []
+        self._names: set[str] = set()  # the names the block calls this tape by
 
     # --- the block ----------------------------------------------------------------------
 
@@ -133,6 +140,8 @@ class GradientTape:
         self._frame = frame
         self._variable_calls = {}
         self._nested_plans = {}
+        self._checkpoints = []
+        self._end = None
         self._read = set()
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
@@ -228,6 +237,7 @@ class GradientTape:
         frame = sys._getframe(1)
         assert self._block is not None
         local, glob = frame.f_locals, frame.f_globals
+        self._names = self._own_names(local)
         self._after = {
             n: local[n] if n in local else glob[n]
             for n in self._block.written
@@ -302,8 +312,29 @@ class GradientTape:
         ``target`` may be a list or dict of targets (their gradients add up). A
         non-scalar target is summed (weighted by ``output_gradients``); sources the
         target does not depend on give ``None`` (or zeros with ``'zero'``).
+
+        Called in the tape's block, it differentiates what the statements before the
+        call computed (a persistent tape goes on recording after it).
         """
         self._use()
+        if self._frame is not None:
+            return self._inside(
+                sys._getframe(1),
+                self._gradient,
+                target,
+                sources,
+                output_gradients,
+                unconnected_gradients,
+            )
+        return self._gradient(target, sources, output_gradients, unconnected_gradients)
+
+    def _gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any,
+        unconnected_gradients: UnconnectedGradients | str,
+    ) -> Any:
         kind = type(sources)
         flat = kind is list or kind is tuple
         if flat:
@@ -336,6 +367,15 @@ class GradientTape:
         """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
         source.shape`` per source, in the structure of ``sources``."""
         self._use()
+        if self._frame is not None:
+            return self._inside(
+                sys._getframe(1), self._jacobian, target, sources, unconnected_gradients
+            )
+        return self._jacobian(target, sources, unconnected_gradients)
+
+    def _jacobian(
+        self, target: Any, sources: Any, unconnected_gradients: UnconnectedGradients | str
+    ) -> Any:
         zero = _is_zero_policy(unconnected_gradients)
         shape = np.shape(target)
         found = leaves(sources)
@@ -368,6 +408,87 @@ class GradientTape:
         t_rank = len(np.shape(target)) - 1
         rows = [full[(b,) + (slice(None),) * t_rank + (b,)] for b in range(batch)]
         return tensor(np.stack(rows), dtype=full.dtype)
+
+    def _inside(self, caller: types.FrameType, compute: Any, *args: Any) -> Any:
+        """``compute(*args)`` for a gradient called in the block: on what the statements
+        before the calling one left, with the block's recording paused (the re-run's
+        draws and calls are not the block's)."""
+        block = self._block
+        assert block is not None
+        frame: types.FrameType | None = caller
+        while frame is not None and frame is not self._frame:
+            frame = frame.f_back
+        if frame is None:
+            raise RuntimeError("a GradientTape's gradient called from outside its block")
+        end = block.statement_at(frame.f_lineno)
+        local, glob = frame.f_locals, frame.f_globals
+        earlier = {n for st in block.statements[self._start : end] for n in names(st).writes}
+        if not block.simple[end]:  # a loop or branch: what it assigns is not settled
+            earlier -= set(names(block.statements[end]).writes)
+        saved = (self._after, self._assigned, self._facts, self._end, self._names)
+        self._after = {
+            n: local[n] if n in local else glob[n]
+            for n in block.written
+            if n in earlier and (n in local or n in glob)
+        }
+        objects = self._objects
+        self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
+        self._facts = {}
+        self._end = end
+        self._names = self._own_names(local)
+        recording = self._recorder.recording
+        paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
+        if paused >= 0:
+            del replay.RECORDING[paused]
+        try:
+            return compute(*args)
+        finally:
+            self._after, self._assigned, self._facts, self._end, self._names = saved
+            if paused >= 0:
+                replay.RECORDING.insert(paused, recording)
+
+    def _own_names(self, local: dict[str, Any]) -> set[str]:
+        """The names the ``with`` statement binds to this tape (``as tape``)."""
+        assert self._block is not None
+        found = set()
+        for item in self._block.node.items:
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                name = item.asname.name.value
+                if local.get(name) is self:
+                    found.add(name)
+        return found
+
+    def _checkpoint(self, found: list[Any]) -> None:
+        """Remember the arrays of the Variables a gradient called in the block saw."""
+        end = self._end
+        assert end is not None
+        if self._checkpoints and self._checkpoints[-1][0] == end:
+            return  # the rows of one jacobian, or a second gradient at the same statement
+        held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
+        self._checkpoints.append((end, [(v, v.value) for v in held]))
+
+    def _check_checkpoints(self, plan: _Plan) -> None:
+        """Refuse to re-run statements that ran before a gradient called in the block
+        when a Variable that gradient saw has changed since (an optimizer step in the
+        block): the re-run would read its new value."""
+        if not plan.statements:
+            return
+        first = min(plan.statements)
+        block = self._block
+        assert block is not None
+        for end, pairs in self._checkpoints:
+            if first >= end:
+                continue
+            for variable, value in pairs:
+                if variable.value is not value:
+                    raise TransformError(
+                        f"a gradient through statements of the block that ran before the "
+                        f"Variable {variable.name} changed (after the gradient called at "
+                        f"line {block.starts[end]})",
+                        block.filename,
+                        block.starts[first],
+                        hint="take that gradient in the block, before the Variable changes",
+                    )
 
     def _use(self) -> None:
         if self._used and not self.persistent:
@@ -416,6 +537,15 @@ class GradientTape:
         for leaf in leaves(target) if isinstance(target, (list, tuple, dict)) else (target,):
             name, where = self._name_of(leaf, target=True)
             if name is None or where != "block":
+                if self._end is not None and not block.simple[self._end]:
+                    raise TransformError(
+                        "tape.gradient inside a loop or branch of the block, of a value "
+                        "computed in that loop or branch",
+                        block.filename,
+                        block.starts[self._end],
+                        hint="compute the target in a statement of the block itself, "
+                        "before the loop or branch, or take the gradient after the block",
+                    )
                 raise ValueError("the target was not computed in the tape's with block")
             targets.append(name)
             if isinstance(leaf, Variable):
@@ -459,6 +589,10 @@ class GradientTape:
             return [None] * len(found)
         if self._assigned:
             self._check_assigned(plan)
+        if self._checkpoints:
+            self._check_checkpoints(plan)
+        if self._end is not None:
+            self._checkpoint(found)
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
@@ -501,6 +635,7 @@ class GradientTape:
         key = (
             id(block),
             self._start,
+            self._end,
             tuple(targets),
             tuple(named),
             tuple(sorted(cuts)) if cuts else (),
@@ -510,7 +645,8 @@ class GradientTape:
         plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
-        statements, reached_cuts = slice_block(block, targets, cuts, self._start)
+        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end)
+        self._refuse_own_gradient(statements)
         named = [n for n in named if n not in cuts or n in reached_cuts]
         statements, drawn = self._without_draws(statements)
         indices = [block.index[id(s)] for s in statements]
@@ -553,6 +689,25 @@ class GradientTape:
         else:  # for this run only: the inner tapes it calls are this run's
             self._nested_plans[key] = plan
         return self._register(plan, targets)
+
+    def _refuse_own_gradient(self, statements: list[cst.CSTNode]) -> None:
+        """A target computed from this tape's own gradient, called in its block: its
+        second derivative needs an outer tape."""
+        own = self._names
+        if not own:
+            return
+        block = self._block
+        assert block is not None
+        for statement in statements:
+            found = names(statement)
+            if found.attrs & {"gradient", "jacobian", "batch_jacobian"} and own & set(found.reads):
+                raise TransformError(
+                    "a gradient of a value computed from the same tape's gradient, called in "
+                    "its block",
+                    block.filename,
+                    block.starts[block.index[id(statement)]],
+                    hint="differentiate the inner gradient with a second tape around this one",
+                )
 
     def _lookup(self, name: str) -> Any:
         """The value a name has in the block (as it left it), or had before it."""
@@ -682,7 +837,9 @@ class GradientTape:
         assert block is not None
         for name in self._assigned & set(plan.params):
             assigns = [
-                k for k, st in enumerate(block.statements) if f"{name}.assign" in block.source(st)
+                k
+                for k, st in enumerate(block.statements[: self._end])
+                if f"{name}.assign" in block.source(st)
             ]
             first_read = [k for k in plan.statements if name in names(block.statements[k]).reads]
             last = max(assigns) if assigns else -1
