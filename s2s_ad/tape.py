@@ -7,6 +7,8 @@ targets (the others, such as prints, are not run again), differentiates it with 
 to every source at once, and runs it on the values the block started from (or, for an
 intermediate source, the value it was given in the block), with the block's draws given
 back and the state it changes restored (see :mod:`.replay`).
+Called inside the block, ``gradient()`` slices the statements before the calling one
+(TensorFlow differentiates what was recorded up to the call).
 
 Variables the block reaches through objects (``model(x)`` reading ``self.kernel``) get
 their gradients in the transformer's variables mode: each attribute read that is one of
