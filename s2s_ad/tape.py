@@ -129,7 +129,6 @@ class GradientTape:
         # (statement, [(Variable, its array)]) at each gradient called in the block: a
         # later gradient through statements before it needs those arrays unchanged
         self._checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = []
-        self._names: set[str] = set()  # the names the block calls this tape by
 
     # --- the block ----------------------------------------------------------------------
 
@@ -239,7 +238,6 @@ class GradientTape:
         frame = sys._getframe(1)
         assert self._block is not None
         local, glob = frame.f_locals, frame.f_globals
-        self._names = self._own_names(local)
         self._after = {
             n: local[n] if n in local else glob[n]
             for n in self._block.written
@@ -427,7 +425,7 @@ class GradientTape:
         earlier = {n for st in block.statements[self._start : end] for n in names(st).writes}
         if not block.simple[end]:  # a loop or branch: what it assigns is not settled
             earlier -= set(names(block.statements[end]).writes)
-        saved = (self._after, self._assigned, self._facts, self._end, self._names)
+        saved = (self._after, self._assigned, self._facts, self._end)
         self._after = {
             n: local[n] if n in local else glob[n]
             for n in block.written
@@ -437,7 +435,6 @@ class GradientTape:
         self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
         self._facts = {}
         self._end = end
-        self._names = self._own_names(local)
         recording = self._recorder.recording
         paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
         if paused >= 0:
@@ -445,20 +442,9 @@ class GradientTape:
         try:
             return compute(*args)
         finally:
-            self._after, self._assigned, self._facts, self._end, self._names = saved
+            self._after, self._assigned, self._facts, self._end = saved
             if paused >= 0:
                 replay.RECORDING.insert(paused, recording)
-
-    def _own_names(self, local: dict[str, Any]) -> set[str]:
-        """The names the ``with`` statement binds to this tape (``as tape``)."""
-        assert self._block is not None
-        found = set()
-        for item in self._block.node.items:
-            if item.asname is not None and isinstance(item.asname.name, cst.Name):
-                name = item.asname.name.value
-                if local.get(name) is self:
-                    found.add(name)
-        return found
 
     def _checkpoint(self, found: list[Any]) -> None:
         """Remember the arrays of the Variables a gradient called in the block saw."""
@@ -693,13 +679,13 @@ class GradientTape:
         return self._register(plan, targets)
 
     def _refuse_own_gradient(self, statements: list[cst.CSTNode]) -> None:
-        """A target computed from this tape's own gradient, called in its block: its
-        second derivative needs an outer tape."""
-        own = self._names
-        if not own:
-            return
+        """A target computed from a gradient of this tape (or of another one its ``with``
+        statement opens), called in its block: its second derivative needs an outer tape."""
         block = self._block
         assert block is not None
+        own = block.tape_names
+        if not own:
+            return
         for statement in statements:
             found = names(statement)
             if found.attrs & {"gradient", "jacobian", "batch_jacobian"} and own & set(found.reads):

@@ -110,6 +110,12 @@ class Block:
                 "a GradientTape used outside a with statement", filename, frame.f_lineno
             )
         self.node = found[-1]
+        # the names the ``with`` statement binds (``as tape``)
+        self.tape_names = frozenset(
+            item.asname.name.value
+            for item in self.node.items
+            if item.asname is not None and isinstance(item.asname.name, cst.Name)
+        )
         self.module = module
         self.filename = filename
         self.line = frame.f_lineno
