@@ -114,7 +114,7 @@ class GradientTape:
         self._code: dict[str, Any] = {}
         self._frame: types.FrameType | None = None
         self._recorder = replay.Recorder()
-        self._read: set[int] = set()  # ids of the Variables the block read
+        self._read: dict[int, Any] = {}  # ids of the Variables the block read: first arrays
         self._facts: dict[str, Any] = {}  # derived once per run of the block
         self._entry: dict[str, Any] = {}
         self._assigned: set[str] = set()  # Variables the block assigned
@@ -143,7 +143,7 @@ class GradientTape:
         self._nested_plans = {}
         self._checkpoints = []
         self._end = None
-        self._read = set()
+        self._read = {}
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
         self._bind_constant()
@@ -478,6 +478,47 @@ class GradientTape:
                         hint="take that gradient in the block, before the Variable changes",
                     )
 
+    def _check_changed(
+        self,
+        plan: _Plan,
+        found: list[Any],
+        found_names: list[tuple[str | None, str]],
+        read: dict[int, Any],
+    ) -> None:
+        """Refuse a source Variable that changed after the block first read it, by code
+        the tape cannot see (``optimizer.apply_gradients`` in the block): the re-run
+        would read its new value where the block read the old one. A Variable assigned
+        by name in the block (``w.assign_sub(...)``) is checked by ``_check_assigned``;
+        one a gradient called in the block saw unchanged before the slice's first
+        statement is fine."""
+        block = self._block
+        assert block is not None
+        first = min(plan.statements)
+        for leaf, (name, _) in zip(found, found_names):
+            if not isinstance(leaf, Variable):
+                continue
+            then = read.get(id(leaf))
+            if then is None or then is leaf.value:
+                continue
+            if name is not None and any(
+                f"{name}.assign" in block.source(st) for st in block.statements[: self._end]
+            ):
+                continue  # assigned by name: _check_assigned knows where
+            if any(
+                end <= first and any(v is leaf and a is leaf.value for v, a in pairs)
+                for end, pairs in self._checkpoints
+            ):
+                continue  # unchanged since before the slice's first statement ran
+            raise TransformError(
+                f"a gradient with respect to the Variable {leaf.name}, changed in the block "
+                "after it was read (an optimizer step?): the statements that read it would "
+                "run again on its new value",
+                block.filename,
+                block.starts[first],
+                hint="take the gradient in the block before the Variable changes, or after "
+                "the block of values computed from its new value only",
+            )
+
     def _use(self) -> None:
         if self._used and not self.persistent:
             raise RuntimeError(
@@ -537,7 +578,7 @@ class GradientTape:
                 raise ValueError("the target was not computed in the tape's with block")
             targets.append(name)
             if isinstance(leaf, Variable):
-                read = read | {id(leaf)}  # a Variable that is itself the target was read
+                read = {**read, id(leaf): leaf.value}  # a Variable that is the target was read
         reached = self._user_code
         held = self._held
         named: list[str] = []  # sources passed as parameters
@@ -579,6 +620,8 @@ class GradientTape:
             self._check_assigned(plan)
         if self._checkpoints:
             self._check_checkpoints(plan)
+        if plan.statements:
+            self._check_changed(plan, found, found_names, read)
         if self._end is not None:
             self._checkpoint(found)
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:

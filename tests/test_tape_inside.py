@@ -86,13 +86,22 @@ def test_an_optimizer_step_in_the_block_stops_a_later_gradient_of_what_ran_befor
         loss = tf.reduce_mean(tf.square(model(x) - y))
         grads = tape.gradient(loss, model.trainable_variables)
         opt.apply_gradients(zip(grads, model.trainable_variables))
-        after = tf.reduce_mean(tf.square(model(x) - y))
-    weights = [np.array(w, dtype=np.float64) for w in model.get_weights()]
-    expected = numerical_grad(_mlp_loss, [*weights, x, y], wrt=(0, 1, 2, 3))
-    for got, want in zip(tape.gradient(after, model.trainable_variables), expected):
-        np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5)
+    # TensorFlow gives the gradient at the old weights; the re-run would read the new ones
     with pytest.raises(TransformError, match="changed"):
         tape.gradient(loss, model.trainable_variables)
+
+
+def test_a_variable_an_optimizer_changed_before_the_gradient_is_refused():
+    opt = keras.optimizers.SGD(0.5)
+    for inside in (True, False):
+        w = tf.Variable(np.array([1.0, 2.0]))
+        with pytest.raises(TransformError, match="changed in the block"):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_sum(w**2)
+                opt.apply_gradients([(np.array([1.0, 1.0]), w)])
+                if inside:
+                    tape.gradient(loss, w)
+            tape.gradient(loss, w)
 
 
 class _Critic(tf.Module):
