@@ -7,6 +7,8 @@ targets (the others, such as prints, are not run again), differentiates it with 
 to every source at once, and runs it on the values the block started from (or, for an
 intermediate source, the value it was given in the block), with the block's draws given
 back and the state it changes restored (see :mod:`.replay`).
+Called inside the block, ``gradient()`` slices the statements before the calling one
+(TensorFlow differentiates what was recorded up to the call).
 
 Variables the block reaches through objects (``model(x)`` reading ``self.kernel``) get
 their gradients in the transformer's variables mode: each attribute read that is one of
@@ -112,7 +114,7 @@ class GradientTape:
         self._code: dict[str, Any] = {}
         self._frame: types.FrameType | None = None
         self._recorder = replay.Recorder()
-        self._read: set[int] = set()  # ids of the Variables the block read
+        self._read: dict[int, Any] = {}  # ids of the Variables the block read: first arrays
         self._facts: dict[str, Any] = {}  # derived once per run of the block
         self._entry: dict[str, Any] = {}
         self._assigned: set[str] = set()  # Variables the block assigned
@@ -121,6 +123,12 @@ class GradientTape:
         self._holders: list[str] = []
         self._arrays: dict[int, str] = {}  # ids of the arrays the block read from before it
         self._user_functions = False  # the block calls user functions (not only objects)
+        # a gradient called in the block: the index of the statement that calls it (what
+        # ran before that statement is differentiated), else None
+        self._end: int | None = None
+        # (statement, [(Variable, its array)]) at each gradient called in the block: a
+        # later gradient through statements before it needs those arrays unchanged
+        self._checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = []
 
     # --- the block ----------------------------------------------------------------------
 
@@ -133,7 +141,9 @@ class GradientTape:
         self._frame = frame
         self._variable_calls = {}
         self._nested_plans = {}
-        self._read = set()
+        self._checkpoints = []
+        self._end = None
+        self._read = {}
         _variable.READS.append(self._read)
         self._recorder.start(frame, _block.statement_at)
         self._bind_constant()
@@ -302,8 +312,29 @@ class GradientTape:
         ``target`` may be a list or dict of targets (their gradients add up). A
         non-scalar target is summed (weighted by ``output_gradients``); sources the
         target does not depend on give ``None`` (or zeros with ``'zero'``).
+
+        Called in the tape's block, it differentiates what the statements before the
+        call computed (a persistent tape goes on recording after it).
         """
         self._use()
+        if self._frame is not None:
+            return self._inside(
+                sys._getframe(1),
+                self._gradient,
+                target,
+                sources,
+                output_gradients,
+                unconnected_gradients,
+            )
+        return self._gradient(target, sources, output_gradients, unconnected_gradients)
+
+    def _gradient(
+        self,
+        target: Any,
+        sources: Any,
+        output_gradients: Any,
+        unconnected_gradients: UnconnectedGradients | str,
+    ) -> Any:
         kind = type(sources)
         flat = kind is list or kind is tuple
         if flat:
@@ -336,6 +367,15 @@ class GradientTape:
         """d ``target[i...]`` / d ``source[j...]`` for every entry: ``target.shape +
         source.shape`` per source, in the structure of ``sources``."""
         self._use()
+        if self._frame is not None:
+            return self._inside(
+                sys._getframe(1), self._jacobian, target, sources, unconnected_gradients
+            )
+        return self._jacobian(target, sources, unconnected_gradients)
+
+    def _jacobian(
+        self, target: Any, sources: Any, unconnected_gradients: UnconnectedGradients | str
+    ) -> Any:
         zero = _is_zero_policy(unconnected_gradients)
         shape = np.shape(target)
         found = leaves(sources)
@@ -368,6 +408,116 @@ class GradientTape:
         t_rank = len(np.shape(target)) - 1
         rows = [full[(b,) + (slice(None),) * t_rank + (b,)] for b in range(batch)]
         return tensor(np.stack(rows), dtype=full.dtype)
+
+    def _inside(self, caller: types.FrameType, compute: Any, *args: Any) -> Any:
+        """``compute(*args)`` for a gradient called in the block: on what the statements
+        before the calling one left, with the block's recording paused (the re-run's
+        draws and calls are not the block's)."""
+        block = self._block
+        assert block is not None
+        frame: types.FrameType | None = caller
+        while frame is not None and frame is not self._frame:
+            frame = frame.f_back
+        if frame is None:
+            raise RuntimeError("a GradientTape's gradient called from outside its block")
+        end = block.statement_at(frame.f_lineno)
+        local, glob = frame.f_locals, frame.f_globals
+        earlier = {n for st in block.statements[self._start : end] for n in names(st).writes}
+        if not block.simple[end]:  # a loop or branch: what it assigns is not settled
+            earlier -= set(names(block.statements[end]).writes)
+        saved = (self._after, self._assigned, self._facts, self._end)
+        self._after = {
+            n: local[n] if n in local else glob[n]
+            for n in block.written
+            if n in earlier and (n in local or n in glob)
+        }
+        objects = self._objects
+        self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
+        self._facts = {}
+        self._end = end
+        recording = self._recorder.recording
+        paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
+        if paused >= 0:
+            del replay.RECORDING[paused]
+        try:
+            return compute(*args)
+        finally:
+            self._after, self._assigned, self._facts, self._end = saved
+            if paused >= 0:
+                replay.RECORDING.insert(paused, recording)
+
+    def _checkpoint(self, found: list[Any]) -> None:
+        """Remember the arrays of the Variables a gradient called in the block saw."""
+        end = self._end
+        assert end is not None
+        if self._checkpoints and self._checkpoints[-1][0] == end:
+            return  # the rows of one jacobian, or a second gradient at the same statement
+        held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
+        self._checkpoints.append((end, [(v, v.value) for v in held]))
+
+    def _check_checkpoints(self, plan: _Plan) -> None:
+        """Refuse to re-run statements that ran before a gradient called in the block
+        when a Variable that gradient saw has changed since (an optimizer step in the
+        block): the re-run would read its new value."""
+        if not plan.statements:
+            return
+        first = min(plan.statements)
+        block = self._block
+        assert block is not None
+        for end, pairs in self._checkpoints:
+            if first >= end:
+                continue
+            for variable, value in pairs:
+                if variable.value is not value:
+                    raise TransformError(
+                        f"a gradient through statements of the block that ran before the "
+                        f"Variable {variable.name} changed (after the gradient called at "
+                        f"line {block.starts[end]})",
+                        block.filename,
+                        block.starts[first],
+                        hint="take that gradient in the block, before the Variable changes",
+                    )
+
+    def _check_changed(
+        self,
+        plan: _Plan,
+        found: list[Any],
+        found_names: list[tuple[str | None, str]],
+        read: dict[int, Any],
+    ) -> None:
+        """Refuse a source Variable that changed after the block first read it, by code
+        the tape cannot see (``optimizer.apply_gradients`` in the block): the re-run
+        would read its new value where the block read the old one. A Variable assigned
+        by name in the block (``w.assign_sub(...)``) is checked by ``_check_assigned``;
+        one a gradient called in the block saw unchanged before the slice's first
+        statement is fine."""
+        block = self._block
+        assert block is not None
+        first = min(plan.statements)
+        for leaf, (name, _) in zip(found, found_names):
+            if not isinstance(leaf, Variable):
+                continue
+            then = read.get(id(leaf))
+            if then is None or then is leaf.value:
+                continue
+            if name is not None and any(
+                f"{name}.assign" in block.source(st) for st in block.statements[: self._end]
+            ):
+                continue  # assigned by name: _check_assigned knows where
+            if any(
+                end <= first and any(v is leaf and a is leaf.value for v, a in pairs)
+                for end, pairs in self._checkpoints
+            ):
+                continue  # unchanged since before the slice's first statement ran
+            raise TransformError(
+                f"a gradient with respect to the Variable {leaf.name}, changed in the block "
+                "after it was read (an optimizer step?): the statements that read it would "
+                "run again on its new value",
+                block.filename,
+                block.starts[first],
+                hint="take the gradient in the block before the Variable changes, or after "
+                "the block of values computed from its new value only",
+            )
 
     def _use(self) -> None:
         if self._used and not self.persistent:
@@ -416,10 +566,19 @@ class GradientTape:
         for leaf in leaves(target) if isinstance(target, (list, tuple, dict)) else (target,):
             name, where = self._name_of(leaf, target=True)
             if name is None or where != "block":
+                if self._end is not None and not block.simple[self._end]:
+                    raise TransformError(
+                        "tape.gradient inside a loop or branch of the block, of a value "
+                        "computed in that loop or branch",
+                        block.filename,
+                        block.starts[self._end],
+                        hint="compute the target in a statement of the block itself, "
+                        "before the loop or branch, or take the gradient after the block",
+                    )
                 raise ValueError("the target was not computed in the tape's with block")
             targets.append(name)
             if isinstance(leaf, Variable):
-                read = read | {id(leaf)}  # a Variable that is itself the target was read
+                read = {**read, id(leaf): leaf.value}  # a Variable that is the target was read
         reached = self._user_code
         held = self._held
         named: list[str] = []  # sources passed as parameters
@@ -459,6 +618,12 @@ class GradientTape:
             return [None] * len(found)
         if self._assigned:
             self._check_assigned(plan)
+        if self._checkpoints:
+            self._check_checkpoints(plan)
+        if plan.statements:
+            self._check_changed(plan, found, found_names, read)
+        if self._end is not None:
+            self._checkpoint(found)
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
@@ -501,6 +666,7 @@ class GradientTape:
         key = (
             id(block),
             self._start,
+            self._end,
             tuple(targets),
             tuple(named),
             tuple(sorted(cuts)) if cuts else (),
@@ -510,7 +676,8 @@ class GradientTape:
         plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
-        statements, reached_cuts = slice_block(block, targets, cuts, self._start)
+        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end)
+        self._refuse_own_gradient(statements)
         named = [n for n in named if n not in cuts or n in reached_cuts]
         statements, drawn = self._without_draws(statements)
         indices = [block.index[id(s)] for s in statements]
@@ -553,6 +720,25 @@ class GradientTape:
         else:  # for this run only: the inner tapes it calls are this run's
             self._nested_plans[key] = plan
         return self._register(plan, targets)
+
+    def _refuse_own_gradient(self, statements: list[cst.CSTNode]) -> None:
+        """A target computed from a gradient of this tape (or of another one its ``with``
+        statement opens), called in its block: its second derivative needs an outer tape."""
+        block = self._block
+        assert block is not None
+        own = block.tape_names
+        if not own:
+            return
+        for statement in statements:
+            found = names(statement)
+            if found.attrs & {"gradient", "jacobian", "batch_jacobian"} and own & set(found.reads):
+                raise TransformError(
+                    "a gradient of a value computed from the same tape's gradient, called in "
+                    "its block",
+                    block.filename,
+                    block.starts[block.index[id(statement)]],
+                    hint="differentiate the inner gradient with a second tape around this one",
+                )
 
     def _lookup(self, name: str) -> Any:
         """The value a name has in the block (as it left it), or had before it."""
@@ -682,7 +868,9 @@ class GradientTape:
         assert block is not None
         for name in self._assigned & set(plan.params):
             assigns = [
-                k for k, st in enumerate(block.statements) if f"{name}.assign" in block.source(st)
+                k
+                for k, st in enumerate(block.statements[: self._end])
+                if f"{name}.assign" in block.source(st)
             ]
             first_read = [k for k in plan.statements if name in names(block.statements[k]).reads]
             last = max(assigns) if assigns else -1

@@ -111,6 +111,12 @@ class Block:
                 "a GradientTape used outside a with statement", filename, frame.f_lineno
             )
         self.node = found[-1]
+        # the names the ``with`` statement binds (``as tape``)
+        self.tape_names = frozenset(
+            item.asname.name.value
+            for item in self.node.items
+            if item.asname is not None and isinstance(item.asname.name, cst.Name)
+        )
         self.module = module
         self.filename = filename
         self.line = frame.f_lineno
@@ -215,10 +221,11 @@ def block_at(frame: types.FrameType) -> Block:
 
 
 def slice_block(
-    block: Block, targets: list[str], cuts: set[str], start: int
+    block: Block, targets: list[str], cuts: set[str], start: int, end: int | None = None
 ) -> tuple[list[cst.CSTNode], set[str]]:
-    """The statements from ``start`` on that lead to ``targets``, and the sources among
-    ``cuts`` (values computed in the block) they reach.
+    """The statements from ``start`` on (up to ``end``, excluded: a gradient called in
+    the block differentiates what ran before it) that lead to ``targets``, and the
+    sources among ``cuts`` (values computed in the block) they reach.
 
     A cut source is given, so the statement that last assigned it is not re-run; a cut
     whose last assignment does not lead to the targets is unconnected.
@@ -227,7 +234,7 @@ def slice_block(
     kept: list[cst.CSTNode] = []
     reached: set[str] = set()
     settled: set[str] = set()
-    for statement in reversed(block.statements[start:]):
+    for statement in reversed(block.statements[start:end]):
         found = names(statement)
         writes = set(found.writes)
         for cut in sorted(writes & cuts - settled):

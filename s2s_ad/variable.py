@@ -15,14 +15,16 @@ import numpy as np
 
 from .rules.registry import nondiff, set_jvps, vjp_rule
 
-# one set per tape whose block is running: the ids of the Variables read in it (a
-# Variable the block never read, such as one on a branch not taken, has no gradient)
-READS: list[set[int]] = []
+# one dict per tape whose block is running: the ids of the Variables read in it (a
+# Variable the block never read, such as one on a branch not taken, has no gradient),
+# each with the array it held when first read (a tape refuses to re-run a read of a
+# Variable that changed since, where it cannot tell which value the read saw)
+READS: list[dict[int, Any]] = []
 
 
 def _read(variable: Variable) -> None:
     for seen in READS:
-        seen.add(id(variable))
+        seen.setdefault(id(variable), variable.value)
 
 
 def _default_dtype(value: Any, dtype: Any) -> Any:
