@@ -250,6 +250,9 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "ndtri": lambda x: _S.sqrt(2) * _S.erfinv(2 * x - 1),
     "xlogy": lambda x, y: x * _S.log(y),
     "xlog1py": lambda x, y: x * _S.log(1 + y),
+    "entr": lambda x: -x * _S.log(x),
+    "rel_entr": lambda x, y: x * _S.log(x / y),
+    "kl_div": lambda x, y: x * _S.log(x / y) - x + y,
     "i0": lambda x: _S.besseli(0, x),
     "i1": lambda x: _S.besseli(1, x),
     "sinc_pi": lambda x: _S.sin(_S.pi * x) / (_S.pi * x),  # NumPy's normalized sinc

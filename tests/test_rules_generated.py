@@ -852,6 +852,24 @@ FROM_SOURCE_CASES.update(
     }
 )
 
+_SPD3 = _M @ _M.T + np.eye(3)
+FROM_SOURCE_CASES.update(
+    {
+        "expm_frechet": (
+            lambda a, e: np.sum(vjps.expm_frechet(a, e) * _M),
+            (0.5 * _M, np.cos(np.arange(9.0)).reshape(3, 3)),
+        ),
+        "sqrtm_vjp": (
+            lambda g, x: np.sum(vjps.sqrtm_vjp(g, x) * _M),
+            (np.cos(np.arange(9.0)).reshape(3, 3), _SPD3),
+        ),
+        "sqrtm_jvp": (
+            lambda t, x: np.sum(vjps.sqrtm_jvp(t, x) ** 2),
+            (np.cos(np.arange(9.0)).reshape(3, 3), _SPD3),
+        ),
+    }
+)
+
 
 def test_from_source_list_is_complete() -> None:
     assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)

@@ -1153,6 +1153,7 @@ def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
 from . import (  # noqa: E402
     incgamma_vjps,
     linalg_vjps,
+    scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
     shapes_more_vjps,
@@ -1168,6 +1169,7 @@ for _module in (
     shapes_more_vjps,
     incgamma_vjps,
     stats_vjps,
+    scipy_linalg_vjps,
 ):
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})
     __all__ += _module.__all__  # noqa: PLE0605
