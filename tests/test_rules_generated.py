@@ -870,6 +870,11 @@ FROM_SOURCE_CASES.update(
     }
 )
 
+FROM_SOURCE_CASES["dirichlet_score"] = (
+    lambda alpha: np.sum(vjps.dirichlet_score(np.array([[0.2, 0.1], [0.5, 0.6]]), alpha) ** 2),
+    (np.array([1.5, 2.0, 0.7]),),
+)
+
 
 def test_from_source_list_is_complete() -> None:
     assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)
