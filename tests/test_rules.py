@@ -250,6 +250,9 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "ndtri": lambda x: _S.sqrt(2) * _S.erfinv(2 * x - 1),
     "xlogy": lambda x, y: x * _S.log(y),
     "xlog1py": lambda x, y: x * _S.log(1 + y),
+    "entr": lambda x: -x * _S.log(x),
+    "rel_entr": lambda x, y: x * _S.log(x / y),
+    "kl_div": lambda x, y: x * _S.log(x / y) - x + y,
     "i0": lambda x: _S.besseli(0, x),
     "i1": lambda x: _S.besseli(1, x),
     "sinc_pi": lambda x: _S.sin(_S.pi * x) / (_S.pi * x),  # NumPy's normalized sinc
@@ -286,6 +289,9 @@ _LOGPDF: dict[str, Callable[..., Any]] = {
         - _betaln(a, b)
         - _S.log(scale)
     ),
+    "logistic.logpdf": lambda x, loc, scale: (
+        -_z(x, loc, scale) - 2 * _S.log(1 + _S.exp(-_z(x, loc, scale))) - _S.log(scale)
+    ),
     "laplace.logpdf": lambda x, loc, scale: -_S.Abs(_z(x, loc, scale)) - _S.log(2 * scale),
     "cauchy.logpdf": lambda x, loc, scale: -_S.log(_S.pi * scale * (1 + _z(x, loc, scale) ** 2)),
     "lognorm.logpdf": lambda x, s, loc, scale: (
@@ -308,6 +314,7 @@ SYMPY_EXTRA.update(_LOGPDF)
 for _dist, _cdf, _sf in (
     ("norm", lambda z: _S.erfc(-z / _S.sqrt(2)) / 2, lambda z: _S.erfc(z / _S.sqrt(2)) / 2),
     ("expon", lambda z: 1 - _S.exp(-z), lambda z: _S.exp(-z)),
+    ("logistic", lambda z: 1 / (1 + _S.exp(-z)), lambda z: 1 / (1 + _S.exp(z))),
     ("cauchy", lambda z: _S.S.Half + _S.atan(z) / _S.pi, lambda z: _S.S.Half - _S.atan(z) / _S.pi),
 ):
     SYMPY_EXTRA[f"{_dist}.cdf"] = lambda x, loc, scale, _c=_cdf: _c(_z(x, loc, scale))

@@ -796,6 +796,85 @@ FROM_SOURCE_CASES.update(
     }
 )
 
+_X35 = np.cos(np.arange(15.0)).reshape(3, 5) + np.arange(15.0).reshape(3, 5) % 4
+_Y5 = np.array([0.7, -0.1, 1.3, 0.4, -0.9])
+_W3V = np.array([0.5, 1.5, 1.0])
+FROM_SOURCE_CASES.update(
+    {
+        "average_vjp_a": (
+            lambda g, w: np.sum(vjps.average_vjp_a(g, _A, 1, w, False, False) * _A),
+            (np.array([0.3, -0.7]), _W3V),
+        ),
+        "average_vjp_w": (
+            lambda a, w: np.sum(
+                vjps.average_vjp_w(np.array([0.3, -0.7]), a, 1, w, False, False, np.sum(a, 1))
+            ),
+            (_A, _W3V),
+        ),
+        "average_jvp_w": (
+            lambda t, a: np.sum(vjps.average_jvp_w(t, a, 1, _W3V, True, np.ones((2, 1))) ** 2),
+            (_W3V - 1.0, _A),
+        ),
+        "median_vjp": (
+            lambda g, a: np.sum(vjps.median_vjp(g, a, 0, False) * _A),
+            (np.array([0.3, -0.7, 1.2]), _A),
+        ),
+        "nanmean_vjp": (
+            lambda g: np.sum(vjps.nanmean_vjp(g, _A, 1, True) * _A),
+            (np.array([[0.3], [-0.7]]),),
+        ),
+        "polyval_vjp_p": (
+            lambda g, x: np.sum(vjps.polyval_vjp_p(g, _W3V, x) ** 2),
+            (np.array([0.3, -0.7]), np.array([1.1, 0.4])),
+        ),
+        "polyval_dx": (
+            lambda p, x: np.sum(vjps.polyval_dx(p, x) ** 2),
+            (np.array([0.3, -0.7, 1.2, 0.5]), np.array([1.1, 0.4])),
+        ),
+        "cov_vjp": (
+            lambda g, m: np.sum(vjps.cov_vjp(g, m, _Y5, True, False, None, None, None, 0) ** 2),
+            (np.cos(np.arange(16.0)).reshape(4, 4), _X35),
+        ),
+        "cov_jvp": (
+            lambda t, m: np.sum(
+                vjps.cov_jvp(t, m, _Y5, True, False, None, None, None, 1, np.ones((4, 4))) ** 2
+            ),
+            (_Y5 * 0.5, _X35),
+        ),
+        "corrcoef_vjp": (
+            lambda g, m: np.sum(vjps.corrcoef_vjp(g, m, None, True, 0) ** 2),
+            (np.cos(np.arange(9.0)).reshape(3, 3), _X35),
+        ),
+        "corrcoef_jvp": (
+            lambda t, m: np.sum(vjps.corrcoef_jvp(t, m, None, True, 0, np.corrcoef(_X35)) ** 2),
+            (np.cos(np.arange(15.0)).reshape(3, 5), _X35),
+        ),
+    }
+)
+
+_SPD3 = _M @ _M.T + np.eye(3)
+FROM_SOURCE_CASES.update(
+    {
+        "expm_frechet": (
+            lambda a, e: np.sum(vjps.expm_frechet(a, e) * _M),
+            (0.5 * _M, np.cos(np.arange(9.0)).reshape(3, 3)),
+        ),
+        "sqrtm_vjp": (
+            lambda g, x: np.sum(vjps.sqrtm_vjp(g, x) * _M),
+            (np.cos(np.arange(9.0)).reshape(3, 3), _SPD3),
+        ),
+        "sqrtm_jvp": (
+            lambda t, x: np.sum(vjps.sqrtm_jvp(t, x) ** 2),
+            (np.cos(np.arange(9.0)).reshape(3, 3), _SPD3),
+        ),
+    }
+)
+
+FROM_SOURCE_CASES["dirichlet_score"] = (
+    lambda alpha: np.sum(vjps.dirichlet_score(np.array([[0.2, 0.1], [0.5, 0.6]]), alpha) ** 2),
+    (np.array([1.5, 2.0, 0.7]),),
+)
+
 
 def test_from_source_list_is_complete() -> None:
     assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)

@@ -196,8 +196,8 @@ def test_unmodelled_parameters_and_frozen_distribution_methods_are_refused() -> 
         dist = scipy_stats.norm(mu, 1.0)
         return dist.logpdf(0.3) + dist.entropy()
 
-    def expm(a):
-        return np.sum(scipy_linalg.expm(a))
+    def logm(a):
+        return np.sum(scipy_linalg.logm(a))
 
     def betainc_in_a(a):
         return scipy_special.betainc(a, 2.0, 0.4)
@@ -214,8 +214,8 @@ def test_unmodelled_parameters_and_frozen_distribution_methods_are_refused() -> 
         s2s_ad.grad(s2s_ad.grad(gammainc_in_a))(3.0)
     with pytest.raises(s2s_ad.TransformError, match="norm"):
         s2s_ad.grad(frozen)(0.5)
-    with pytest.raises(s2s_ad.TransformError, match="expm"):
-        s2s_ad.grad(expm)(np.eye(2) * 2.0)
+    with pytest.raises(s2s_ad.TransformError, match="logm"):
+        s2s_ad.grad(logm)(np.eye(2) * 2.0)
     with pytest.raises(s2s_ad.TransformError, match="return_sign"):
         s2s_ad.grad(signed_logsumexp)(np.array([0.5, 1.5]))
 

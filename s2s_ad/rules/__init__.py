@@ -6,6 +6,7 @@
 * :mod:`.linalg` -- decompositions and the rest of ``np.linalg``
 * :mod:`.shapes` -- the rest of NumPy's array manipulation, ``np.r_``/``np.c_``
 * :mod:`.shapes_more` -- ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.ptp``, ...
+* :mod:`.stats` -- ``np.average``, ``np.median``, ``np.nansum``, ``np.cov``, ``np.polyval``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
 * :mod:`.builtins_rules` -- ``abs sum min max pow float`` and ``math.fsum``
@@ -28,6 +29,7 @@ from . import (  # noqa: F401
     operators,
     shapes,
     shapes_more,
+    stats,
     vjps,
 )
 from .generated_rules import RULES as _helper_rules  # noqa: F401  (the _ad helpers)

@@ -46,6 +46,24 @@ NOTES: dict[str, str] = {
     "ndarray.prod": "exact at zeros: the product of the other entries, never a division",
     "np.cumprod": "exact at zeros: products of the other entries, never a division by zero",
     "ndarray.cumprod": "exact at zeros: products of the other entries, never a division",
+    "np.median": (
+        "the gradient goes to the middle entry of each slice (half to each of the two middle "
+        "ones for an even length); among equal entries, to the one a stable sort puts there "
+        "(as JAX)"
+    ),
+    "np.nansum": "NaN entries are skipped: their gradient is 0 (as JAX)",
+    "np.nanmean": "NaN entries are skipped: their gradient is 0 (as JAX)",
+    "np.average": "`returned=True` (a tuple) is refused when its gradient runs",
+    "np.cov": "`fweights` and `aweights` are refused when the gradient runs",
+    "scipy.linalg.sqrtm": "real square roots only: a complex result is refused",
+    "scipy.special.entr": "the derivative is infinite at 0 (the one-sided limit)",
+    "scipy.special.rel_entr": "the derivative in `x` is infinite at `x == 0`",
+    "scipy.stats.dirichlet.logpdf": (
+        "in `alpha` only: `x` must stay on the simplex, so a gradient in `x` is refused"
+    ),
+    "scipy.stats.dirichlet.pdf": (
+        "in `alpha` only: `x` must stay on the simplex, so a gradient in `x` is refused"
+    ),
     "np.ptp": "ties: the gradient is split equally among the maximal (and the minimal) entries",
     "ndarray.take": "repeated indices accumulate their gradients (all of `mode`)",
     "np.sort": "ties: each sorted entry's gradient goes back to the entry `argsort` picked",

@@ -1,5 +1,5 @@
 """``scipy.linalg``: ``solve cholesky cho_factor cho_solve solve_triangular lu_factor
-lu_solve det inv``.
+lu_solve det inv expm sqrtm solve_sylvester``.
 
 Loaded only once the user has imported :mod:`scipy.linalg` (see ``REGISTRY.defer``). The
 derivatives are plain NumPy (:mod:`.linalg_vjps`). Conventions:
@@ -13,6 +13,9 @@ derivatives are plain NumPy (:mod:`.linalg_vjps`). Conventions:
   the general one, equal to the symmetric one along symmetric perturbations.
 * ``lu_factor`` differentiates the factors for fixed pivots (the pivoting is piecewise
   constant); ``lu_solve`` reads ``L`` and ``U`` from ``lu`` and gives ``piv`` no gradient.
+* ``expm`` differentiates through the Frechet derivative (a block ``expm`` of twice the
+  size, :mod:`.scipy_linalg_vjps`); ``sqrtm`` (real square roots only: a complex result is
+  refused) through a Sylvester equation ``X dX + dX X = dA``.
 * Any other SciPy function is refused (SciPy's source is never differentiated).
 """
 
@@ -21,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sl
 
+from . import scipy_linalg_vjps as L
 from .registry import set_jvps, vjp_rule
 
 _M = np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.2], [0.1, -0.4, 1.8]])
@@ -163,4 +167,34 @@ set_jvps(
     lu_solve,
     lu_and_piv="_ad.lu_solve_jvp_lu(t, lu_and_piv, b, ans, trans)",
     b="_ad.lu_solve_jvp_b(t, lu_and_piv, b, trans)",
+)
+expm = vjp_rule(
+    "scipy.linalg.expm",
+    [sl.expm, L.expm],
+    ("A",),
+    {"A": "_ad.expm_frechet(np.swapaxes(A, -1, -2), g)"},
+    [(_M,), (0.3 * _SPD,), (np.array([[0.0, 1.2], [-1.2, 0.0]]),), (np.stack([_M, -_M.T]),)],
+)
+set_jvps(expm, A="_ad.expm_frechet(A, t)")
+sqrtm = vjp_rule(
+    "scipy.linalg.sqrtm",
+    [sl.sqrtm],
+    ("A",),
+    {"A": "_ad.sqrtm_vjp(g, ans)"},
+    [(_M,), (_SPD,), (np.array([[4.0, 1.0], [0.5, 3.0]]),)],
+)
+set_jvps(sqrtm, A="_ad.sqrtm_jvp(t, ans)")
+_SYL = "_ad.solve_sylvester(np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2), g)"
+solve_sylvester = vjp_rule(
+    "scipy.linalg.solve_sylvester",
+    [sl.solve_sylvester, L.solve_sylvester],
+    ("a", "b", "q"),
+    {"a": f"-{_SYL} @ ans.T", "b": f"-ans.T @ {_SYL}", "q": _SYL},
+    [(_M, _SPD, _B @ _B.T), (_M, np.array([[1.5, 0.2], [-0.3, 0.9]]), _B)],
+)
+set_jvps(
+    solve_sylvester,
+    a="_ad.solve_sylvester(a, b, -t @ ans)",
+    b="_ad.solve_sylvester(a, b, -ans @ t)",
+    q="_ad.solve_sylvester(a, b, t)",
 )

@@ -141,6 +141,41 @@ xlog1py = elementwise(
     [(1.3, 0.7), (_REAL, _POS - 0.3), (np.array([0.0, 1.5]), np.array([[-0.5], [2.0]]))],
     sympy="xlog1py",
 )
+# Entropies: the derivatives of x log x are unbounded at x == 0 (d/dx is +-inf there,
+# the one-sided limit); outside the domain (x < 0 or y <= 0) the value is inf and the
+# gradient is not meaningful (NaN or inf, as in JAX).
+entr = elementwise(
+    "scipy.special.entr",
+    [sc.entr],
+    ("x",),
+    ("-(np.log(x) + 1.0)",),
+    [(0.7,), (2.5,), (_POS,)],
+    sympy="entr",
+)
+rel_entr = elementwise(
+    "scipy.special.rel_entr",
+    [sc.rel_entr],
+    ("x", "y"),
+    ("np.log(x / y) + 1.0", "-x / y"),
+    [(0.7, 1.3), (_POS, 0.9), (np.abs(_UNIT), _COL)],
+    sympy="rel_entr",
+)
+kl_div = elementwise(
+    "scipy.special.kl_div",
+    [sc.kl_div],
+    ("x", "y"),
+    ("np.log(x / y)", "1.0 - x / y"),
+    [(0.7, 1.3), (_POS, 0.9), (np.abs(_UNIT), _COL)],
+    sympy="kl_div",
+)
+beta = elementwise(
+    "scipy.special.beta",
+    [sc.beta],
+    ("a", "b"),
+    ("ans * (_ad.digamma(a) - _ad.digamma(a + b))", "ans * (_ad.digamma(b) - _ad.digamma(a + b))"),
+    [(0.7, 2.5), (_POS, 1.3), (np.abs(_UNIT), _COL)],
+    sympy="beta",
+)
 gamma = elementwise(
     "scipy.special.gamma", [sc.gamma], ("x",), ("ans * _ad.digamma(x)",), P, sympy="gamma"
 )

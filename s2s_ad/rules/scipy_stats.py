@@ -11,7 +11,9 @@ Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``
 ``beta`` (logpdf pdf; cdf logcdf sf logsf in every parameter: the shape parameters through
 ``_ad.gammainc_da``, ``_ad.betainc_da`` and ``_ad.betainc_db``), ``laplace`` and
 ``lognorm`` (logpdf pdf), ``poisson`` and ``binom`` (logpmf pmf in ``mu`` / ``p``),
-``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``). Not covered, and
+``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``), ``logistic`` (logpdf
+pdf cdf logcdf sf logsf), ``dirichlet`` (logpdf pdf in ``alpha``; ``x`` must lie on the
+simplex, so it has no gradient: refused when differentiated). Not covered, and
 refused when differentiated: the count arguments of discrete distributions. Frozen
 distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)`` and then
 ``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for the
@@ -280,6 +282,27 @@ cauchy = _family(
     defaults=_LOC_SCALE,
     cdf_sympy=True,
 )
+# logistic: d logpdf / dz = -tanh(z / 2); the density is 1 / (4 cosh(z / 2)^2) / scale.
+_TANH = f"np.tanh(0.5 * {_Z})"
+_SECH2 = f"(0.25 / np.cosh(0.5 * {_Z}) ** 2)"
+logistic = _family(
+    st.logistic,
+    "logistic",
+    ("x", "loc", "scale"),
+    (f"-{_TANH} / scale", f"{_TANH} / scale", f"({_Z} * {_TANH} - 1.0) / scale"),
+    [(0.7,), (_X,), (_X, _LOCS, _SCALES), (-1.1, 0.4, 2.5)],
+    cdf=(f"{_SECH2} / scale", f"-{_SECH2} / scale", f"-{_Z} * {_SECH2} / scale"),
+    cdf_params=("x", "loc", "scale"),
+    # log(expit(z))' = expit(-z), log(expit(-z))' = -expit(z): no underflow in the tails
+    logcdf=tuple(
+        f"{s}0.5 * (1.0 - {_TANH}) / scale{m}" for s, m in (("", ""), ("-", ""), ("-", f" * {_Z}"))
+    ),
+    logsf=tuple(
+        f"{s}0.5 * (1.0 + {_TANH}) / scale{m}" for s, m in (("-", ""), ("", ""), ("", f" * {_Z}"))
+    ),
+    defaults=_LOC_SCALE,
+    cdf_sympy=True,
+)
 _LOG_Y = f"np.log({_Z})"
 lognorm = _family(
     st.lognorm,
@@ -353,3 +376,21 @@ for _method, _pdf in (("logpdf", False), ("pdf", True)):
         mean=f"_ad.mvn_jvp(0.0, t, 0.0, x, mean, cov, ans, {_pdf})",
         cov=f"_ad.mvn_jvp(0.0, 0.0, t, x, mean, cov, ans, {_pdf})",
     )
+
+# --- Dirichlet: in alpha (x lies on the simplex) -------------------------------------------
+
+_ALPHA = np.array([1.5, 2.0, 0.7])
+_SIMPLEX = np.array([[0.2, 0.5, 0.3], [0.1, 0.6, 0.3], [0.45, 0.25, 0.3]]).T
+_SCORE = "_ad.dirichlet_score(x, alpha)"  # per component and sample
+for _method, _pdf in (("logpdf", ""), ("pdf", " * ans")):
+    _rule = vjp_rule(
+        f"scipy.stats.dirichlet.{_method}",
+        [getattr(st.dirichlet, _method)],
+        ("x", "alpha"),
+        {
+            "alpha": f"np.sum(np.reshape({_SCORE}, (np.size(alpha), -1))"
+            f" * np.reshape(g{_pdf}, (1, -1)), 1)"
+        },
+        [(_SIMPLEX[:, 0], _ALPHA), (_SIMPLEX, _ALPHA), (_SIMPLEX[:2], _ALPHA)],
+    )
+    set_jvps(_rule, alpha=f"np.tensordot(t, {_SCORE}, 1){_pdf}")

@@ -36,9 +36,17 @@ __all__ = [
     "logsumexp_vjp_b",
     "mvn_vjp",
     "mvn_jvp",
+    "dirichlet_score",
 ]
 # The wrappers above are registered with SciPy's functions; these have no rule.
-FROM_SOURCE = ("lse_weights", "logsumexp_vjp_a", "logsumexp_vjp_b", "mvn_vjp", "mvn_jvp")
+FROM_SOURCE = (
+    "lse_weights",
+    "logsumexp_vjp_a",
+    "logsumexp_vjp_b",
+    "mvn_vjp",
+    "mvn_jvp",
+    "dirichlet_score",
+)
 
 
 def _special() -> ModuleType:
@@ -229,3 +237,16 @@ def mvn_jvp(tx: Any, tm: Any, tc: Any, x: Any, mean: Any, cov: Any, ans: Any, pd
 
 
 nondiff("scipy checks", [_check_sign])
+
+
+def dirichlet_score(x: Any, alpha: Any) -> Any:
+    """The derivative of ``dirichlet.logpdf(x, alpha)`` in ``alpha``, per component (axis
+    0) and sample: ``digamma(sum(alpha)) - digamma(alpha) + log(x)``. ``x`` may omit the
+    last component (SciPy then completes it as ``1 - sum(x)``)."""
+    xs = np.asarray(x, dtype=float)
+    k = np.shape(alpha)[0]
+    if np.shape(xs)[0] + 1 == k:
+        xs = np.concatenate([xs, 1.0 - np.sum(xs, 0, keepdims=True)], 0)
+    shape = (k,) + (1,) * (np.ndim(xs) - 1)
+    base = digamma(np.sum(alpha)) - digamma(np.reshape(alpha, shape))
+    return base + np.log(xs)

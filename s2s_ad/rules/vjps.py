@@ -1150,11 +1150,27 @@ def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
 
 # --- helpers kept in their own modules, merged into ``_ad`` here ---------------------------
 
-from . import incgamma_vjps, linalg_vjps, scipy_vjps, shape_vjps, shapes_more_vjps  # noqa: E402
+from . import (  # noqa: E402
+    incgamma_vjps,
+    linalg_vjps,
+    scipy_linalg_vjps,
+    scipy_vjps,
+    shape_vjps,
+    shapes_more_vjps,
+    stats_vjps,
+)
 
 # Those without a rule of their own: differentiated from their source (higher order).
 FROM_SOURCE: tuple[str, ...] = ()
-for _module in (linalg_vjps, scipy_vjps, shape_vjps, shapes_more_vjps, incgamma_vjps):
+for _module in (
+    linalg_vjps,
+    scipy_vjps,
+    shape_vjps,
+    shapes_more_vjps,
+    incgamma_vjps,
+    stats_vjps,
+    scipy_linalg_vjps,
+):
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})
     __all__ += _module.__all__  # noqa: PLE0605
     FROM_SOURCE += _module.FROM_SOURCE
