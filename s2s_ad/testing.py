@@ -127,10 +127,14 @@ def check_grads(
 def _compare(
     analytic: np.ndarray, numeric: np.ndarray, what: str, atol: float, rtol: float
 ) -> None:
-    err = np.abs(analytic - numeric)
-    bound = atol + rtol * np.abs(numeric)
-    if np.any(err > bound):
-        worst = int(np.argmax(err - bound))
+    with np.errstate(invalid="ignore"):
+        err = np.abs(analytic - numeric)
+        bound = atol + rtol * np.abs(numeric)
+        # a NaN where the other side has a number fails; NaN on both sides, or the same
+        # infinity, agrees
+        bad = ~(err <= bound) & ~(np.isnan(analytic) & np.isnan(numeric)) & ~(analytic == numeric)
+    if np.any(bad):
+        worst = int(np.argmax(np.where(bad, np.nan_to_num(err - bound, nan=np.inf), -np.inf)))
         raise AssertionError(
             f"{what} differs at flat index {worst}: generated {analytic[worst]!r}, "
             f"expected {numeric[worst]!r} (|diff| {err[worst]:.3g} > {bound[worst]:.3g})"

@@ -112,8 +112,9 @@ X_DATA = np.array([0.05, 0.7, 1.9, 3.3, 6.0])
     [
         (binned_gamma_loglik, (1.7, 1.3)),
         (binned_gamma_loglik, (0.6, 2.2)),
-        (tails, (2.3, X_DATA)),
-        (tails, (np.array([0.4, 1.2, 3.0, 8.0, 2.0]), X_DATA)),
+        # inside the support (x > loc = 0.1): below it logcdf is -inf and the function too
+        (tails, (2.3, X_DATA + 0.1)),
+        (tails, (np.array([0.4, 1.2, 3.0, 8.0, 2.0]), X_DATA + 0.1)),
     ],
 )
 def test_programs_in_both_modes(fun: Any, args: tuple[Any, ...]) -> None:
@@ -248,3 +249,21 @@ def test_subnormal_terms_end_the_series() -> None:
     the series must still end (it used to run out of terms and refuse)."""
     got = s2s_ad.grad(lambda a: sc.gammainc(a, 56846.52777243439))(66121.49908178195)
     assert np.isfinite(got) and abs(got) < 1e-300
+
+
+def test_a_nan_gradient_never_agrees_with_a_number() -> None:
+    """check_grads's comparison: a NaN against a finite difference fails (it used to pass,
+    which hid the gamma cdf's 0 * inf at the edge of its support)."""
+    from s2s_ad.testing import _compare
+
+    with pytest.raises(AssertionError, match="differs"):
+        _compare(np.array([1.0, np.nan]), np.array([1.0, 8.43]), "gradient", 1e-6, 1e-6)
+    _compare(np.array([np.nan, np.inf]), np.array([np.nan, np.inf]), "gradient", 1e-6, 1e-6)
+
+
+def test_binned_likelihood_with_an_infinite_density_at_zero() -> None:
+    """shape < 1: the density is infinite at the first edge (0), where the cdf is 0 for
+    every scale; the scale's gradient is finite (it was NaN: 0 * inf)."""
+    g = s2s_ad.grad(binned_gamma_loglik, (0, 1))(0.6, 2.2)
+    assert np.all(np.isfinite(g))
+    s2s_ad.check_grads(binned_gamma_loglik, (0.6, 2.2), modes=("rev", "fwd"), rtol=1e-5)

@@ -205,6 +205,9 @@ t = _family(
 
 _G_LOGPDF = f"(a - 1.0) * np.log({_Z}) - {_Z} - _ad.gammaln(a) - np.log(scale)"
 _G_PDF = f"np.exp({_G_LOGPDF})"
+# -z * pdf, the cdf's scale partial, as one power: 0 at z = 0 also where the density is
+# infinite there (a < 1), not 0 * inf
+_G_ZPDF = f"-np.exp(a * np.log({_Z}) - {_Z} - _ad.gammaln(a) - np.log(scale))"
 gamma = _family(
     st.gamma,
     "gamma",
@@ -216,7 +219,7 @@ gamma = _family(
         f"({_Z} - a) / scale",
     ),
     [(0.7, 2.5), (_POS, 1.7), (_POS, _SCALES, -0.3), (_POS, 3.0, 0.1, _SCALES), (2.5, 0.8)],
-    cdf=(_G_PDF, f"_ad.gammainc_da(a, np.maximum({_Z}, 0.0))", f"-{_G_PDF}", f"-{_Z} * {_G_PDF}"),
+    cdf=(_G_PDF, f"_ad.gammainc_da(a, np.maximum({_Z}, 0.0))", f"-{_G_PDF}", _G_ZPDF),
     cdf_params=("x", "a", "loc", "scale"),
     defaults=_LOC_SCALE,
 )
@@ -250,7 +253,9 @@ beta = _family(
         f"_ad.betainc_da(a, b, np.clip({_Z}, 0.0, 1.0))",
         f"_ad.betainc_db(a, b, np.clip({_Z}, 0.0, 1.0))",
         f"-{_B_PDF}",
-        f"-{_Z} * {_B_PDF}",
+        # -z * pdf as one power: 0 at z = 0 also where the density is infinite (a < 1)
+        f"-np.exp(a * np.log({_Z}) + (b - 1.0) * np.log1p(-{_Z}) - _ad.betaln(a, b) "
+        "- np.log(scale))",
     ),
     cdf_params=("x", "a", "b", "loc", "scale"),
     defaults=_LOC_SCALE,
