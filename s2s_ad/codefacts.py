@@ -89,6 +89,18 @@ def pure(expr: ast.expr, tape: str) -> bool:
     return tape not in names(expr, ast.Load)
 
 
+#: Expressions evaluated later or conditionally: nothing under them is folded or reused.
+DEFERRED = (
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.BoolOp,
+    ast.IfExp,
+)
+
+
 # NumPy functions that write into an argument (besides any call given ``out=``)
 NP_WRITERS = frozenset(
     {"copyto", "put", "place", "putmask", "fill_diagonal", "put_along_axis", "at", "seed"}

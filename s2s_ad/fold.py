@@ -27,7 +27,17 @@ import copy
 import re
 from collections import Counter
 
-from .codefacts import COMPOUND, Info, nodes, pure, scan, statements, store_targets, written
+from .codefacts import (
+    COMPOUND,
+    DEFERRED,
+    Info,
+    nodes,
+    pure,
+    scan,
+    statements,
+    store_targets,
+    written,
+)
 
 #: The longest statement (without its indentation) folding makes.
 WIDTH = 88
@@ -40,15 +50,6 @@ _GENERATED = re.compile(r"(?<![\w.])_\w*")
 #: The temporaries the sweeps make (``_t3``, ``_t3_bar``, ``_t3_dot``): the user's names,
 #: ``_`` ones too, stay.
 _TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
-_DEFERRED = (
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-    ast.BoolOp,
-    ast.IfExp,
-)
 
 
 def blocks(stmts: list[ast.stmt]) -> list[list[ast.stmt]]:
@@ -348,7 +349,7 @@ class _Folder:
                 "test" if isinstance(u, ast.If) else "iter" if isinstance(u, ast.For) else "value"
             )
             setattr(u, field, s.value)
-        elif isinstance(head, _DEFERRED) or not _replace(head, t, s.value):
+        elif isinstance(head, DEFERRED) or not _replace(head, t, s.value):
             return False
         self.width[id(u)] = width
         self.drop.add(id(s))
@@ -429,7 +430,7 @@ def _reads_of(node: ast.AST | None, t: str) -> int:
         return 0
     if isinstance(node, ast.Name):
         return int(node.id == t and isinstance(node.ctx, ast.Load))
-    if isinstance(node, _DEFERRED):
+    if isinstance(node, DEFERRED):
         return -WIDTH if t in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} else 0
     return sum(_reads_of(child, t) for child in ast.iter_child_nodes(node))
 
@@ -446,7 +447,7 @@ def _replace(node: ast.AST, t: str, value: ast.expr) -> bool:
                 else:
                     setattr(node, name, value)
                 return True
-            if isinstance(item, ast.AST) and not isinstance(item, _DEFERRED):
+            if isinstance(item, ast.AST) and not isinstance(item, DEFERRED):
                 if _replace(item, t, value):
                     return True
     return False

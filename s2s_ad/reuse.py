@@ -29,7 +29,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codefacts import COMPOUND, PURE_BUILTINS, PURE_HELPERS, nodes, store_targets, written
+from .codefacts import (
+    COMPOUND,
+    DEFERRED,
+    PURE_BUILTINS,
+    PURE_HELPERS,
+    nodes,
+    store_targets,
+    written,
+)
 from .rules import vjps
 
 #: The rules' VJP helpers (``_ad.max_weight``, ``_ad.norm_vjp``...): each returns a new
@@ -42,16 +50,6 @@ _RULE_HELPERS = frozenset(
 
 #: Operators whose operands can be a reused value: each makes a new value of them.
 _OPERATORS = (ast.BinOp, ast.UnaryOp)
-#: Expressions evaluated later or conditionally: nothing under them is replaced.
-_DEFERRED = (
-    ast.Lambda,
-    ast.ListComp,
-    ast.SetComp,
-    ast.DictComp,
-    ast.GeneratorExp,
-    ast.BoolOp,
-    ast.IfExp,
-)
 
 
 @dataclass(frozen=True)
@@ -154,7 +152,7 @@ def _substitute(node: ast.AST, held: list[_Held]) -> bool:
     the name holding it. Returns whether anything was replaced."""
     hit = False
     for child in ast.iter_child_nodes(node):
-        if isinstance(child, _DEFERRED):
+        if isinstance(child, DEFERRED):
             continue
         if isinstance(node, _OPERATORS):
             call = _ufunc_call(child) if isinstance(child, ast.Call) else None
