@@ -81,6 +81,8 @@ _CMPOPS = {
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
 _MISSING = object()
 
+_Comp = cst.ListComp | cst.GeneratorExp | cst.DictComp
+
 
 class _Names(cst.CSTVisitor):
     """Collects every identifier and the names assigned in the function (its locals)."""
@@ -1156,7 +1158,7 @@ class Normalizer:
             raise self.error("assignment expression (:=)", node)
         if isinstance(node, cst.Lambda):
             return self.opaque(node, "lambda used as a value")
-        if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
+        if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             scoped = self._scoped(node)
             if scoped is not None:
                 return ir.Copy(self.comprehension(scoped))
@@ -1168,9 +1170,7 @@ class Normalizer:
             return self.opaque(node, type(node).__name__)
         return ir.Copy(self.atom(node))
 
-    def _scoped(
-        self, node: cst.ListComp | cst.GeneratorExp
-    ) -> cst.ListComp | cst.GeneratorExp | None:
+    def _scoped(self, node: _Comp) -> _Comp | None:
         """``node`` with its loop variables renamed apart from the function's names, so
         that it can become a loop (``None`` when it cannot).
 
@@ -1202,22 +1202,33 @@ class Normalizer:
             ifs=[cond.visit(rename) for cond in outer.ifs],
             inner_for_in=outer.inner_for_in.visit(rename) if outer.inner_for_in else None,
         )
-        renamed = node.with_changes(elt=node.elt.visit(rename), for_in=for_in)
+        if isinstance(node, cst.DictComp):
+            renamed = node.with_changes(
+                key=node.key.visit(rename), value=node.value.visit(rename), for_in=for_in
+            )
+        else:
+            renamed = node.with_changes(elt=node.elt.visit(rename), for_in=for_in)
         self.origin[renamed] = self.origin.get(node, node)
         return renamed
 
-    def comprehension(self, node: cst.ListComp | cst.GeneratorExp) -> ir.Atom:
-        """``[e for v in xs if c]`` as a loop appending to a fresh list."""
-        out = self.fresh("_list")
-        self.locals.add(out)
-        self.assign(out, ir.Build("list", []))
-        append = cst.SimpleStatementLine(
-            [
-                cst.Expr(
-                    cst.Call(cst.Attribute(cst.Name(out), cst.Name("append")), [cst.Arg(node.elt)])
-                )
-            ]
-        )
+    def comprehension(self, node: _Comp) -> ir.Atom:
+        """``[e for v in xs if c]`` as a loop appending to a fresh list; ``{k: e for ...}``
+        as a loop storing into a fresh dict."""
+        append: cst.BaseStatement
+        if isinstance(node, cst.DictComp):
+            out = self.fresh("_dict")
+            self.locals.add(out)
+            self.assign(out, ir.Build("dict", [], []))
+            store = cst.AssignTarget(
+                cst.Subscript(cst.Name(out), [cst.SubscriptElement(cst.Index(node.key))])
+            )
+            append = cst.SimpleStatementLine([cst.Assign([store], node.value)])
+        else:
+            out = self.fresh("_list")
+            self.locals.add(out)
+            self.assign(out, ir.Build("list", []))
+            call = cst.Call(cst.Attribute(cst.Name(out), cst.Name("append")), [cst.Arg(node.elt)])
+            append = cst.SimpleStatementLine([cst.Expr(call)])
 
         def nest(comp: cst.CompFor) -> cst.BaseStatement:
             body: cst.BaseStatement = (
@@ -1473,6 +1484,11 @@ class Normalizer:
             literal = self.dict_call(node)
             if literal is not None:
                 return literal
+            pairs = self.dict_of_pairs(node)
+            if pairs is not None:
+                scoped = self._scoped(pairs)
+                if scoped is not None:
+                    return ir.Copy(self.comprehension(scoped))
         if parts is not None and self.resolve_dotted(parts) is functools.reduce:
             folded = self.reduce_call(node)
             if folded is not None:
@@ -1664,6 +1680,26 @@ class Normalizer:
         self.temps.add(tmp)
         self.assign(tmp, ir.Call(ir.Callee(code, func, resolved=True), atoms, []))
         return ir.Var(tmp)
+
+    def dict_of_pairs(self, node: cst.Call) -> cst.DictComp | None:
+        """``dict(zip(keys, values))`` or ``dict(d.items())`` as the comprehension
+        ``{k: v for k, v in ...}`` (else ``None``)."""
+        if len(node.args) != 1 or node.args[0].keyword is not None or node.args[0].star:
+            return None
+        pairs = node.args[0].value
+        if not isinstance(pairs, cst.Call) or any(a.keyword or a.star for a in pairs.args):
+            return None
+        func = pairs.func
+        parts = self.dotted(func)
+        zipped = parts is not None and self.resolve_dotted(parts) is builtins.zip
+        items = isinstance(func, cst.Attribute) and func.attr.value == "items" and not pairs.args
+        if not (zipped and len(pairs.args) == 2) and not items:
+            return None
+        key, value = cst.Name(self.fresh("_key")), cst.Name(self.fresh("_value"))
+        target = cst.Tuple([cst.Element(key), cst.Element(value)], lpar=[], rpar=[])
+        comp = cst.DictComp(key=key, value=value, for_in=cst.CompFor(target=target, iter=pairs))
+        self.origin[comp] = self.origin.get(node, node)
+        return comp
 
     def dict_call(self, node: cst.Call) -> ir.Build | None:
         """``dict(a=x)`` or ``dict([("a", x), ...])`` as a dict literal (else ``None``)."""
