@@ -27,6 +27,7 @@ from .normal_forms import STATS as STATS
 from .normal_forms import normalized as normalized
 from .source import user_origin
 from .targets import REFUSE, SPEC, as_method, bind_first, define, mark, primal, signature
+from .varargs import fixed_arity
 from .wrapper import Binder, Variants, check_not_none, make_entry
 from .wrapper import check_float as _check_float
 from .wrapper import fix_grad as fix_grad
@@ -735,7 +736,7 @@ def pullback_wrt(
     The first call of ``pullback`` reuses the forward sweep's tape; later calls run the
     forward sweep again (the backward sweep consumes its tape).
     """
-    fun = as_method(fun)
+    fun = as_method(fixed_arity(fun, len(args)))
     params = _param_names(fun)
     names = tuple(params[i] for i in positions)
     for name, pos in zip(names, positions):

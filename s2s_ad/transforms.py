@@ -36,6 +36,7 @@ from .api import (
     sweeps_source,
 )
 from .targets import as_method, mark, primal, signature, summed
+from .varargs import fixed_arity, per_call, star_index
 
 _ndarray = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -100,7 +101,7 @@ def _jvp_wrt(
     tangents: Sequence[Any],
 ) -> tuple[Any, Any]:
     """Run the tangent program of ``fun`` with tangents for the arguments at ``positions``."""
-    fun, target, params = _resolve(fun)
+    fun, target, params = _resolve(fixed_arity(fun, len(args)))
     names = [params[p] for p in positions]
     for name, pos, t in zip(names, positions, tangents):
         _check_float(name, args[pos])
@@ -188,6 +189,8 @@ def jacobian(
     if mode not in ("rev", "fwd"):
         raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
     wrt = pick_wrt(wrt, argnums)
+    if star_index(fun) is not None:
+        return _star_made(fun, lambda g: jacobian(g, wrt, mode), "jacobian")
     positions, single = _positions(fun, wrt)
 
     def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
@@ -415,6 +418,8 @@ def elementwise_grad(
     It is ``grad`` of a generated function returning ``np.sum(fun(...))``, so it can be
     differentiated again (``elementwise_grad(elementwise_grad(f))``, ``jacobian`` of it).
     """
+    if star_index(fun) is not None:
+        return _star_made(fun, lambda g: elementwise_grad(g, wrt, argnums=argnums), "")
     gradient = grad(summed(fun), pick_wrt(wrt, argnums))
 
     def elementwise_grad_fun(*args: Any, **kwargs: Any) -> Any:
@@ -429,6 +434,8 @@ def elementwise_grad(
 def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     """``hvp(fun)(x, v)``: the Hessian of ``fun`` at ``x`` times ``v``, without forming it
     (forward mode over the generated gradient)."""
+    if star_index(fun) is not None:
+        return _star_made(fun, lambda g: hvp(g, wrt), "hvp", trailing=1)
     gradient = grad(fun, wrt)
     (pos,), _ = _positions(fun, wrt)
     bound: list[Any] = []  # [method, tangent program, its compiled code, cache key, tangent kw]
@@ -490,9 +497,21 @@ def hessian(
 ) -> Callable[..., Any]:
     """The Hessian of a scalar ``fun`` (forward mode over the generated gradient)."""
     wrt = pick_wrt(wrt, argnums)
+    if star_index(fun) is not None:
+        return _star_made(fun, lambda g: hessian(g, wrt), "hessian")
     hess = jacobian(grad(fun, wrt), wrt, mode="fwd")
     mark(hess, fun, f"hessian({_label(fun)}) cannot be differentiated again")
     return hess
+
+
+def _star_made(
+    fun: Any, transform: Callable[[Any], Callable[..., Any]], kind: str, trailing: int = 0
+) -> Callable[..., Any]:
+    """``transform(fun)`` for ``fun`` with ``*args``: per call, of the function with one
+    named parameter per argument (:mod:`varargs`)."""
+    made = per_call(fun, transform, trailing)
+    mark(made, fun, f"{kind}({_label(fun)}) cannot be differentiated again" if kind else None)
+    return made
 
 
 def _label(fun: Any) -> str:

@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"errors", "ir", "codegen", "codefacts", "cstwalk", "duck", "positions", "simplify"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
-    {"rules", "custom", "targets", "packing", "variable", "batching"},
+    {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
     # the normal form and the facts read from it
     {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
     | {"call_plans", "shape_analysis", "loop_exits"},
