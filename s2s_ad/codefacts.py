@@ -23,20 +23,58 @@ PURE_BUILTINS = frozenset(
 COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
 
 
+#: Fields that never hold a node (names, flags, markers): :func:`nodes` does not read them.
+_LEAF_FIELDS = frozenset(
+    "ctx id attr arg asname module level kind type_comment conversion is_async simple".split()
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of node class ``cls`` that may hold nodes, in ``_fields`` order."""
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        skip = set(_LEAF_FIELDS)
+        if cls is ast.Constant:
+            skip.add("value")
+        if cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
+            skip.add("name")
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+    return fields
+
+
 def nodes(node: ast.AST) -> list[ast.AST]:
     """``node`` and every node under it (as ``ast.walk``, in another order, without the
     ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
     out = [node]
     i = 0
+    table = _CHILD_FIELDS
     while i < len(out):
         n = out[i]
         i += 1
-        for name in n._fields:
+        cls = n.__class__
+        fields = table.get(cls)
+        if fields is None:
+            fields = _child_fields(cls)
+        for name in fields:
             v = getattr(n, name, None)
             if v.__class__ is list:
                 out.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST) and not isinstance(v, ast.expr_context):
+            elif isinstance(v, ast.AST):
                 out.append(v)
+    return out
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The nodes directly under ``node`` (as ``ast.iter_child_nodes``, without the
+    ``Load``/``Store`` markers)."""
+    out: list[ast.AST] = []
+    for name in _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__):
+        v = getattr(node, name, None)
+        if v.__class__ is list:
+            out.extend([x for x in v if isinstance(x, ast.AST)])
+        elif isinstance(v, ast.AST):
+            out.append(v)
     return out
 
 
@@ -209,6 +247,7 @@ class Info:
         self.tape = tape
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
+        self.writes: dict[int, set[str]] = {}
         self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
 
     def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool, bool]:
@@ -241,10 +280,20 @@ class Info:
         """Whether a simple statement calls nothing that may have effects (see ``scan``)."""
         return self._facts(s)[3]
 
+    def written(self, s: ast.stmt) -> set[str]:
+        """:func:`written` of ``s``, walked once (the set is shared: do not change it)."""
+        key = id(s)
+        found = self.writes.get(key)
+        if found is None:
+            found = self.writes[key] = written(s)
+            self.known.append(s)
+        return found
+
     def forget(self, s: ast.AST) -> None:
         """Drop what is known of ``s`` (after it was rewritten)."""
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
+        self.writes.pop(id(s), None)
 
     def dead_if_unread(self, s: ast.stmt) -> bool:
         """Whether ``s`` is ``names = <pure expression>`` (not a tape pop): dropped when
