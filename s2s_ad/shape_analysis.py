@@ -662,7 +662,11 @@ def _join_envs(a: Env | None, b: Env | None) -> Env | None:
         return b
     if b is None:
         return a
-    return {k: join(a[k], b[k]) for k in a.keys() & b.keys()}
+    out: Env = {}
+    for k in a.keys() & b.keys():
+        x, y = a[k], b[k]
+        out[k] = x if x is y else join(x, y)  # most facts come through a loop unchanged
+    return out
 
 
 def _join_all(envs: list[Env | None]) -> Env | None:
