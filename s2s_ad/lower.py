@@ -487,7 +487,7 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
         saves = pushes.get(name, [])
         if len(saves) != len(restores):
             continue
-        if all(id(p) in liveness.after and name not in liveness.after[id(p)] for p in restores):
+        if all(id(p) in liveness.after and not liveness.live_after(p, name) for p in restores):
             drop |= {id(s) for s in [*saves, *restores]}
     return drop
 
