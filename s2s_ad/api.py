@@ -42,11 +42,15 @@ if TYPE_CHECKING:
 
 _CACHE: dict[tuple[Any, ...], Compiled] = {}
 _IN_PROGRESS: set[tuple[Any, ...]] = set()
+#: Per function and options (the cache key without argument kinds): the variants made,
+#: as (normal form, the scalar and vector sets' answers, their program).
+_VARIANTS: dict[tuple[Any, ...], list[tuple[Any, Any, Any, Compiled]]] = {}
 
 
 def clear_cache() -> None:
     """Forget every generated function (after ``defgrad`` changes the rules)."""
     _CACHE.clear()
+    _VARIANTS.clear()
     NORMALIZED.clear()
     _MADE.clear()
     emit = sys.modules.get(f"{__package__}.emit")  # imported by the first transform
@@ -147,11 +151,19 @@ def _compile_adjoint(
         bool(pure),
         variables,
     )
+    # the reverse pass asks of the argument kinds only which variables hold scalars and
+    # which 1-d arrays: a variant whose sets answer its questions alike gets the same code
+    made = _VARIANTS.setdefault((*key[:3], *key[5:]), [])
+    for normal, scalar, vector, compiled in made:
+        if normal is fn and scalar.agrees(rev.scalar.names) and vector.agrees(rev.vectors.names):
+            _CACHE[key] = compiled
+            return compiled
     sweeps = rev.run()
     returned = str(rev.returned)
     origin = user_origin(parsed.filename, parsed.first_line)
     compiled = emit(sweeps, func, fn.name, fn.params, rev.ad, rev.tape, returned, origin, pure)
     _CACHE[key] = compiled
+    made.append((fn, rev.scalar, rev.vectors, compiled))
     return compiled
 
 

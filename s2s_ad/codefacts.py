@@ -23,20 +23,58 @@ PURE_BUILTINS = frozenset(
 COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
 
 
+#: Fields that never hold a node (names, flags, markers): :func:`nodes` does not read them.
+_LEAF_FIELDS = frozenset(
+    "ctx id attr arg asname module level kind type_comment conversion is_async simple".split()
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    """The fields of node class ``cls`` that may hold nodes, in ``_fields`` order."""
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        skip = set(_LEAF_FIELDS)
+        if cls is ast.Constant:
+            skip.add("value")
+        if cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
+            skip.add("name")
+        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+    return fields
+
+
 def nodes(node: ast.AST) -> list[ast.AST]:
     """``node`` and every node under it (as ``ast.walk``, in another order, without the
     ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
     out = [node]
     i = 0
+    table = _CHILD_FIELDS
     while i < len(out):
         n = out[i]
         i += 1
-        for name in n._fields:
+        cls = n.__class__
+        fields = table.get(cls)
+        if fields is None:
+            fields = _child_fields(cls)
+        for name in fields:
             v = getattr(n, name, None)
             if v.__class__ is list:
                 out.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST) and not isinstance(v, ast.expr_context):
+            elif isinstance(v, ast.AST):
                 out.append(v)
+    return out
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """The nodes directly under ``node`` (as ``ast.iter_child_nodes``, without the
+    ``Load``/``Store`` markers)."""
+    out: list[ast.AST] = []
+    for name in _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__):
+        v = getattr(node, name, None)
+        if v.__class__ is list:
+            out.extend([x for x in v if isinstance(x, ast.AST)])
+        elif isinstance(v, ast.AST):
+            out.append(v)
     return out
 
 
@@ -81,12 +119,15 @@ def written(node: ast.stmt) -> set[str]:
 
 def pure(expr: ast.expr, tape: str) -> bool:
     """Whether evaluating ``expr`` has no effect besides its value (and reads no tape)."""
-    for node in nodes(expr):
+    under = nodes(expr)
+    for node in under:
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             return False
         if isinstance(node, ast.Call) and not pure_call(node):
             return False
-    return tape not in names(expr, ast.Load)
+    return not any(
+        isinstance(n, ast.Name) and n.id == tape and isinstance(n.ctx, ast.Load) for n in under
+    )
 
 
 #: Expressions evaluated later or conditionally: nothing under them is folded or reused.
@@ -209,6 +250,11 @@ class Info:
         self.tape = tape
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
+        self.writes: dict[int, set[str]] = {}
+        #: name -> its bit in the masks :class:`Liveness` computes with
+        self.bits: dict[str, int] = {}
+        self.masks: dict[int, tuple[int, int]] = {}
+        self.load_masks: dict[int, int] = {}
         self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
 
     def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool, bool]:
@@ -241,10 +287,50 @@ class Info:
         """Whether a simple statement calls nothing that may have effects (see ``scan``)."""
         return self._facts(s)[3]
 
+    def written(self, s: ast.stmt) -> set[str]:
+        """:func:`written` of ``s``, walked once (the set is shared: do not change it)."""
+        key = id(s)
+        found = self.writes.get(key)
+        if found is None:
+            found = self.writes[key] = written(s)
+            self.known.append(s)
+        return found
+
     def forget(self, s: ast.AST) -> None:
         """Drop what is known of ``s`` (after it was rewritten)."""
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
+        self.writes.pop(id(s), None)
+        self.masks.pop(id(s), None)
+        self.load_masks.pop(id(s), None)
+
+    def mask(self, names: set[str] | frozenset[str]) -> int:
+        """The names as a bit mask (each name its own bit, given at its first use)."""
+        bits = self.bits
+        out = 0
+        for name in names:
+            bit = bits.get(name)
+            if bit is None:
+                bit = bits[name] = 1 << len(bits)
+            out |= bit
+        return out
+
+    def of_masks(self, s: ast.stmt) -> tuple[int, int]:
+        """:meth:`of` as bit masks."""
+        key = id(s)
+        found = self.masks.get(key)
+        if found is None:
+            reads, kills = self.of(s)
+            found = self.masks[key] = (self.mask(reads), self.mask(kills))
+        return found
+
+    def load_mask(self, node: ast.AST) -> int:
+        """:meth:`load` as a bit mask."""
+        key = id(node)
+        found = self.load_masks.get(key)
+        if found is None:
+            found = self.load_masks[key] = self.mask(self.load(node))
+        return found
 
     def dead_if_unread(self, s: ast.stmt) -> bool:
         """Whether ``s`` is ``names = <pure expression>`` (not a tape pop): dropped when
@@ -262,37 +348,46 @@ class Info:
 
 class Liveness:
     """Backward liveness over a structured function body, recording for each statement
-    the names live after it (``after``, by statement id).
+    the names live after it (``after``, by statement id, as a bit mask of
+    :meth:`Info.mask`; ask :meth:`live_after`).
 
     A statement that :meth:`Info.dead_if_unread` allows to drop, and whose names are
-    not live after it, reads nothing: one sweep finds chains of dead stores.
+    not live after it, reads nothing: one sweep finds chains of dead stores. Sets of
+    names are bit masks (Python integers): a 2,000-line function has a few hundred live
+    names at a time, which set operations would copy at every statement.
     """
 
     def __init__(self, info: Info) -> None:
         self.info = info
-        self.after: dict[int, set[str]] = {}
+        self.after: dict[int, int] = {}
 
     def run(self, body: list[ast.stmt]) -> Liveness:
         """Liveness over a whole function body (nothing live at its end)."""
-        self.block(body, set(), set(), set())
+        self.block(body, 0, 0, 0)
         return self
 
-    def block(
-        self, stmts: list[ast.stmt], live: set[str], brk: set[str], cont: set[str]
-    ) -> set[str]:
+    def live_after(self, s: ast.stmt, name: str) -> bool:
+        """Whether ``name`` is live after statement ``s`` (which the sweep reached)."""
+        bit = self.info.bits.get(name)
+        return bit is not None and bool(self.after[id(s)] & bit)
+
+    def any_live_after(self, s: ast.stmt, mask: int) -> bool:
+        """Whether a name of ``mask`` is live after statement ``s``."""
+        return bool(self.after[id(s)] & mask)
+
+    def block(self, stmts: list[ast.stmt], live: int, brk: int, cont: int) -> int:
         """The names live before ``stmts`` given those live after them, at a ``break``
         (``brk``) and at a ``continue`` (``cont``)."""
         for s in reversed(stmts):
             live = self.stmt(s, live, brk, cont)
         return live
 
-    def stmt(self, s: ast.stmt, live: set[str], brk: set[str], cont: set[str]) -> set[str]:
-        """The names live before ``s`` (see :meth:`block`). Sets are never changed once
-        made (``after`` keeps them without copies)."""
+    def stmt(self, s: ast.stmt, live: int, brk: int, cont: int) -> int:
+        """The names live before ``s`` (see :meth:`block`)."""
         self.after[id(s)] = live
-        load = self.info.load
+        info = self.info
         if isinstance(s, ast.Return):
-            return load(s)
+            return info.load_mask(s)
         if isinstance(s, ast.Break):
             return brk
         if isinstance(s, ast.Continue):
@@ -300,23 +395,23 @@ class Liveness:
         if isinstance(s, ast.If):
             body = self.block(s.body, live, brk, cont)
             orelse = self.block(s.orelse, live, brk, cont)
-            return body | orelse | load(s.test)
+            return body | orelse | info.load_mask(s.test)
         if isinstance(s, (ast.For, ast.While)):
-            head = live | load(s.test) if isinstance(s, ast.While) else live
-            target = names(s.target, ast.Store) if isinstance(s, ast.For) else set()
+            head = live | info.load_mask(s.test) if isinstance(s, ast.While) else live
+            target = info.mask(names(s.target, ast.Store)) if isinstance(s, ast.For) else 0
             while True:
-                inner = self.block(s.body, head, live, head) - target
-                if inner <= head:
+                inner = self.block(s.body, head, live, head) & ~target
+                if not (inner & ~head):
                     break
                 head = head | inner
             self.after[id(s)] = live
             if isinstance(s, ast.For):
-                return head | load(s.iter)
+                return head | info.load_mask(s.iter)
             return head
-        s_reads, s_kills = self.info.of(s)
-        if not (s_kills & live) and self.info.dead_if_unread(s):
+        s_reads, s_kills = info.of_masks(s)
+        if not (s_kills & live) and info.dead_if_unread(s):
             return live
-        return (live - s_kills) | s_reads
+        return (live & ~s_kills) | s_reads
 
 
 def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:

@@ -6,6 +6,7 @@ backward sweep reads; ``render`` keeps only the sites listed in ``pushed``.
 
 from __future__ import annotations
 
+import functools
 import re
 import types
 from dataclasses import dataclass, field
@@ -60,10 +61,12 @@ class Pop:
 Item = Line | Comment | Suite | Push | Pop
 
 
-def identifiers(text: str) -> set[str]:
-    """Identifiers read by a piece of code (attribute names and string contents excluded)."""
+@functools.lru_cache(maxsize=1 << 16)
+def identifiers(text: str) -> frozenset[str]:
+    """Identifiers read by a piece of code (attribute names and string contents excluded;
+    cached: the sweeps ask it of the same lines again and again)."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "''", text)
-    return set(_IDENT.findall(text))
+    return frozenset(_IDENT.findall(text))
 
 
 SITE = "  #@"  # marks a push or pop with its site, for the optimizer (removed after it)

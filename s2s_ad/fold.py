@@ -31,6 +31,7 @@ from .codefacts import (
     COMPOUND,
     DEFERRED,
     Info,
+    children,
     nodes,
     pure,
     scan,
@@ -431,8 +432,8 @@ def _reads_of(node: ast.AST | None, t: str) -> int:
     if isinstance(node, ast.Name):
         return int(node.id == t and isinstance(node.ctx, ast.Load))
     if isinstance(node, DEFERRED):
-        return -WIDTH if t in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} else 0
-    return sum(_reads_of(child, t) for child in ast.iter_child_nodes(node))
+        return -WIDTH if t in {n.id for n in nodes(node) if isinstance(n, ast.Name)} else 0
+    return sum(_reads_of(child, t) for child in children(node))
 
 
 def _replace(node: ast.AST, t: str, value: ast.expr) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .codefacts import COMPOUND, Info, names, pop_target, pure, written
+from .codefacts import COMPOUND, Info, names, nodes, pop_target, pure
 from .fold import WIDTH
 
 _TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
@@ -60,7 +60,7 @@ def _crossable(s: ast.stmt, info: Info, tape: str) -> bool:
     if not info.effect_free(s) or tape in info.of(s)[0]:
         return False
     in_place = not all(isinstance(t, ast.Name) for t in _targets(s))
-    return not in_place or all(n.endswith("_bar") for n in written(s))
+    return not in_place or all(n.endswith("_bar") for n in info.written(s))
 
 
 def _targets(s: ast.stmt) -> list[ast.expr]:
@@ -89,17 +89,18 @@ def _merge(d: ast.stmt, u: ast.stmt) -> bool:
     ):
         return False
     t = d.targets[0].id
-    if any(isinstance(n, ast.Name) and n.id == t for n in ast.walk(u.value.right)):
+    if any(isinstance(n, ast.Name) and n.id == t for n in nodes(u.value.right)):
         return False
     d.value = ast.BinOp(d.value, ast.Add(), u.value.right)
     return True
 
 
-def _copies_of(stmts: list[ast.stmt], i: int, name: str) -> set[str]:
+def _copies_of(stmts: list[ast.stmt], i: int, name: str, info: Info) -> set[str]:
     """Temporaries bound to a copy of ``name`` (``_t3_bar = s_bar``) before ``stmts[i]``
     and after ``name``'s last binding there."""
     out: set[str] = set()
-    for s in reversed(stmts[:i]):
+    for k in range(i - 1, -1, -1):
+        s = stmts[k]
         if isinstance(s, COMPOUND):
             break
         if (
@@ -111,7 +112,7 @@ def _copies_of(stmts: list[ast.stmt], i: int, name: str) -> set[str]:
             and s.value.id == name
         ):
             out.add(s.targets[0].id)
-        if name in written(s):
+        if name in info.written(s):
             break
     return out
 
@@ -130,7 +131,7 @@ def _sink(stmts: list[ast.stmt], i: int, info: Info, tape: str, notes: dict[int,
     ):
         return False
     name = u.targets[0].id
-    copies = _copies_of(stmts, i, name)
+    copies = _copies_of(stmts, i, name, info)
     if not copies:
         return False
     reads = _reads(u, info)
@@ -139,7 +140,7 @@ def _sink(stmts: list[ast.stmt], i: int, info: Info, tape: str, notes: dict[int,
         s = stmts[j]
         if id(s) in notes or not _crossable(s, info, tape):
             break
-        s_reads, s_writes = _reads(s, info), written(s)
+        s_reads, s_writes = _reads(s, info), info.written(s)
         if name in s_reads or name in s_writes or s_writes & reads:
             break
         if s_reads & copies:
@@ -188,7 +189,7 @@ def _merge(
             return u
         if id(u) in notes or not _crossable(u, info, tape):
             return None
-        if t in _reads(u, info) or t in written(u) or written(u) & reads:
+        if t in _reads(u, info) or t in info.written(u) or info.written(u) & reads:
             return None
     return None
 

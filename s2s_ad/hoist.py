@@ -8,6 +8,7 @@ the start of the line lets the optimizer fold the line back together.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 
 from .codefacts import pure
@@ -44,9 +45,11 @@ def hoist_pushes(items: list[Item], tape: str) -> list[Item]:
     return out
 
 
-def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
+@functools.lru_cache(maxsize=1 << 14)
+def _line_stores(text: str, tape: str, pure_only: bool) -> frozenset[str] | None:
     """Names a one-line statement binds (``None`` when it is not names bound to a value,
-    when it uses ``tape``, or with ``pure_only`` when the value may have effects)."""
+    when it uses ``tape``, or with ``pure_only`` when the value may have effects; cached:
+    a line is asked about once per push after it)."""
     match = _BINDING.match(text)
     if match is None or ":=" in text or _BINDING.match(text, match.end()):
         return None  # not an assignment, or one binding more names (``a = b = e``)
@@ -59,4 +62,4 @@ def _line_stores(text: str, tape: str, pure_only: bool) -> set[str] | None:
             return None
         if not (isinstance(stmt, ast.Assign) and pure(stmt.value, tape)):
             return None
-    return {name.strip() for name in match.group(1).split(",")} - {""}
+    return frozenset(name.strip() for name in match.group(1).split(",")) - {""}

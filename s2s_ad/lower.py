@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import optimize
-from .codefacts import Info, Liveness, is_tape_call, statements
+from .codefacts import Info, Liveness, children, is_tape_call, nodes, statements
 from .emit import Compiled, _free, program
 from .rewrite import comments, remove, render
 from .shape_analysis import Analysis, Unsupported
@@ -341,7 +341,7 @@ def _tape(func: ast.FunctionDef) -> str | None:
         and isinstance(s.value, ast.List)
         and not s.value.elts
     }
-    for node in ast.walk(func):
+    for node in nodes(func):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -361,15 +361,15 @@ def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
     turn or is assigned to a variable of which the same holds. Returns the ids of the
     statements changed."""
     stores: dict[str, int] = {}
-    for node in ast.walk(func):
+    for node in nodes(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             stores[node.id] = stores.get(node.id, 0) + 1
     parents: dict[int, ast.AST] = {}
-    for node in ast.walk(func):
-        for child in ast.iter_child_nodes(node):
+    for node in nodes(func):
+        for child in children(node):
             parents[id(child)] = node
     reads: dict[str, list[ast.Name]] = {}
-    for node in ast.walk(func):
+    for node in nodes(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             reads.setdefault(node.id, []).append(node)
     changed: set[int] = set()
@@ -394,7 +394,7 @@ def _scalar_adjoints(func: ast.FunctionDef, analysis: Analysis) -> set[int]:
 
 
 def _reads_any(node: ast.expr, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names for n in nodes(node))
 
 
 class _BroadcastBack:
@@ -478,7 +478,7 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
             whole_pops += 1
             if len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
                 pops.setdefault(s.targets[0].id, []).append(s)
-    all_pops = sum(1 for n in ast.walk(func) if is_tape_call(n, tape, "pop", 0))
+    all_pops = sum(1 for n in nodes(func) if is_tape_call(n, tape, "pop", 0))
     if all_pops != whole_pops:
         return set()
     liveness = Liveness(Info(tape)).run(func.body)
@@ -487,7 +487,7 @@ def _dead_tape_traffic(func: ast.FunctionDef, tape: str | None) -> set[int]:
         saves = pushes.get(name, [])
         if len(saves) != len(restores):
             continue
-        if all(id(p) in liveness.after and name not in liveness.after[id(p)] for p in restores):
+        if all(id(p) in liveness.after and not liveness.live_after(p, name) for p in restores):
             drop |= {id(s) for s in [*saves, *restores]}
     return drop
 

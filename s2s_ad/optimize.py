@@ -67,13 +67,12 @@ def _dead(
     for s in every:
         if id(s) not in lv.after:
             continue
-        after = lv.after[id(s)]
         target = pop_target(s, tape)
         mark = site(s, lines) if target is not None else None
         if mark is not None:
-            pops[mark] = pops.get(mark, True) and target not in after
+            pops[mark] = pops.get(mark, True) and not lv.live_after(s, target)  # type: ignore[arg-type]
             continue
-        if info.dead_if_unread(s) and not (info.of(s)[1] & after):
+        if info.dead_if_unread(s) and not lv.any_live_after(s, info.of_masks(s)[1]):
             drop.add(id(s))
     if decide:
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}

@@ -31,7 +31,10 @@ import numpy as np
 
 from . import dispatch, runtime
 from .errors import TransformError
-from .rules import REGISTRY
+from .rules import (
+    REGISTRY,
+    numpy_random,  # noqa: F401  (the draws' rules, before they are wrapped)
+)
 from .rules.registry import nondiff
 
 # NumPy's global-state draws; a Generator's methods cannot be intercepted

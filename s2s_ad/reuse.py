@@ -34,6 +34,7 @@ from .codefacts import (
     DEFERRED,
     PURE_BUILTINS,
     PURE_HELPERS,
+    children,
     nodes,
     store_targets,
     written,
@@ -124,7 +125,7 @@ def _escaping(node: ast.AST, parent: ast.AST | None = None) -> set[str]:
         if isinstance(node.ctx, ast.Load) and not isinstance(parent, (*_OPERATORS, ast.Compare)):
             out.add(node.id)
         return out
-    for child in ast.iter_child_nodes(node):
+    for child in children(node):
         out |= _escaping(child, node)
     return out
 
@@ -151,7 +152,7 @@ def _substitute(node: ast.AST, held: list[_Held]) -> bool:
     """Replace, under ``node``, each operand of an operator spelled like a held call by
     the name holding it. Returns whether anything was replaced."""
     hit = False
-    for child in ast.iter_child_nodes(node):
+    for child in children(node):
         if isinstance(child, DEFERRED):
             continue
         if isinstance(node, _OPERATORS):

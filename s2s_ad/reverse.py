@@ -32,7 +32,7 @@ from .reverse_contribs import Contributions, index_value
 from .reverse_control import ControlFlow
 from .reverse_fwd import RecordingSweep
 from .sweep_base import SweepBase
-from .value_kinds import numeric_vars, vector_vars
+from .value_kinds import Queried, numeric_vars, vector_vars
 
 
 @dataclass
@@ -86,7 +86,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         self.records: RecordPlan  # made by run(), once the call plans are known
         body = self.body
         self.numeric = numeric_vars(self.body)
-        self.vectors = vector_vars(self.body, set(fn.params), self.vector_params)
+        self.vectors = Queried(vector_vars(self.body, set(fn.params), self.vector_params))
         self.dicts = {
             s.target
             for s in walk(self.body)

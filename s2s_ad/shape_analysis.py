@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import runtime
+from .codefacts import children, nodes
 from .rules import vjps
 from .shape_facts import (
     BOTTOM,
@@ -207,7 +208,7 @@ class Analysis:
         Raises:
             Unsupported: For a construct that is not modelled.
         """
-        for node in ast.walk(self.func):
+        for node in nodes(self.func):
             if isinstance(node, (ast.Global, ast.Nonlocal, ast.Try, ast.Lambda, ast.NamedExpr)):
                 raise Unsupported(type(node).__name__)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -289,7 +290,7 @@ class Analysis:
             return env
         if isinstance(s, ast.Delete):
             for t in s.targets:
-                for n in ast.walk(t):
+                for n in nodes(t):
                     if isinstance(n, ast.Name):
                         env[n.id] = None
             return env
@@ -449,7 +450,7 @@ class Analysis:
             return join(self.expr(node.body, env), self.expr(node.orelse, env))
         if isinstance(node, ast.Tuple):
             return Tup(tuple(self.expr(e, env) for e in node.elts))
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             if isinstance(child, ast.expr):
                 self.expr(child, env)
         return None
@@ -622,7 +623,7 @@ def _int_like(node: ast.expr, fact: Fact) -> bool:
 
 def _pushed_names(func: ast.FunctionDef, tape: str | None) -> set[str]:
     out: set[str] = set()
-    for node in ast.walk(func):
+    for node in nodes(func):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -661,7 +662,11 @@ def _join_envs(a: Env | None, b: Env | None) -> Env | None:
         return b
     if b is None:
         return a
-    return {k: join(a[k], b[k]) for k in a.keys() & b.keys()}
+    out: Env = {}
+    for k in a.keys() & b.keys():
+        x, y = a[k], b[k]
+        out[k] = x if x is y else join(x, y)  # most facts come through a loop unchanged
+    return out
 
 
 def _join_all(envs: list[Env | None]) -> Env | None:

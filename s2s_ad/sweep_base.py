@@ -10,6 +10,7 @@ source, and refuses what neither pass models. :class:`~s2s_ad.reverse.Reverse` a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -20,7 +21,7 @@ from .codegen import Comment, Item, Push
 from .errors import TransformError
 from .normalize import expr_atoms
 from .rules.registry import Rule
-from .value_kinds import scalar_vars
+from .value_kinds import Queried, scalar_vars
 
 #: ``(callee, parameter names) -> pair of generated halves`` for user functions.
 Resolver = Callable[[Any, tuple[str, ...]], Any]
@@ -85,15 +86,23 @@ class SweepBase:
         self.body = body
         self.np = "np"
         self.ad = self.mint("_ad")
-        self.activity: Activity = analyze(
+        # what activity analysis reads, taken now: it runs when first needed (a variant
+        # that shares the code of one made before never needs it)
+        self._analysed = (
             ir.Function(fn.name, fn.params, body + [ret], fn.names, fn.filename, fn.first_line),
-            wrt,
+            list(wrt),
             self.output,
             variables,
         )
-        self.scalar = scalar_vars(self.body, set(fn.params), scalars, vectors)
+        # asked only ``name in``: the answers say which variants write the same code
+        self.scalar = Queried(scalar_vars(self.body, set(fn.params), scalars, vectors))
         self.vector_params = vectors
         self.setup()
+
+    @functools.cached_property
+    def activity(self) -> Activity:
+        """Which variables are active (see :func:`analysis.analyze`), made on first use."""
+        return analyze(*self._analysed)
 
     # --- hooks ---------------------------------------------------------------------------
 

@@ -18,6 +18,29 @@ from .analysis import classify, walk
 from .normalize import expr_atoms
 from .rules import REGISTRY
 
+
+class Queried:
+    """A set of names that the sweeps only ask ``name in ...`` of, remembering every
+    answer it gave: a pass that reads it no other way writes the same code for any other
+    set that gives the same answers (variants share their reverse pass, see
+    ``api._compile_adjoint``). Any other use fails loudly (it has no other methods)."""
+
+    __slots__ = ("names", "asked")
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = frozenset(names)
+        self.asked: dict[str, bool] = {}
+
+    def __contains__(self, name: object) -> bool:
+        found = name in self.names
+        self.asked[name] = found  # type: ignore[index]
+        return found
+
+    def agrees(self, names: frozenset[str]) -> bool:
+        """Whether ``names`` gives every answer this set gave."""
+        return all((name in names) == found for name, found in self.asked.items())
+
+
 _NUMERIC_OPS = {"+", "-", "*", "/", "**", "@", "%"}
 
 _SCALAR_BUILTINS = {"abs", "float", "int", "round", "min", "max", "len", "pow", "bool"}

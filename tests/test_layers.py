@@ -105,3 +105,44 @@ def test_importing_the_lower_layers_loads_nothing_above_them(k):
     loaded = json.loads(out.stdout)
     above = sorted(m for m in loaded if LAYER.get(m, -1) > k)
     assert not above, f"importing layers <= {k} loaded {above}"
+
+
+_FRESH = """
+import json, sys
+import s2s_ad
+light = {m: m in sys.modules for m in ("libcst", "numpy.random", "scipy")}
+sys.path.insert(0, sys.argv[1])
+import noisy
+import numpy as np
+x = np.array([0.5, -1.0, 2.0])
+got = s2s_ad.grad(noisy.loss)(x)
+print(json.dumps({"light": light, "grad": list(got), "want": list(noisy.expected(x))}))
+"""
+
+_NOISY = """
+import numpy as np
+
+
+def loss(x):
+    noise = np.random.rand(3) * 0.0  # a draw: no gradient flows through it
+    jitter = np.random.default_rng(0).standard_normal(3)
+    return np.sum(x * x) + np.sum(noise * x) + np.random.randint(1, 2) * np.sum(jitter)
+
+
+def expected(x):
+    return 2.0 * x
+"""
+
+
+def test_import_loads_no_parser_nor_random_module_and_draws_still_cut_gradients(tmp_path):
+    (tmp_path / "noisy.py").write_text(_NOISY)
+    out = subprocess.run(
+        [sys.executable, "-c", _FRESH, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent,
+    )
+    found = json.loads(out.stdout)
+    assert found["light"] == {"libcst": False, "numpy.random": False, "scipy": False}
+    assert found["grad"] == pytest.approx(found["want"])

@@ -11,7 +11,7 @@ from fd import numerical_grad
 from modules import import_text
 
 import s2s_ad
-from s2s_ad.api import clear_cache, compile_adjoint
+from s2s_ad.api import clear_cache, compile_adjoint, sweeps_source
 
 
 def _import(tmp_path, monkeypatch, text):
@@ -243,3 +243,68 @@ def test_the_sweeps_as_separate_functions_are_made_when_first_needed():
     assert "def mlp_loss_fwd(" in compiled.text and "def mlp_loss_bwd(" in compiled.text
     assert s2s_ad.source(df) == shown
     assert inspect.getsource(df.__wrapped__) == shown
+
+
+# --- variants sharing the reverse pass -------------------------------------------------
+# The reverse pass asks of the argument kinds only whether a variable holds a scalar or a
+# 1-d array; a variant whose kinds answer its questions alike takes the program made.
+
+
+def dense_loss(w, b, x):
+    h = np.tanh(x @ w + b)
+    return np.sum(h * h)
+
+
+def running_sum(a, scale):
+    """One element at a time: ``a[i]`` is a scalar for a 1-d ``a``, a row for a matrix."""
+    s = 0.0
+    for i in range(len(a)):
+        s = s + np.sum(a[i] * a[i]) * scale
+    return s
+
+
+def test_argument_kinds_the_sweeps_never_ask_about_share_the_program():
+    general = compile_adjoint(dense_loss, ("w", "b"))
+    vector_b = compile_adjoint(dense_loss, ("w", "b"), vectors=frozenset({"b"}))
+    assert vector_b is general  # whether b is 1-d changes no line of the sweeps
+    rng = np.random.default_rng(3)
+    w, b, x = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal((5, 3))
+    got = s2s_ad.grad(dense_loss, (0, 1))(w, b, x)
+    want = numerical_grad(dense_loss, (w, b, x), (0, 1))
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-6)
+
+
+def test_argument_kinds_that_change_the_sweeps_get_their_own_program():
+    general = compile_adjoint(running_sum, ("a",))
+    vector = compile_adjoint(running_sum, ("a",), vectors=frozenset({"a"}))
+    assert vector is not general
+    assert sweeps_source(vector) != sweeps_source(general)
+    floats = compile_adjoint(scaled, ("c", "d"), scalars=frozenset({"c", "d"}))
+    one_array = compile_adjoint(
+        scaled, ("c", "d"), scalars=frozenset({"c"}), vectors=frozenset({"d"})
+    )
+    assert one_array is not floats  # c's adjoint is summed over d's entries here only
+    assert sweeps_source(one_array) != sweeps_source(floats)
+
+
+def scaled(c, d, x):
+    """``c * d`` of two floats broadcasts nothing; of a float and a 1-element array, the
+    float's adjoint is a sum."""
+    t = c * d
+    return np.sum(x * t)
+
+
+@pytest.mark.parametrize("order", ["floats first", "array first"])
+def test_variants_made_in_either_order_give_their_own_gradients(order):
+    clear_cache()
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal(3)
+    calls = [(0.5, 2.0, x), (0.5, np.array([2.0]), x)]  # kinds (s, s, .) then (s, v, .)
+    d_scaled = s2s_ad.grad(scaled, (0, 1))
+    for args in calls if order == "floats first" else calls[::-1]:
+        got = d_scaled(*args)
+        want = numerical_grad(scaled, args, (0, 1))
+        for g, e, a in zip(got, want, args):
+            assert np.shape(g) == np.shape(a)
+            np.testing.assert_allclose(g, e, rtol=1e-6)

@@ -15,7 +15,9 @@
 
 SciPy's rules (:mod:`.scipy_special`, :mod:`.scipy_stats`, :mod:`.scipy_linalg`) load
 only once the user has imported the SciPy module they cover (``REGISTRY.defer``):
-SciPy is optional and importing it costs more than a second.
+SciPy is optional and importing it costs more than a second. So do the rules of
+``np.random``'s draws (:mod:`.numpy_random`): ``import numpy`` does not load
+``numpy.random``.
 """
 
 from . import (  # noqa: F401
@@ -35,6 +37,7 @@ from . import (  # noqa: F401
 from .generated_rules import RULES as _helper_rules  # noqa: F401  (the _ad helpers)
 from .registry import REGISTRY
 
+REGISTRY.defer("numpy.random", "s2s_ad.rules.numpy_random")
 REGISTRY.defer("scipy.special", "s2s_ad.rules.scipy_special")
 REGISTRY.defer("scipy.linalg", "s2s_ad.rules.scipy_linalg")
 REGISTRY.defer("scipy.stats", "s2s_ad.rules.scipy_stats")

@@ -23,7 +23,6 @@ import numpy as np
 
 from .registry import set_jvps, vjp_rule
 
-_rng = np.random.default_rng(3)
 _M = np.array([[2.0, 0.5, 0.1], [0.3, 1.5, -0.2], [0.1, -0.4, 1.8]])
 _SPD = _M @ _M.T + np.eye(3)
 _SPD2 = np.stack([_SPD, np.array([[1.5, 0.2, 0.0], [0.2, 2.5, 0.7], [0.0, 0.7, 1.9]])])

@@ -6,7 +6,8 @@ passed to one of these gives zeros through ``grad`` and ``None`` through the tap
 (``len`` and ``stop_gradient`` are registered by :mod:`s2s_ad.custom`; NumPy
 constructors by :mod:`.arrays`.) Only callables whose result cannot depend smoothly on
 a float argument belong here: ``np.random.normal(loc, scale)`` or ``np.logspace`` stay
-unregistered, so a differentiated argument is refused instead of silently cut.
+unregistered, so a differentiated argument is refused instead of silently cut. Random
+draws are in :mod:`.numpy_random` (loaded once ``numpy.random`` is imported).
 """
 
 from __future__ import annotations
@@ -64,12 +65,4 @@ python = nondiff(
     "Python builtins without gradient",
     _names(builtins, "range isinstance print type id hash callable hasattr str repr")
     + _names(math, "factorial comb gcd"),
-)
-random = nondiff(
-    "np.random",
-    _names(
-        np.random,
-        "rand randn randint random random_sample standard_normal seed default_rng "
-        "RandomState binomial poisson",
-    ),
 )
