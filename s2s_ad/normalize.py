@@ -33,6 +33,7 @@ from .cstwalk import walk
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
+from .scatter import lower_ufunc_at
 from .source import ParsedFunction, parse_function, user_lines
 
 _BINOPS = {
@@ -575,6 +576,8 @@ class Normalizer:
                 if not self.generated:
                     self.alias_check(popped, node=value.func.value)
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
+            elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
+                pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
             else:

@@ -167,6 +167,20 @@ _rule(
     linear=True,
 )
 _rule(
+    rt.scatter_add,
+    "a index b",
+    {"a": "g", "b": "_ad.unbroadcast(_ad.getitem(g, index), b)"},
+    {"a": "t", "b": "_ad.scatter_add(_ad.zeros_like(a), index, t)"},
+    [
+        (_V, np.array([0, 2, 2]), np.array([0.5, 0.25, 1.0])),
+        (_A, np.array([1, 1, 0]), _W),
+        (_A, np.array([1, 0, 1, 1]), np.array([[0.5], [1.5], [-0.2], [0.7]])),
+        (_V, 2, 1.5),
+        (_A, (np.array([0, 0, 1]), np.array([2, 2, 0])), np.array([0.3, -0.6, 0.9])),
+    ],
+    linear=True,
+)
+_rule(
     rt.zero_at,
     "acc index",
     {"acc": "_ad.zero_at(_ad.unless_zero(g, acc), index)"},
