@@ -30,6 +30,7 @@ from . import ir
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .codegen import GENERATED_CODES
 from .cstwalk import walk
+from .ordering import lower_ordering
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
@@ -80,6 +81,7 @@ _CMPOPS = {
     cst.NotIn: "not in",
 }
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
+_ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
 _MISSING = object()
 
 
@@ -1480,6 +1482,10 @@ class Normalizer:
             folded = self.reduce_call(node)
             if folded is not None:
                 return folded
+        if parts is not None and self.resolve_dotted(parts) in _ORDERINGS:
+            ordered = lower_ordering(self, node, self.resolve_dotted(parts))
+            if ordered is not None:
+                return ordered
         if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
             listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
             if listed is not None:
