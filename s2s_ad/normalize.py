@@ -359,8 +359,20 @@ class Normalizer:
         self.items: str | None = self.fresh("_items") if generator else None
         if self.items is not None:
             self.locals.add(self.items)
+            assert isinstance(parsed.node, cst.FunctionDef)
+            self._check_ends(parsed.node)
 
     # --- helpers --------------------------------------------------------------------
+
+    def _check_ends(self, fdef: cst.FunctionDef) -> None:
+        """Refuse a generator that never stops (it runs to its end where it is called)."""
+        loop = _endless_loop(fdef)
+        if loop is not None:
+            raise self.error(
+                "a generator that never stops ('while True' without break or return)",
+                loop,
+                "give the loop an end (while i < n), or iterate a range",
+            )
 
     def fresh(self, base: str = "_t") -> str:
         """A new temporary name that no user name collides with."""
@@ -550,7 +562,7 @@ class Normalizer:
             value = node.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
                 return  # docstring or ...
-            if isinstance(value, cst.Yield) and self.items is not None and not self.inlining:
+            if isinstance(value, cst.Yield) and self.items is not None:
                 if isinstance(value.value, cst.From):
                     raise self.error("'yield from'", value, "write a for loop that yields")
                 item = self.atom(value.value) if value.value is not None else ir.Const("None")
@@ -1851,20 +1863,28 @@ class Normalizer:
             body.append(last)
         renamer = _Rename(rename, self.origin)
         renamed = [stmt.visit(renamer) for stmt in body]
-        line, src, memo = self.line, self.src, self.memo
+        line, src, memo, items = self.line, self.src, self.memo, self.items
+        # a generator runs to its end where it is called: the items it yields, as a list
+        self.items = self.fresh(f"_{name}_items") if _own(fdef, cst.Yield) else None
+        if self.items is not None:
+            self._check_ends(fdef)
+            self.locals.add(self.items)
+            self.assign(self.items, ir.Build("list", []))
         self.inlining.append(name)
         try:
             self.block(renamed)
             result = self.reserve(f"_{name}")
             self.locals.add(result)
             self._locate(last) if last is not None else None
-            if result_node is None:
+            if self.items is not None:
+                self.assign(result, ir.Copy(ir.Var(self.items)))
+            elif result_node is None:
                 self.assign(result, ir.Copy(ir.Const("None")))
             else:
                 self.lower_into(result, result_node.visit(renamer))
         finally:
             self.inlining.pop()
-            self.line, self.src, self.memo = line, src, memo
+            self.line, self.src, self.memo, self.items = line, src, memo, items
         return ir.Copy(ir.Var(result))
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
@@ -2146,6 +2166,33 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
     if len(defs) != 1 or len(_own(node, cst.Return)) != 1:
         return None
     return node, inner
+
+
+def _endless_loop(fdef: cst.FunctionDef) -> cst.While | None:
+    """A ``while True:`` loop of a generator that neither breaks nor returns: run to its
+    end at once (as generators are here), it would never stop."""
+    for loop in _own(fdef, cst.While):
+        assert isinstance(loop, cst.While)
+        test = loop.test
+        if not (isinstance(test, cst.Name) and test.value == "True"):
+            continue
+        if not (_inside(loop, cst.Break) or _inside(loop, cst.Return)):
+            return loop
+    return None
+
+
+def _inside(node: cst.CSTNode, kind: type[cst.CSTNode]) -> bool:
+    """Whether ``node`` holds a node of type ``kind`` outside nested functions."""
+    found: list[cst.CSTNode] = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    walk(node, _Find())
+    return bool(found)
 
 
 def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
