@@ -31,6 +31,7 @@ from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .codegen import GENERATED_CODES
 from .cstwalk import walk
 from .ordering import lower_ordering
+from .partials import Bound, bind_partial, expand_partial
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
@@ -91,6 +92,7 @@ class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         self.all: set[str] = set()
         self.assigned: set[str] = set()
+        self.bindings: collections.Counter[str] = collections.Counter()  # name -> times bound
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
         self.entries: set[str] = set()  # names bound to an entry or attribute of another
@@ -158,6 +160,7 @@ class _Names(cst.CSTVisitor):
     def _targets(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             self.assigned.add(node.value)
+            self.bindings[node.value] += 1
         elif isinstance(node, (cst.Tuple, cst.List)):
             for el in node.elements:
                 self._targets(el.value)
@@ -352,6 +355,7 @@ class Normalizer:
         self.src = ""
         self.out: list[ir.Stmt] = []
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
+        self.partials: dict[str, Bound] = {}  # names of partials, called as their function
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
         # a generator function: the list its yields fill (see run)
@@ -552,6 +556,8 @@ class Normalizer:
                 if isinstance(name, cst.Name) and name.value in self.lambdas:
                     self.define_local_function(name.value, node.value)
                     return  # inlined at its call sites
+            if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
+                return  # a partial kept in a name: its calls call the function
             self.assignment([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
@@ -1477,6 +1483,9 @@ class Normalizer:
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
+        if isinstance(func, cst.Name) and func.value in self.partials:
+            if func.value not in self.env:
+                return self.call(expand_partial(self, node))
         if isinstance(func, cst.Name) and func.value in self.lambdas and func.value not in self.env:
             return self.inline_lambda(self.lambdas[func.value], node)
         if isinstance(func, cst.Lambda) and not self.env:
