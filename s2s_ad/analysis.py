@@ -100,8 +100,10 @@ def diff_reads(expr: ir.Expr) -> list[str]:
         return obj + [r for r in expr.index.reads if r not in obj]
     if isinstance(expr, ir.Call):
         if getattr(expr.callee.obj, "_s2s_dispatched", False):
-            # _ad.vjp_apply(func, labels, g, *args): no gradient flows into func or labels
-            expr = ir.Call(expr.callee, expr.args[2:], expr.kwargs, expr.star, expr.starstar)
+            # _ad.vjp_apply(func, labels, g, *args): no gradient flows into the labels, nor
+            # into func but for a function value's differentiated defaults (rules.defaults)
+            args = [expr.args[0], *expr.args[2:]]
+            expr = ir.Call(expr.callee, args, expr.kwargs, expr.star, expr.starstar)
             return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
         info = classify(expr)
         if info.kind == "nondiff":

@@ -31,7 +31,7 @@ from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .codegen import GENERATED_CODES
 from .cstwalk import walk
 from .ordering import lower_ordering
-from .partials import Bound, bind_partial, expand_partial
+from .partials import Bound, bind_partial, expand_partial, lambda_value, opaque_lambda
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
@@ -1178,7 +1178,7 @@ class Normalizer:
         if isinstance(node, cst.NamedExpr):
             raise self.error("assignment expression (:=)", node)
         if isinstance(node, cst.Lambda):
-            return self.opaque(node, "lambda used as a value")
+            return lambda_value(self, node) or opaque_lambda(self, node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp)):
             scoped = self._scoped(node)
             if scoped is not None:

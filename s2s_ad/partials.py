@@ -1,4 +1,5 @@
-"""``functools.partial`` kept in a local variable and called later, lowered to direct calls.
+"""``functools.partial`` kept in a local variable and called later, lowered to direct calls,
+and lambdas whose defaults capture the function's values (see :func:`lambda_value`).
 
 ::
 
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from . import ir
+from .rules.defaults import with_defaults
 
 if TYPE_CHECKING:  # pragma: no cover
     from .normalize import Normalizer
@@ -123,3 +125,70 @@ def _frozen(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
     norm.locals.add(temp)
     norm.assign(temp, ir.Copy(atom))
     return cst.Name(temp)
+
+
+def lambda_value(norm: Normalizer, node: cst.Lambda) -> ir.Expr | None:
+    """A lambda used as a value whose positional defaults read the function's variables
+    (``[lambda z, s=s: s * z for s in scales]``): made with ``None`` defaults, then
+    ``_ad.with_defaults(fn, s)``, so that the defaults' gradients flow through the function
+    value (see :mod:`s2s_ad.rules.defaults`). ``None`` for other lambdas (kept opaque)."""
+    params = node.params
+    positional = [*params.posonly_params, *params.params]
+    defaulted = [p for p in positional if p.default is not None]
+    if norm.env or not any(_reads_names(p.default) for p in defaulted if p.default is not None):
+        return None
+    values = [norm.atom(p.default) for p in defaulted if p.default is not None]
+    none = cst.Name("None")
+
+    def bare(p: cst.Param) -> cst.Param:
+        return p.with_changes(default=none) if p.default is not None else p
+
+    lifted = node.with_changes(
+        params=params.with_changes(
+            posonly_params=[bare(p) for p in params.posonly_params],
+            params=[bare(p) for p in params.params],
+        )
+    )
+    fn = ir.Var(norm.fresh())
+    norm.assign(fn.name, opaque_lambda(norm, lifted))
+    callee = ir.Callee("_ad.with_defaults", with_defaults, resolved=True)
+    return ir.Call(callee, [fn, *values], [])
+
+
+def opaque_lambda(norm: Normalizer, node: cst.Lambda) -> ir.Opaque:
+    """A lambda kept as it is: it reads the names its body and defaults read but its own
+    parameters (an outer ``s`` is not read by ``lambda z, s=None: s * z``)."""
+    made = norm.opaque(node, "lambda used as a value")
+    params = node.params
+    own = {p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            own.add(star.name.value)
+    defaults = [p.default for p in (*params.posonly_params, *params.params) if p.default]
+    default_reads = {n for d in defaults for n in _names_in(d)}
+    made.reads = tuple(r for r in made.reads if r not in own or r in default_reads)
+    return made
+
+
+def _names_in(node: cst.BaseExpression) -> list[str]:
+    found: list[str] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            found.append(n.value)
+
+    node.visit(_Find())
+    return found
+
+
+def _reads_names(node: cst.BaseExpression) -> bool:
+    """Whether an expression reads a variable (not only constants)."""
+    found: list[str] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            if n.value not in ("True", "False", "None"):
+                found.append(n.value)
+
+    node.visit(_Find())
+    return bool(found)

@@ -323,6 +323,17 @@ def test_lambdas_from_a_comprehension_called_on_a_differentiated_value():
     _close(got, _autograd(lambda_ensemble, (scales, x), 1))
 
 
-def test_lambdas_capturing_a_differentiated_value_are_refused():
-    with pytest.raises(TransformError, match="function value computed from differentiated"):
-        s2s_ad.grad(lambda_ensemble, 0)([0.5, 1.5], RS.randn(4))
+def test_lambdas_capturing_a_differentiated_value_as_a_default():
+    scales, x = [0.5, 1.5, -0.7], RS.randn(4)
+    got = _check(lambda_ensemble, (scales, x), wrt=0)
+    _close(got, _autograd(lambda_ensemble, (scales, x), 0))
+
+
+def late_binding_ensemble(scales, x):
+    feats = [lambda z: np.tanh(s * z) for s in scales]  # noqa: B023 (all see the last s)
+    return sum(np.sum(f(x) ** 2) for f in feats)
+
+
+def test_lambdas_reading_a_differentiated_value_from_their_closure_are_refused():
+    with pytest.raises(TransformError, match="lambda used as a value"):
+        s2s_ad.grad(late_binding_ensemble, 0)([0.5, 1.5], RS.randn(4))

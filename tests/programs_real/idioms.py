@@ -124,11 +124,6 @@ def running_stats_plain(xs):
 _rs = np.random.RandomState(21)
 _tokens = np.array([0, 3, 3, 1, 4, 2, 0])
 _bags = np.array([0, 0, 1, 1, 1, 2, 2])
-_REFUSED_LAMBDAS = (
-    "refused (TransformError 'call of f, a function value computed from differentiated "
-    "values'): the lambdas capture the differentiated scales as a default (s=s); with only "
-    "x differentiated they work (tests/test_language_more.py)"
-)
 
 PROGRAMS = [
     Program(
@@ -147,7 +142,6 @@ PROGRAMS = [
         ([0.5, 1.5, -0.7], _rs.randn(4)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REFUSED_LAMBDAS),
     ),
     Program("first_crossing", (np.array([0.4, 0.1]), 2.0), checks=("grad", "vg", "fwd", "hvp")),
     Program(
