@@ -117,3 +117,20 @@ def late_binding(scales, x):
 def test_a_lambda_reading_a_differentiated_value_from_its_closure_is_refused():
     with pytest.raises(TransformError, match="lambda used as a value"):
         s2s_ad.grad(late_binding)([0.5, 1.5], RS.randn(3))
+
+
+class Scaler:
+    def __init__(self, w: np.ndarray) -> None:
+        self.w = w
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        return self.w * x
+
+
+def apply_model(model, x):
+    return np.sum(model(x) ** 2)
+
+
+def test_calling_a_differentiated_object_is_refused_at_the_users_function():
+    with pytest.raises(TransformError, match=r"(?s)a Scaler object.*test_function_defaults\.py"):
+        s2s_ad.grad(apply_model)(Scaler(np.ones(2)), RS.randn(2))

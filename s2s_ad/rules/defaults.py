@@ -73,10 +73,10 @@ def explicit_defaults(
         defaults of the names added to the labels.
     """
     if not isinstance(func, types.FunctionType) or not func.__defaults__:
-        raise TransformError(
-            f"call of {getattr(func, '__qualname__', func)!r}, a function value computed "
-            "from differentiated values other than a function's defaults",
-            hint="pass the differentiated values as arguments",
+        raise _refusal(
+            f"call of {_describe(func)}, a value computed from differentiated values (only "
+            "a function whose defaults hold them, lambda z, s=s: ..., is differentiated)",
+            "pass the differentiated values as arguments",
         )
     code = func.__code__
     names = code.co_varnames[: code.co_argcount]
@@ -117,3 +117,28 @@ def spread_tangent(
     dt = by_label.pop(DEFAULTS)
     spread = [0.0 if is_zero(dt) else dt[i] for i in picks]
     return flat, tuple(by_label[label] for label in flat[: len(by_label)]) + tuple(spread), extra
+
+
+def _describe(func: Any) -> str:
+    if isinstance(func, types.FunctionType):
+        return f"the function {func.__qualname__}"
+    return f"a {type(func).__name__} object"
+
+
+def _refusal(construct: str, hint: str) -> TransformError:
+    """A ``TransformError`` at the user's line of the nearest generated code calling."""
+    import sys
+
+    from ..source import user_lines, user_origin
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<s2s_ad:"):
+            path, line = user_origin(filename, 0).rsplit(":", 1)
+            where = user_lines(filename).get(frame.f_lineno)
+            if where is None:  # code under no line comment: the function's own line
+                return TransformError(construct, path, int(line), hint=hint)
+            return TransformError(construct, path, where[0], hint=hint, line_text=where[1])
+        frame = frame.f_back
+    return TransformError(construct, hint=hint)
