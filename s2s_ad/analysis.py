@@ -20,6 +20,7 @@ from .ir import walk
 from .normal_forms import code_key, normalized_parts
 from .normalize import expr_atoms
 from .rules import REGISTRY
+from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
 from .shifts import stabilising_shifts
@@ -100,8 +101,12 @@ def diff_reads(expr: ir.Expr) -> list[str]:
         return obj + [r for r in expr.index.reads if r not in obj]
     if isinstance(expr, ir.Call):
         if getattr(expr.callee.obj, "_s2s_dispatched", False):
-            # _ad.vjp_apply(func, labels, g, *args): no gradient flows into func or labels
-            expr = ir.Call(expr.callee, expr.args[2:], expr.kwargs, expr.star, expr.starstar)
+            # _ad.vjp_apply(func, labels, g, *args): no gradient flows into the labels, nor
+            # into func but for a function value's differentiated defaults (rules.defaults)
+            labels = expr.args[1] if len(expr.args) > 1 else None
+            own = isinstance(labels, ir.Const) and repr(DEFAULTS) in labels.code
+            args = [*expr.args[:1], *expr.args[2:]] if own else expr.args[2:]
+            expr = ir.Call(expr.callee, args, expr.kwargs, expr.star, expr.starstar)
             return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
         info = classify(expr)
         if info.kind == "nondiff":
@@ -325,8 +330,9 @@ def attribute_store(call: ir.Call) -> tuple[str, str] | None:
     return (
         f"a differentiated value stored in the attribute .{attr} of an object: what reads "
         "the attribute later would not carry its gradient",
-        "pass the value to the code that uses it (model(x, W)), or keep the parameters "
-        "in a list or dict argument",
+        "pass the value to the code that uses it (model(x, W)), keep the parameters in a "
+        "list or dict argument, or hold them in s2s_ad.Variable attributes and take "
+        "s2s_ad.GradientTape().gradient(loss, [layer.W, ...])",
     )
 
 

@@ -22,6 +22,7 @@ from .custom import CustomGradient
 from .emit import AD
 from .errors import TransformError
 from .rules import REGISTRY
+from .rules.defaults import DEFAULTS, explicit_defaults, spread_tangent
 from .rules.registry import Rule, substitute
 from .runtime import jvp_from_vjp, rule_grads
 
@@ -289,6 +290,10 @@ def call_with_pullback(
     args, kwargs)`` with the differentiated arguments at the same positions and
     keywords, or ``None`` to be called as it is.
     """
+    if DEFAULTS in labels:  # a function value whose defaults are differentiated
+        flat, extra, regroup, _ = explicit_defaults(func, labels, args, kwargs)
+        ans, inner = call_with_pullback(func, flat, args, extra)
+        return ans, lambda g: regroup(inner(g))
     for label in labels:
         if type(label) is tuple:  # a star-call's entries
             return _star_call(func, labels, args, kwargs)
@@ -405,6 +410,8 @@ def call_with_tangent(
     kwargs: dict[str, Any],
 ) -> tuple[Any, Any]:
     """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
+    if DEFAULTS in labels:  # a function value whose defaults are differentiated
+        labels, tangents, kwargs = spread_tangent(func, labels, tangents, args, kwargs)
     if any(isinstance(label, tuple) for label in labels):  # a star-call's entries
         labels, tangents = packing.expand_tangents(labels, tangents, len(args), tuple(kwargs))
     if getattr(func, "_s2s_variables", False) or hasattr(type(func), "_s2s_pullback"):

@@ -23,6 +23,8 @@ from . import optimize, runtime
 from .codegen import GENERATED_CODES, render
 from .reverse import Sweeps
 from .rules import containers as _containers
+from .rules import defaults as _defaults
+from .rules import orderings as _orderings
 from .rules import vjps as _vjps
 
 _serial = itertools.count(1)
@@ -30,7 +32,7 @@ _serial = itertools.count(1)
 
 def _helpers() -> types.SimpleNamespace:
     names = {k: v for k, v in vars(runtime).items() if not k.startswith("_") and callable(v)}
-    for module in (_vjps, _containers):
+    for module in (_vjps, _containers, _orderings, _defaults):
         names.update(
             {k: v for k, v in vars(module).items() if not k.startswith("_") and callable(v)}
         )

@@ -19,6 +19,7 @@ from .codegen import Item, Line, Suite
 from .normalize import expr_atoms
 from .reverse_calls import rule_takes
 from .rules import REGISTRY
+from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
@@ -485,12 +486,10 @@ class Forward(SweepBase):
 
     def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
         """A call to a Python function: its own tangent program, made on first use."""
-        if self.tangent(call.callee.var, has) is not None:
-            raise self.error(
-                f"call of {call.callee.code}, a function value computed from differentiated values",
-                s,
-            )
         labels = []
+        callee = self.tangent(call.callee.var, has)
+        if callee is not None:  # a function value with differentiated defaults
+            labels.append((DEFAULTS, callee))
         for pos, a in enumerate(call.args):
             t = self.tangent(a, has)
             if t is not None:

@@ -180,6 +180,7 @@ def call_batched(
         or REGISTRY.custom.get(id(func)) is not None
         or isinstance(func, CustomGradient)
         or REGISTRY.lookup(func) is not None
+        or getattr(func, "_s2s_dispatched", False)  # _ad.vjp_apply: per column, as dispatched
     )
     if plain and all(isinstance(label, int) for label in labels):
         from .api import primal

@@ -30,9 +30,12 @@ from . import ir
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .codegen import GENERATED_CODES
 from .cstwalk import walk
+from .ordering import lower_ordering
+from .partials import Bound, bind_partial, expand_partial, lambda_value, opaque_lambda
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
+from .scatter import lower_ufunc_at
 from .source import ParsedFunction, parse_function, user_lines
 
 _BINOPS = {
@@ -79,6 +82,7 @@ _CMPOPS = {
     cst.NotIn: "not in",
 }
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
+_ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
 _MISSING = object()
 
 _Comp = cst.ListComp | cst.GeneratorExp | cst.DictComp
@@ -90,6 +94,7 @@ class _Names(cst.CSTVisitor):
     def __init__(self) -> None:
         self.all: set[str] = set()
         self.assigned: set[str] = set()
+        self.bindings: collections.Counter[str] = collections.Counter()  # name -> times bound
         self.lambdas: dict[str, list[cst.Lambda | cst.FunctionDef]] = {}
         self.views: set[str] = set()
         self.entries: set[str] = set()  # names bound to an entry or attribute of another
@@ -157,6 +162,7 @@ class _Names(cst.CSTVisitor):
     def _targets(self, node: cst.BaseExpression) -> None:
         if isinstance(node, cst.Name):
             self.assigned.add(node.value)
+            self.bindings[node.value] += 1
         elif isinstance(node, (cst.Tuple, cst.List)):
             for el in node.elements:
                 self._targets(el.value)
@@ -351,6 +357,7 @@ class Normalizer:
         self.src = ""
         self.out: list[ir.Stmt] = []
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
+        self.partials: dict[str, Bound] = {}  # names of partials, called as their function
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
         # a generator function: the list its yields fill (see run)
@@ -358,8 +365,20 @@ class Normalizer:
         self.items: str | None = self.fresh("_items") if generator else None
         if self.items is not None:
             self.locals.add(self.items)
+            assert isinstance(parsed.node, cst.FunctionDef)
+            self._check_ends(parsed.node)
 
     # --- helpers --------------------------------------------------------------------
+
+    def _check_ends(self, fdef: cst.FunctionDef) -> None:
+        """Refuse a generator that never stops (it runs to its end where it is called)."""
+        loop = _endless_loop(fdef)
+        if loop is not None:
+            raise self.error(
+                "a generator that never stops ('while True' without break or return)",
+                loop,
+                "give the loop an end (while i < n), or iterate a range",
+            )
 
     def fresh(self, base: str = "_t") -> str:
         """A new temporary name that no user name collides with."""
@@ -539,6 +558,8 @@ class Normalizer:
                 if isinstance(name, cst.Name) and name.value in self.lambdas:
                     self.define_local_function(name.value, node.value)
                     return  # inlined at its call sites
+            if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
+                return  # a partial kept in a name: its calls call the function
             self.assignment([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
@@ -549,7 +570,7 @@ class Normalizer:
             value = node.value
             if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
                 return  # docstring or ...
-            if isinstance(value, cst.Yield) and self.items is not None and not self.inlining:
+            if isinstance(value, cst.Yield) and self.items is not None:
                 if isinstance(value.value, cst.From):
                     raise self.error("'yield from'", value, "write a for loop that yields")
                 item = self.atom(value.value) if value.value is not None else ir.Const("None")
@@ -577,6 +598,8 @@ class Normalizer:
                 if not self.generated:
                     self.alias_check(popped, node=value.func.value)
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
+            elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
+                pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
             elif isinstance(value, cst.Call):
                 self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
             else:
@@ -1157,7 +1180,7 @@ class Normalizer:
         if isinstance(node, cst.NamedExpr):
             raise self.error("assignment expression (:=)", node)
         if isinstance(node, cst.Lambda):
-            return self.opaque(node, "lambda used as a value")
+            return lambda_value(self, node) or opaque_lambda(self, node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
             scoped = self._scoped(node)
             if scoped is not None:
@@ -1471,6 +1494,9 @@ class Normalizer:
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
+        if isinstance(func, cst.Name) and func.value in self.partials:
+            if func.value not in self.env:
+                return self.call(expand_partial(self, node))
         if isinstance(func, cst.Name) and func.value in self.lambdas and func.value not in self.env:
             return self.inline_lambda(self.lambdas[func.value], node)
         if isinstance(func, cst.Lambda) and not self.env:
@@ -1493,6 +1519,10 @@ class Normalizer:
             folded = self.reduce_call(node)
             if folded is not None:
                 return folded
+        if parts is not None and self.resolve_dotted(parts) in _ORDERINGS:
+            ordered = lower_ordering(self, node, self.resolve_dotted(parts))
+            if ordered is not None:
+                return ordered
         if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
             listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
             if listed is not None:
@@ -1878,20 +1908,28 @@ class Normalizer:
             body.append(last)
         renamer = _Rename(rename, self.origin)
         renamed = [stmt.visit(renamer) for stmt in body]
-        line, src, memo = self.line, self.src, self.memo
+        line, src, memo, items = self.line, self.src, self.memo, self.items
+        # a generator runs to its end where it is called: the items it yields, as a list
+        self.items = self.fresh(f"_{name}_items") if _own(fdef, cst.Yield) else None
+        if self.items is not None:
+            self._check_ends(fdef)
+            self.locals.add(self.items)
+            self.assign(self.items, ir.Build("list", []))
         self.inlining.append(name)
         try:
             self.block(renamed)
             result = self.reserve(f"_{name}")
             self.locals.add(result)
             self._locate(last) if last is not None else None
-            if result_node is None:
+            if self.items is not None:
+                self.assign(result, ir.Copy(ir.Var(self.items)))
+            elif result_node is None:
                 self.assign(result, ir.Copy(ir.Const("None")))
             else:
                 self.lower_into(result, result_node.visit(renamer))
         finally:
             self.inlining.pop()
-            self.line, self.src, self.memo = line, src, memo
+            self.line, self.src, self.memo, self.items = line, src, memo, items
         return ir.Copy(ir.Var(result))
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
@@ -2173,6 +2211,33 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
     if len(defs) != 1 or len(_own(node, cst.Return)) != 1:
         return None
     return node, inner
+
+
+def _endless_loop(fdef: cst.FunctionDef) -> cst.While | None:
+    """A ``while True:`` loop of a generator that neither breaks nor returns: run to its
+    end at once (as generators are here), it would never stop."""
+    for loop in _own(fdef, cst.While):
+        assert isinstance(loop, cst.While)
+        test = loop.test
+        if not (isinstance(test, cst.Name) and test.value == "True"):
+            continue
+        if not (_inside(loop, cst.Break) or _inside(loop, cst.Return)):
+            return loop
+    return None
+
+
+def _inside(node: cst.CSTNode, kind: type[cst.CSTNode]) -> bool:
+    """Whether ``node`` holds a node of type ``kind`` outside nested functions."""
+    found: list[cst.CSTNode] = []
+
+    class _Find(cst.CSTVisitor):
+        def on_visit(self, n: cst.CSTNode) -> bool:
+            if isinstance(n, kind):
+                found.append(n)
+            return not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
+
+    walk(node, _Find())
+    return bool(found)
 
 
 def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:

@@ -286,6 +286,7 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         or REGISTRY.custom.get(id(func)) is not None
         or isinstance(func, CustomGradient)
         or REGISTRY.lookup(func) is not None
+        or getattr(func, "_s2s_dispatched", False)  # _ad.vjp_apply: per row, as dispatched
     )
     if plain and all(isinstance(label, int) for label in labels):
         target = primal(target)

@@ -23,6 +23,7 @@ from .analysis import CallInfo, classify, walk
 from .call_plans import CallPlan
 from .normalize import expr_atoms
 from .rebind import GlobalCallee
+from .rules.defaults import DEFAULTS
 from .rules.registry import Rule
 from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
 from .targets import signature
@@ -115,13 +116,12 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
             plan.bwd = sw.bind(f"{base}_bwd", pair.bwd)
             plan.aux = sw.mint(f"_{base}_saved")
         elif info.kind == "dynamic":
-            if sw.active(call.callee.var) and not sw.variables:
-                raise sw.error(
-                    f"call of {call.callee.code}, a function value computed from "
-                    "differentiated values",
-                    s,
-                )
             labels: list[tuple[Any, ir.Atom]] = []
+            if sw.active(call.callee.var) and not sw.variables:
+                # a function value made with differentiated defaults (``lambda z, s=s:``):
+                # its adjoint is theirs (checked when it runs, see rules.defaults)
+                assert call.callee.var is not None
+                labels.append((DEFAULTS, call.callee.var))
             if call.callee.receiver is not None and sw.active(call.callee.receiver):
                 raise sw.error(
                     f"method call .{call.callee.method}() on a differentiated value",

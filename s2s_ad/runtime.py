@@ -187,6 +187,18 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     return out_a
 
 
+def scatter_add(a: Any, index: Any, b: Any) -> Any:
+    """``np.add.at(a, index, b)`` on a copy of ``a``: the buffer after a scatter-add, where
+    an entry ``index`` names several times receives every addition. ``a`` is unchanged.
+
+    Generated code calls it for a user's ``np.add.at(buf, idx, v)`` (and ``np.subtract.at``
+    with ``-v``), rebinding ``buf`` to the result (see :mod:`s2s_ad.scatter`).
+    """
+    out = a.copy() if isinstance(a, np.ndarray) else np.array(a)
+    np.add.at(out, index, b)
+    return out
+
+
 def _basic(index: Any) -> bool:
     """Whether an index selects each element at most once (ints, slices, None, ...)."""
     ti = type(index)

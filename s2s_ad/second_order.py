@@ -20,8 +20,9 @@ from . import packing
 from .emit import AD
 from .errors import TransformError
 from .rules import REGISTRY
+from .rules.defaults import DEFAULTS, explicit_defaults
 from .rules.registry import substitute
-from .runtime import add
+from .runtime import add, is_zero
 
 _serial = itertools.count(1)
 
@@ -239,10 +240,54 @@ def vjp_apply_pullback(
     from .dispatch import call_with_pullback
 
     func, inner, g, *rest = args
+    if DEFAULTS in inner:  # the callee's differentiated defaults, passed explicitly
+        return _defaults_pullback(labels, args, kwargs)
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     grads, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
     return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
+
+
+def _defaults_pullback(
+    labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """:func:`vjp_apply_pullback` of a call whose callee's defaults are differentiated
+    (the label ``DEFAULTS``): they are passed explicitly, and the function value's own
+    label (``0``) stands for them."""
+    func, inner, g, *rest = args
+    flat, extra, regroup, picks = explicit_defaults(func, inner, tuple(rest), kwargs)
+    names = flat[len(flat) - len(picks) :]
+    outer: list[Any] = []
+    for lab in labels:
+        outer += list(names) if lab == 0 else [lab]
+    value, inner_pullback = vjp_apply_pullback(tuple(outer), (func, flat, g, *rest), extra)
+
+    def pullback(cot: Any) -> tuple[Any, ...]:
+        if isinstance(cot, (tuple, list)):  # the cotangents of the gradients, for ``flat``
+            by_label: dict[Any, Any] = {}
+            for lab, part in zip(inner, cot):
+                if lab == DEFAULTS:
+                    for name, i in zip(names, picks):
+                        by_label[name] = 0.0 if is_zero(part) else part[i]
+                else:
+                    by_label[lab] = part
+            cot = tuple(by_label[lab] for lab in flat)
+        grads = inner_pullback(cot)
+        out: list[Any] = []
+        k = 0
+        for lab in labels:
+            if lab == 0:  # the function value's adjoint: a tuple over its defaults
+                full: list[Any] = [0.0] * len(func.__defaults__)
+                for i, part in zip(picks, grads[k : k + len(names)]):
+                    full[i] = part
+                out.append(tuple(full))
+                k += len(names)
+            else:
+                out.append(grads[k])
+                k += 1
+        return tuple(out)
+
+    return regroup(tuple(value)), pullback
 
 
 def vjp_apply_vars_pullback(
@@ -293,6 +338,20 @@ def vjp_apply_tangent(
     from .dispatch import call_with_tangent
 
     func, inner, g, *rest = args
+    if DEFAULTS in inner:  # the callee's differentiated defaults, passed explicitly
+        flat, extra, regroup, picks = explicit_defaults(func, inner, tuple(rest), kwargs)
+        names = flat[len(flat) - len(picks) :]
+        outer: list[Any] = []
+        dots: list[Any] = []
+        for lab, t in zip(labels, tangents):
+            if lab == 0:  # the function value's tangent: its defaults'
+                outer += names
+                dots += [0.0 if is_zero(t) else t[i] for i in picks]
+            else:
+                outer.append(lab)
+                dots.append(t)
+        value, dot = vjp_apply_tangent(tuple(outer), tuple(dots), (func, flat, g, *rest), extra)
+        return regroup(tuple(value)), regroup(tuple(dot))
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     grads, dots = call_with_tangent(pv.fn, _apply_labels(pv, labels), tangents, full, kwargs)

@@ -296,6 +296,27 @@ def test_attribute_store_of_a_differentiated_value_is_refused_by_name():
         s2s_ad.grad(put_weights)(weights, layers, RS.randn(4, 3))
 
 
+def test_the_hinted_tape_over_variable_attributes_gives_the_refused_gradient():
+    """The refusal's hint (Variable attributes and a GradientTape) on the same model: its
+    gradient equals finite differences of the refused program."""
+    weights = [RS.randn(3, 3), RS.randn(3, 2)]
+    x = RS.randn(4, 3)
+    with pytest.raises(TransformError, match="s2s_ad.Variable attributes"):
+        s2s_ad.grad(put_weights)(weights, [Dense(w) for w in weights], x)
+    layers = [Dense(s2s_ad.Variable(w)) for w in weights]
+    with s2s_ad.GradientTape() as tape:
+        h = x
+        for layer in layers:
+            h = layer(h)
+        loss = np.sum(h**2)
+    got = tape.gradient(loss, [layer.W for layer in layers])
+
+    def plain(ws):
+        return put_weights(ws, [Dense(w) for w in ws], x)
+
+    _close([np.asarray(g) for g in got], numerical_grad(plain, (weights,), 0), 1e-5)
+
+
 def count_calls(state, x):
     state.calls = state.calls + 1  # bookkeeping: not a differentiated value
     return np.sum(x**2)
@@ -323,6 +344,17 @@ def test_lambdas_from_a_comprehension_called_on_a_differentiated_value():
     _close(got, _autograd(lambda_ensemble, (scales, x), 1))
 
 
-def test_lambdas_capturing_a_differentiated_value_are_refused():
-    with pytest.raises(TransformError, match="function value computed from differentiated"):
-        s2s_ad.grad(lambda_ensemble, 0)([0.5, 1.5], RS.randn(4))
+def test_lambdas_capturing_a_differentiated_value_as_a_default():
+    scales, x = [0.5, 1.5, -0.7], RS.randn(4)
+    got = _check(lambda_ensemble, (scales, x), wrt=0)
+    _close(got, _autograd(lambda_ensemble, (scales, x), 0))
+
+
+def late_binding_ensemble(scales, x):
+    feats = [lambda z: np.tanh(s * z) for s in scales]  # noqa: B023 (all see the last s)
+    return sum(np.sum(f(x) ** 2) for f in feats)
+
+
+def test_lambdas_reading_a_differentiated_value_from_their_closure_are_refused():
+    with pytest.raises(TransformError, match="lambda used as a value"):
+        s2s_ad.grad(late_binding_ensemble, 0)([0.5, 1.5], RS.randn(4))

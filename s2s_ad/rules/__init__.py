@@ -9,6 +9,8 @@
 * :mod:`.stats` -- ``np.average``, ``np.median``, ``np.nansum``, ``np.cov``, ``np.polyval``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
+* :mod:`.defaults` -- function values whose defaults are differentiated (``lambda z, s=s:``)
+* :mod:`.orderings` -- ``sorted`` and ``min``/``max`` with a key, as an order and a pick
 * :mod:`.builtins_rules` -- ``abs sum min max pow float`` and ``math.fsum``
 * :mod:`.nondiff` -- callables without gradient
 * :mod:`.vjps` -- the helpers templates call as ``_ad.<name>``
@@ -24,11 +26,13 @@ from . import (  # noqa: F401
     arrays,
     builtins_rules,
     containers,
+    defaults,
     elementwise,
     linalg,
     methods,
     nondiff,
     operators,
+    orderings,
     shapes,
     shapes_more,
     stats,

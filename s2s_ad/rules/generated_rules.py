@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from .. import runtime as rt
+from . import orderings as O
 from . import vjps as V
 from .registry import Rule, elementwise, nondiff, set_jvps, vjp_rule
 
@@ -164,6 +165,44 @@ _rule(
     {"acc": "_ad.unless_zero(g, acc)", "x": "0.0", "ct": "_ad.add_at_t(g, x, index, ct)"},
     {"acc": "t", "x": "0.0", "ct": "_ad.add_at(0.0, x, index, t)"},
     _ADD_AT_POINTS,
+    linear=True,
+)
+_rule(
+    rt.scatter_add,
+    "a index b",
+    {"a": "g", "b": "_ad.unbroadcast(_ad.getitem(g, index), b)"},
+    {"a": "t", "b": "_ad.scatter_add(_ad.zeros_like(a), index, t)"},
+    [
+        (_V, np.array([0, 2, 2]), np.array([0.5, 0.25, 1.0])),
+        (_A, np.array([1, 1, 0]), _W),
+        (_A, np.array([1, 0, 1, 1]), np.array([[0.5], [1.5], [-0.2], [0.7]])),
+        (_V, 2, 1.5),
+        (_A, (np.array([0, 0, 1]), np.array([2, 2, 0])), np.array([0.3, -0.6, 0.9])),
+    ],
+    linear=True,
+)
+# points for pick and its transpose pick_t (pick_t's first argument: an adjoint of pick's
+# result)
+_ORDERS = [
+    ([0.5, -1.5, 2.0], [2, 0, 1]),
+    ((_W, 0.5 * _W), [1, 0]),
+    (_V, [3, 1, 0, 2]),
+    ([(1.5, _W), (-0.5, 2.0 * _W)], [1, 0]),
+]
+_rule(
+    O.pick,
+    "xs order",
+    {"xs": "_ad.pick_t(g, xs, order)"},
+    {"xs": "_ad.pick(t, order)"},
+    _ORDERS,
+    linear=True,
+)
+_rule(
+    O.pick_t,
+    "ct xs order",
+    {"ct": "_ad.pick(g, order)", "xs": "0.0"},
+    {"ct": "_ad.pick_t(t, xs, order)", "xs": "0.0"},
+    [(O.pick(xs, order), xs, order) for xs, order in _ORDERS],
     linear=True,
 )
 _rule(

@@ -124,15 +124,6 @@ def running_stats_plain(xs):
 _rs = np.random.RandomState(21)
 _tokens = np.array([0, 3, 3, 1, 4, 2, 0])
 _bags = np.array([0, 0, 1, 1, 1, 2, 2])
-_REFUSED_ADD_AT = (
-    "refused (TransformError): np.add.at into a fresh zeros buffer (scatter-add) reported as "
-    "'may write into its argument in place'"
-)
-_REFUSED_LAMBDAS = (
-    "refused (TransformError 'call of f, a function value computed from differentiated "
-    "values'): the lambdas capture the differentiated scales as a default (s=s); with only "
-    "x differentiated they work (tests/test_language_more.py)"
-)
 
 PROGRAMS = [
     Program(
@@ -140,7 +131,6 @@ PROGRAMS = [
         (_rs.randn(5, 3), _tokens, _bags, _rs.randn(3, 3)),
         checks=("grad", "vg", "fwd", "hvp"),
         autograd=False,  # autograd has no gradient for np.add.at either
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REFUSED_ADD_AT),
     ),
     Program(
         "embedding_bag_matrix",
@@ -152,7 +142,6 @@ PROGRAMS = [
         ([0.5, 1.5, -0.7], _rs.randn(4)),
         wrt=(0, 1),
         checks=("grad", "vg", "fwd", "hvp"),
-        xfail=dict.fromkeys(("grad", "vg", "fwd", "hvp"), _REFUSED_LAMBDAS),
     ),
     Program("first_crossing", (np.array([0.4, 0.1]), 2.0), checks=("grad", "vg", "fwd", "hvp")),
     Program(

@@ -136,7 +136,9 @@ _sig = _rs.randn(10)
 
 _SETATTR = (
     "refused (TransformError 'a differentiated value stored in the attribute .W of an "
-    "object'): `layer.W = W` then `model(x)`, a gradient through object state is not modelled"
+    "object'): `layer.W = W` then `model(x)`, a gradient through object state is not "
+    "modelled; the hint names model(x, W), a parameter list, or Variable attributes with a "
+    "GradientTape (tests/test_language_more.py checks that the tape gives the gradient)"
 )
 
 PROGRAMS = [
