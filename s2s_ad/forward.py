@@ -57,6 +57,7 @@ class Forward(SweepBase):
         self._dots: dict[str, str] = {}
         self.guard_flags = _guard_only_flags(self.body)
         self.bound_at_loops = _bound_at_loops(self.body, set(fn.params))
+        self.loop_reads = _loop_reads(self.body)
 
     batched = False
 
@@ -177,10 +178,15 @@ class Forward(SweepBase):
         """A variable overwritten by a value without tangent: its tangent is zero from here.
 
         Set at once (a ``break`` right after must not leave the old tangent behind).
+        Dense zeros when a loop may read the variable before assigning it (``h = x`` in
+        an outer loop, then ``h = h @ W`` in an inner one): a matrix product reads its
+        tangent as an array.
         """
         if var not in has or var in self.fn.all_temps:
             has.discard(var)
             return []
+        if var in self.loop_reads and not self.batched:
+            return [Line(f"{self.dot(var)} = {self.ad}.zeros_like({var})")]
         return [Line(f"{self.dot(var)} = 0.0")]
 
     def _unpack_line(self, s: ir.Unpack) -> str:
@@ -525,6 +531,17 @@ def _bound_at_loops(body: list[ir.Stmt], params: set[str]) -> dict[int, set[str]
             out[id(s)] = set(definite)
 
     ir.scan_bound(body, params, visit)
+    return out
+
+
+def _loop_reads(body: list[ir.Stmt]) -> set[str]:
+    """Variables some loop of ``body`` may read before its body assigns them."""
+    out: set[str] = set()
+    for s in walk(body):
+        if isinstance(s, ir.For):
+            out |= _read_first(s.body)
+        elif isinstance(s, ir.While):
+            out |= _read_first(s.test_body + s.body)
     return out
 
 
