@@ -64,10 +64,10 @@ class Recording:
         if frame is None:
             return  # not drawn by this block's code
         index = self.statement_at(frame.f_lineno)
-        self.draws.setdefault(index, []).append((name, _copy(value)))
+        self.draws.setdefault(index, []).append((name, _copy(value), owner_of(caller, frame)))
 
-    def queue(self, statements: list[int]) -> list[tuple[str, Any]]:
-        """The draws of these statements, in order."""
+    def queue(self, statements: list[int]) -> list[tuple[str, Any, int | None]]:
+        """The draws of these statements, in order (name, value, owner)."""
         return [d for k in statements for d in self.draws.get(k, ())]
 
     def unused_calls(self, statements: list[int]) -> list[Call]:
@@ -80,6 +80,72 @@ class Recording:
 
 def _never(value: Any) -> bool:
     return False
+
+
+def owner_of(frame: types.FrameType | None, stop: types.FrameType | None = None) -> int | None:
+    """The id of the object whose method made a draw (the nearest ``self`` on the stack,
+    below ``stop``: a layer's ``call``, a module's ``__call__``), or ``None``."""
+    depth = 0
+    while frame is not None and frame is not stop and depth < 16:
+        owner = frame.f_locals.get("self")
+        if owner is not None and not _machinery(type(owner)):
+            return id(owner)
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+def _machinery(kind: type) -> bool:
+    """Whether a class is the transformer's own (a tape, a guard of a global callee), not
+    one whose methods are differentiated (``s2s_ad.tf``'s layers and modules are)."""
+    module = kind.__module__ or ""
+    return module.startswith("s2s_ad.") and not module.startswith("s2s_ad.tf")
+
+
+class Keyed:
+    """The draws of a block given back by the object that made them, for a re-run that
+    computes the same draw several times (an outer tape over an inner tape's gradient:
+    the inner block's forward runs again inside the derivative of each call), and, for
+    draws made outside any object's method, in order."""
+
+    def __init__(self, draws: list[tuple[str, Any, int | None]]) -> None:
+        self.owned: dict[tuple[int, str], list[Any]] = {}
+        ordered = []
+        for name, value, owner in draws:
+            if owner is None:
+                ordered.append((name, value, owner))
+            else:
+                self.owned.setdefault((owner, name), []).append(value)
+        self.ordered = iter(ordered)
+
+    def __iter__(self) -> Keyed:
+        return self
+
+    def __next__(self) -> tuple[str, Any, int | None]:
+        return next(self.ordered)
+
+    def take(self, name: str, owner: int | None) -> Any:
+        """The value the block drew for this draw."""
+        values = self.owned.get((owner, name)) if owner is not None else None
+        if values is None:
+            got = next(self.ordered, None)
+            if got is None or got[0] != name:
+                drew = "nothing more" if got is None else got[0]
+                raise TransformError(
+                    f"the gradient's re-run of the block draws {name} where the block drew {drew}",
+                    hint="draw random values outside the differentiated code, or in the "
+                    "block itself",
+                )
+            return got[1]
+        if len(values) > 1:
+            raise TransformError(
+                f"an outer tape over an inner tape's gradient through an object that drew "
+                f"{name} {len(values)} times in the inner block (a dropout layer called "
+                "twice): the derivative computes each draw again and cannot tell which "
+                "of them it is",
+                hint="give each call its own layer, or draw the mask in the block and pass it",
+            )
+        return values[0]
 
 
 def _nothing() -> None:
@@ -200,7 +266,7 @@ class Calls:
         self,
         calls: list[Call],
         copies: dict[int, int],
-        draws: Iterator[tuple[str, Any]],
+        draws: Iterator[tuple[str, Any, int | None]],
         on_miss: Callable[[], None],
     ) -> None:
         self.calls = calls
@@ -261,7 +327,7 @@ class Calls:
 
 _RECORDING: list[Recording] = []
 RECORDING = _RECORDING  # non-empty while a tape's block runs
-_REPLAY: list[Iterator[tuple[str, Any]]] = []
+_REPLAY: list[Iterator[tuple[str, Any, int | None]]] = []
 _ORIGINALS: dict[str, Any] = {}
 _WRAPPERS: dict[str, Any] = {}
 _PATCHED = [0]
@@ -291,7 +357,10 @@ def draw(name: str, original: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     if _UNRECORDED[0]:
         return original(*args, **kwargs)
     if _REPLAY:
-        got = next(_REPLAY[-1], None)
+        source = _REPLAY[-1]
+        if type(source) is Keyed:
+            return _copy(source.take(name, owner_of(sys._getframe(1))))
+        got = next(source, None)
         if got is None or got[0] != name:
             drew = "nothing more" if got is None else got[0]
             raise TransformError(
@@ -365,25 +434,29 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
     ``lazy``, the state is saved only before the first call that runs (the caller knows
     that nothing else in the re-run changes state)."""
 
-    __slots__ = ("draws", "roots", "saved", "queue", "calls", "lazy", "hook")
+    __slots__ = ("draws", "roots", "saved", "queue", "calls", "lazy", "hook", "keyed")
 
     def __init__(
         self,
-        draws: list[tuple[str, Any]],
+        draws: list[tuple[str, Any, int | None]],
         roots: list[Any],
         calls: tuple[list[Call], dict[int, int]] | None = None,
         lazy: bool = False,
+        keyed: bool = False,
     ) -> None:
         self.draws = draws
         self.roots = roots
-        self.calls = calls
-        self.lazy = lazy and calls is not None
+        self.keyed = keyed  # draws given back by the object that drew them (see Keyed)
+        self.calls = None if keyed else calls
+        self.lazy = lazy and self.calls is not None
 
     def __enter__(self) -> None:
         self.saved: list[tuple[Any, Any]] | None = None
         if not self.lazy:
             self.saved = snapshot(self.roots) if self.roots else []
-        self.queue = iter(self.draws)
+        self.queue: Iterator[tuple[str, Any, int | None]] = (
+            Keyed(self.draws) if self.keyed else iter(self.draws)
+        )
         _REPLAY.append(self.queue)
         self.hook = None
         if self.calls is not None:
