@@ -103,20 +103,21 @@ def _machinery(kind: type) -> bool:
 
 
 class Keyed:
-    """The draws of a block given back by the object that made them, for a re-run that
-    computes the same draw several times (an outer tape over an inner tape's gradient:
-    the inner block's forward runs again inside the derivative of each call), and, for
-    draws made outside any object's method, in order."""
+    """The draws of a block for a re-run that differentiates an inner tape's gradient:
+    the re-run's own statements take the block's draws in order; the derivative of the
+    inner gradient computes the inner block's draws again, several times (inside the
+    derivatives of the calls that drew them), and gets back the value that the object
+    which draws drew in the inner block."""
 
-    def __init__(self, draws: list[tuple[str, Any, int | None]]) -> None:
-        self.owned: dict[tuple[int, str], list[Any]] = {}
-        ordered = []
-        for name, value, owner in draws:
-            if owner is None:
-                ordered.append((name, value, owner))
-            else:
-                self.owned.setdefault((owner, name), []).append(value)
-        self.ordered = iter(ordered)
+    def __init__(
+        self,
+        draws: list[tuple[str, Any, int | None]],
+        inner: list[tuple[str, Any, int | None]],
+    ) -> None:
+        self.ordered = iter(draws)
+        self.owned: dict[tuple[int | None, str], list[Any]] = {}
+        for name, value, owner in inner:
+            self.owned.setdefault((owner, name), []).append(value)
 
     def __iter__(self) -> Keyed:
         return self
@@ -125,18 +126,15 @@ class Keyed:
         return next(self.ordered)
 
     def take(self, name: str, owner: int | None) -> Any:
-        """The value the block drew for this draw."""
+        """The value the inner block drew for a draw computed again."""
         values = self.owned.get((owner, name)) if owner is not None else None
         if values is None:
-            got = next(self.ordered, None)
-            if got is None or got[0] != name:
-                drew = "nothing more" if got is None else got[0]
-                raise TransformError(
-                    f"the gradient's re-run of the block draws {name} where the block drew {drew}",
-                    hint="draw random values outside the differentiated code, or in the "
-                    "block itself",
-                )
-            return got[1]
+            raise TransformError(
+                f"an outer tape over an inner tape's gradient computes again a draw of "
+                f"{name} that no layer or module of the inner block made",
+                hint="draw random values in a layer's or module's call, or in the outer "
+                "block and pass them in",
+            )
         if len(values) > 1:
             raise TransformError(
                 f"an outer tape over an inner tape's gradient through an object that drew "
@@ -146,6 +144,21 @@ class Keyed:
                 hint="give each call its own layer, or draw the mask in the block and pass it",
             )
         return values[0]
+
+
+_AGAIN = ("second_order.py", "tape_nested.py")
+
+
+def _computed_again(frame: types.FrameType | None) -> bool:
+    """Whether a draw happens inside the derivative of an inner tape's gradient (the
+    pullbacks of its calls differentiated again, its summed function's sweeps), not in
+    the re-run's own statements."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.endswith(_AGAIN) or name.startswith("<s2s_ad:_tape_block_summed"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _nothing() -> None:
@@ -358,7 +371,7 @@ def draw(name: str, original: Callable[..., Any], *args: Any, **kwargs: Any) -> 
         return original(*args, **kwargs)
     if _REPLAY:
         source = _REPLAY[-1]
-        if type(source) is Keyed:
+        if type(source) is Keyed and _computed_again(sys._getframe(1)):
             return _copy(source.take(name, owner_of(sys._getframe(1))))
         got = next(source, None)
         if got is None or got[0] != name:
@@ -442,12 +455,13 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
         roots: list[Any],
         calls: tuple[list[Call], dict[int, int]] | None = None,
         lazy: bool = False,
-        keyed: bool = False,
+        keyed: list[tuple[str, Any, int | None]] | None = None,
     ) -> None:
         self.draws = draws
         self.roots = roots
-        self.keyed = keyed  # draws given back by the object that drew them (see Keyed)
-        self.calls = None if keyed else calls
+        # the draws of inner tapes' blocks, given back to their derivatives (see Keyed)
+        self.keyed = keyed
+        self.calls = None if keyed is not None else calls
         self.lazy = lazy and self.calls is not None
 
     def __enter__(self) -> None:
@@ -455,7 +469,7 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
         if not self.lazy:
             self.saved = snapshot(self.roots) if self.roots else []
         self.queue: Iterator[tuple[str, Any, int | None]] = (
-            Keyed(self.draws) if self.keyed else iter(self.draws)
+            Keyed(self.draws, self.keyed) if self.keyed is not None else iter(self.draws)
         )
         _REPLAY.append(self.queue)
         self.hook = None

@@ -835,7 +835,8 @@ class GradientTape:
                 lazy = plan.assigns and not self._user_functions
                 # an inner tape's gradient computes its block's draws again, several
                 # times: given back by the object that drew them
-                with replay.replaying(draws, roots, given, lazy, keyed=plan.nested):
+                inner = self._inner_draws(plan) if plan.nested and draws else None
+                with replay.replaying(draws, roots, given, lazy, keyed=inner):
                     out, saved = fns["fwd"](*values)
                     grads = fns["bwd"](saved, cotangent(out))
             else:  # nothing drawn, no object whose state a re-run could change
@@ -866,6 +867,13 @@ class GradientTape:
             key: None if type(value) is float and value == 0.0 else value
             for key, value in table.items()
         }
+
+    def _inner_draws(self, plan: _Plan) -> list[tuple[str, Any, int | None]]:
+        """The draws of the plan's statements that hold an inner tape's block."""
+        block, recording = self._block, self._recorder.recording
+        assert block is not None and recording is not None
+        inner = [k for k in plan.statements if "GradientTape" in names(block.statements[k]).attrs]
+        return recording.queue(inner)
 
     def _values(self, plan: _Plan) -> list[Any]:
         """The plan's arguments: the block's draws, sources made in the block as given,

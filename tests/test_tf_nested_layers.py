@@ -267,3 +267,56 @@ def test_a_dropout_layer_called_twice_in_the_inner_block_is_refused():
         penalty = tf.reduce_sum(g**2)
     with pytest.raises(TransformError, match="drew tf.random.uniform 2 times"):
         outer.gradient(penalty, dense.trainable_variables)
+
+
+def _critic_loss(k1, b1, k2, b2, fake, real, xhat, masks):
+    """A WGAN-GP critic loss with the dropout masks given (one per call), by autograd."""
+
+    def critic(x, mask):
+        return anp.tanh(x @ k1 + b1) * mask @ k2 + b2
+
+    g = autograd.grad(lambda xs: anp.sum(critic(xs, masks[2])))(xhat)
+    gp = anp.mean((anp.sqrt(anp.sum(g**2, axis=1)) - 1.0) ** 2)
+    return anp.mean(critic(fake, masks[0])) - anp.mean(critic(real, masks[1])) + 10.0 * gp
+
+
+def test_a_dropout_critic_called_in_the_block_and_in_the_inner_block():
+    """The critic scores fakes and reals in the outer block and the interpolates in the
+    inner one: each call has its own mask, the penalty's derivative uses the inner one."""
+    rate = 0.3
+    critic = keras.Sequential(
+        [
+            keras.layers.Dense(6, activation="tanh"),
+            keras.layers.Dropout(rate),
+            keras.layers.Dense(1),
+        ]
+    )
+    critic(np.zeros((1, 3), np.float32))
+    critic.set_weights(
+        [_w(w.shape, k).astype(np.float64) for k, w in enumerate(critic.get_weights())]
+    )
+    fake, real = _w((5, 3), 2.0), _w((5, 3), 3.0)
+    eps = (_w((5, 1), 4.0) + 1.0) / 2.0
+    tf.random.set_seed(5)
+    with tf.GradientTape() as tape:
+        fake_logits = critic(fake, training=True)
+        real_logits = critic(real, training=True)
+        xhat = eps * real + (1.0 - eps) * fake
+        with tf.GradientTape() as gp_tape:
+            gp_tape.watch(xhat)
+            pred = critic(xhat, training=True)
+        grads = gp_tape.gradient(pred, [xhat])[0]
+        gp = tf.reduce_mean((tf.norm(grads, axis=1) - 1.0) ** 2)
+        loss = tf.reduce_mean(fake_logits) - tf.reduce_mean(real_logits) + 10.0 * gp
+    got = tape.gradient(loss, critic.trainable_variables)
+    draws = np.random.default_rng(5)  # the three masks, in the order of the calls
+    masks = [
+        np.where(draws.uniform(0.0, 1.0, size=(5, 6)) >= rate, 1.0 / (1.0 - rate), 0.0)
+        for _ in range(3)
+    ]
+    weights = [v.numpy().astype(np.float64) for v in critic.trainable_variables]
+    args = [*weights, *(np.asarray(a, np.float64) for a in (fake, real, xhat)), masks]
+    assert float(loss) == pytest.approx(float(_critic_loss(*args)), rel=1e-5)
+    for k, g in enumerate(got):
+        want = autograd.grad(_critic_loss, k)(*args)
+        np.testing.assert_allclose(np.asarray(g), want, rtol=2e-4, atol=2e-6)

@@ -412,7 +412,7 @@ set_jvps(
 # --- shape operations --------------------------------------------------------------------
 
 # the cotangent may be the symbolic zero 0.0 (second order: a copy of a reset adjoint)
-_BACK = "np.reshape(_ad.materialize(g, ans), np.shape(a))"
+_BACK = "np.reshape(_ad.materialize(g, a), np.shape(a))"
 transpose = vjp_rule(
     "np.transpose",
     [np.transpose],
