@@ -542,6 +542,15 @@ class Normalizer:
         elif isinstance(node, cst.ClassDef):
             raise self.error("class definition inside a differentiated function", node)
         elif isinstance(node, cst.With):
+            if "GradientTape" in cst.Module([]).code_for_node(node.items[0]):
+                raise self.error(
+                    "'with' statement of a GradientTape inside a function that an outer "
+                    "tape differentiates (an inner tape is supported in the outer tape's "
+                    "own block)",
+                    node,
+                    "write the inner tape's with block, and its gradient call, in the "
+                    "outer tape's block",
+                )
             raise self.error("'with' statement", node)
         elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
             raise self.error("'try' statement", node)

@@ -67,10 +67,10 @@ class Recording:
         if frame is None:
             return  # not drawn by this block's code
         index = self.statement_at(frame.f_lineno)
-        self.draws.setdefault(index, []).append((name, _copy(value)))
+        self.draws.setdefault(index, []).append((name, _copy(value), owner_of(caller, frame)))
 
-    def queue(self, statements: list[int]) -> list[tuple[str, Any]]:
-        """The draws of these statements, in order."""
+    def queue(self, statements: list[int]) -> list[tuple[str, Any, int | None]]:
+        """The draws of these statements, in order (name, value, owner)."""
         return [d for k in statements for d in self.draws.get(k, ())]
 
     def unused_calls(self, statements: list[int]) -> list[Call]:
@@ -82,6 +82,85 @@ class Recording:
 
 
 def _never(value: Any) -> bool:
+    return False
+
+
+def owner_of(frame: types.FrameType | None, stop: types.FrameType | None = None) -> int | None:
+    """The id of the object whose method made a draw (the nearest ``self`` on the stack,
+    below ``stop``: a layer's ``call``, a module's ``__call__``), or ``None``."""
+    depth = 0
+    while frame is not None and frame is not stop and depth < 16:
+        owner = frame.f_locals.get("self")
+        if owner is not None and not _machinery(type(owner)):
+            return id(owner)
+        frame = frame.f_back
+        depth += 1
+    return None
+
+
+def _machinery(kind: type) -> bool:
+    """Whether a class is the transformer's own (a tape, a guard of a global callee), not
+    one whose methods are differentiated (``s2s_ad.tf``'s layers and modules are)."""
+    module = kind.__module__ or ""
+    return module.startswith("s2s_ad.") and not module.startswith("s2s_ad.tf")
+
+
+class Keyed:
+    """The draws of a block for a re-run that differentiates an inner tape's gradient:
+    the re-run's own statements take the block's draws in order; the derivative of the
+    inner gradient computes the inner block's draws again, several times (inside the
+    derivatives of the calls that drew them), and gets back the value that the object
+    which draws drew in the inner block."""
+
+    def __init__(
+        self,
+        draws: list[tuple[str, Any, int | None]],
+        inner: list[tuple[str, Any, int | None]],
+    ) -> None:
+        self.ordered = iter(draws)
+        self.owned: dict[tuple[int | None, str], list[Any]] = {}
+        for name, value, owner in inner:
+            self.owned.setdefault((owner, name), []).append(value)
+
+    def __iter__(self) -> Keyed:
+        return self
+
+    def __next__(self) -> tuple[str, Any, int | None]:
+        return next(self.ordered)
+
+    def take(self, name: str, owner: int | None) -> Any:
+        """The value the inner block drew for a draw computed again."""
+        values = self.owned.get((owner, name)) if owner is not None else None
+        if values is None:
+            raise TransformError(
+                f"an outer tape over an inner tape's gradient computes again a draw of "
+                f"{name} that no layer or module of the inner block made",
+                hint="draw random values in a layer's or module's call, or in the outer "
+                "block and pass them in",
+            )
+        if len(values) > 1:
+            raise TransformError(
+                f"an outer tape over an inner tape's gradient through an object that drew "
+                f"{name} {len(values)} times in the inner block (a dropout layer called "
+                "twice): the derivative computes each draw again and cannot tell which "
+                "of them it is",
+                hint="give each call its own layer, or draw the mask in the block and pass it",
+            )
+        return values[0]
+
+
+_AGAIN = ("second_order.py", "tape_nested.py")
+
+
+def _computed_again(frame: types.FrameType | None) -> bool:
+    """Whether a draw happens inside the derivative of an inner tape's gradient (the
+    pullbacks of its calls differentiated again, its summed function's sweeps), not in
+    the re-run's own statements."""
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.endswith(_AGAIN) or name.startswith("<s2s_ad:_tape_block_summed"):
+            return True
+        frame = frame.f_back
     return False
 
 
@@ -203,7 +282,7 @@ class Calls:
         self,
         calls: list[Call],
         copies: dict[int, int],
-        draws: Iterator[tuple[str, Any]],
+        draws: Iterator[tuple[str, Any, int | None]],
         on_miss: Callable[[], None],
     ) -> None:
         self.calls = calls
@@ -264,7 +343,7 @@ class Calls:
 
 _RECORDING: list[Recording] = []
 RECORDING = _RECORDING  # non-empty while a tape's block runs
-_REPLAY: list[Iterator[tuple[str, Any]]] = []
+_REPLAY: list[Iterator[tuple[str, Any, int | None]]] = []
 _ORIGINALS: dict[str, Any] = {}
 _WRAPPERS: dict[str, Any] = {}
 _PATCHED = [0]
@@ -294,7 +373,10 @@ def draw(name: str, original: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     if _UNRECORDED[0]:
         return original(*args, **kwargs)
     if _REPLAY:
-        got = next(_REPLAY[-1], None)
+        source = _REPLAY[-1]
+        if type(source) is Keyed and _computed_again(sys._getframe(1)):
+            return _copy(source.take(name, owner_of(sys._getframe(1))))
+        got = next(source, None)
         if got is None or got[0] != name:
             drew = "nothing more" if got is None else got[0]
             raise TransformError(
@@ -368,25 +450,30 @@ class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, root
     ``lazy``, the state is saved only before the first call that runs (the caller knows
     that nothing else in the re-run changes state)."""
 
-    __slots__ = ("draws", "roots", "saved", "queue", "calls", "lazy", "hook")
+    __slots__ = ("draws", "roots", "saved", "queue", "calls", "lazy", "hook", "keyed")
 
     def __init__(
         self,
-        draws: list[tuple[str, Any]],
+        draws: list[tuple[str, Any, int | None]],
         roots: list[Any],
         calls: tuple[list[Call], dict[int, int]] | None = None,
         lazy: bool = False,
+        keyed: list[tuple[str, Any, int | None]] | None = None,
     ) -> None:
         self.draws = draws
         self.roots = roots
-        self.calls = calls
-        self.lazy = lazy and calls is not None
+        # the draws of inner tapes' blocks, given back to their derivatives (see Keyed)
+        self.keyed = keyed
+        self.calls = None if keyed is not None else calls
+        self.lazy = lazy and self.calls is not None
 
     def __enter__(self) -> None:
         self.saved: list[tuple[Any, Any]] | None = None
         if not self.lazy:
             self.saved = snapshot(self.roots) if self.roots else []
-        self.queue = iter(self.draws)
+        self.queue: Iterator[tuple[str, Any, int | None]] = (
+            Keyed(self.draws, self.keyed) if self.keyed is not None else iter(self.draws)
+        )
         _REPLAY.append(self.queue)
         self.hook = None
         if self.calls is not None:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import packing
+from . import packing, runtime
 from .emit import AD
 from .errors import TransformError
 from .rules import REGISTRY
@@ -244,8 +244,22 @@ def vjp_apply_pullback(
         return _defaults_pullback(labels, args, kwargs)
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
+    every = labels
+    if runtime.VARIABLE_GRADS is not None:
+        # variables mode: the callee is an object read from outside (``layer`` of a loop
+        # over ``self._layers``); its Variables are reached by the attribute reads of its
+        # own code, which the pure pullback, differentiated in variables mode, hands to
+        # the table. Only the cotangent and the arguments are differentiated by label.
+        labels = tuple(lab for lab in labels if not (isinstance(lab, int) and lab < 2))
     grads, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
-    return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
+    if len(every) == len(labels):
+        return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
+
+    def by_label(cot: Any) -> tuple[Any, ...]:
+        got = dict(zip(labels, pullback(pv.to_order(cot))))
+        return tuple(got.get(lab, 0.0) for lab in every)
+
+    return pv.to_labels(grads), by_label
 
 
 def _defaults_pullback(

@@ -28,7 +28,9 @@ Resolver = Callable[[Any, tuple[str, ...]], Any]
 #: Parameters that take integers, axes, shapes or flags: never differentiated.
 STRUCTURAL = frozenset(
     "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
-    "num decimals order kind mode out where retstep endpoint subscripts".split()
+    "num decimals order kind mode out where retstep endpoint subscripts "
+    # booleans whatever flows into them (np.where's, np.compress's, np.select's)
+    "condition condlist".split()
 )
 _COMPOUND = (ir.If, ir.For, ir.While)
 

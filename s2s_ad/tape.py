@@ -129,6 +129,9 @@ class GradientTape:
         # (statement, [(Variable, its array)]) at each gradient called in the block: a
         # later gradient through statements before it needs those arrays unchanged
         self._checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = []
+        # id of a Variable assigned in the block -> (the Variable, the statement that
+        # assigned it last, its array when the block ended)
+        self._assigns: dict[int, list[Any]] = {}
 
     # --- the block ----------------------------------------------------------------------
 
@@ -145,6 +148,8 @@ class GradientTape:
         self._end = None
         self._read = {}
         _variable.READS.append(self._read)
+        self._assigns = {}
+        _variable.ASSIGNS.append(self._note_assign)
         self._recorder.start(frame, _block.statement_at)
         self._bind_constant()
         return self
@@ -230,6 +235,10 @@ class GradientTape:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
+        notes = _variable.ASSIGNS
+        notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
+        for entry in self._assigns.values():
+            entry[2] = entry[0].value  # its array when the block ended
         reads = _variable.READS
         if reads and reads[-1] is self._read:
             reads.pop()
@@ -252,6 +261,17 @@ class GradientTape:
             self._before[name] = value
             if value is not entry[name]:
                 self._assigned.add(name)
+
+    def _note_assign(self, variable: Variable) -> None:
+        """A Variable assigned while the block runs: the statement of the block that did
+        it (a later statement reads its new value only)."""
+        frame: types.FrameType | None = sys._getframe(1)
+        while frame is not None and frame is not self._frame:
+            frame = frame.f_back
+        if frame is None or self._block is None:
+            return  # not by the block's code (a re-run, another thread)
+        index = self._block.statement_at(frame.f_lineno)
+        self._assigns[id(variable)] = [variable, index, None]
 
     def _watch_one(self, value: Any) -> None:
         if id(value) not in self._watched_ids:
@@ -509,6 +529,13 @@ class GradientTape:
                 for end, pairs in self._checkpoints
             ):
                 continue  # unchanged since before the slice's first statement ran
+            assigned = self._assigns.get(id(leaf))
+            if (
+                assigned is not None
+                and assigned[1] < first
+                and (assigned[2] if self._frame is None else leaf.value) is leaf.value
+            ):
+                continue  # last assigned before the slice's first statement: it read this
             raise TransformError(
                 f"a gradient with respect to the Variable {leaf.name}, changed in the block "
                 "after it was read (an optimizer step?): the statements that read it would "
@@ -806,7 +833,10 @@ class GradientTape:
                 # when the statements only assign names and call no user function, state
                 # changes only in calls: saved before the first that runs again
                 lazy = plan.assigns and not self._user_functions
-                with replay.replaying(draws, roots, given, lazy):
+                # an inner tape's gradient computes its block's draws again, several
+                # times: given back by the object that drew them
+                inner = self._inner_draws(plan) if plan.nested and draws else None
+                with replay.replaying(draws, roots, given, lazy, keyed=inner):
                     out, saved = fns["fwd"](*values)
                     grads = fns["bwd"](saved, cotangent(out))
             else:  # nothing drawn, no object whose state a re-run could change
@@ -837,6 +867,13 @@ class GradientTape:
             key: None if type(value) is float and value == 0.0 else value
             for key, value in table.items()
         }
+
+    def _inner_draws(self, plan: _Plan) -> list[tuple[str, Any, int | None]]:
+        """The draws of the plan's statements that hold an inner tape's block."""
+        block, recording = self._block, self._recorder.recording
+        assert block is not None and recording is not None
+        inner = [k for k in plan.statements if "GradientTape" in names(block.statements[k]).attrs]
+        return recording.queue(inner)
 
     def _values(self, plan: _Plan) -> list[Any]:
         """The plan's arguments: the block's draws, sources made in the block as given,

@@ -324,6 +324,25 @@ def inline_inner_tapes(
             variables = _variables_call(updated, tapes, lookup, namespace, captured)
             if variables is not None:
                 return variables
+            listed = updated.args[1].value if len(updated.args) == 2 else None
+            if (
+                isinstance(updated.args[0].value, cst.Name)
+                and isinstance(listed, (cst.List, cst.Tuple))
+                and listed.elements
+                and all(isinstance(e.value, cst.Name) for e in listed.elements)
+            ):
+                # gradient(target, [x, y]): the list of the gradients for each name
+                one = [
+                    self.leave_Call(
+                        original,
+                        updated.with_changes(
+                            args=[updated.args[0], cst.Arg(e.value)],
+                        ),
+                    )
+                    for e in listed.elements
+                ]
+                kind = cst.List if isinstance(listed, cst.List) else cst.Tuple
+                return kind([cst.Element(c) for c in one])
             if len(updated.args) < 2 or not all(
                 isinstance(a.value, cst.Name) for a in updated.args[:2]
             ):

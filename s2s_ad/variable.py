@@ -20,6 +20,9 @@ from .rules.registry import nondiff, set_jvps, vjp_rule
 # each with the array it held when first read (a tape refuses to re-run a read of a
 # Variable that changed since, where it cannot tell which value the read saw)
 READS: list[dict[int, Any]] = []
+# while tapes' blocks run: called with each Variable assigned (a tape notes in which
+# statement of its block, see GradientTape._note_assign)
+ASSIGNS: list[Any] = []
 
 
 def _read(variable: Variable) -> None:
@@ -274,6 +277,8 @@ class Variable:
 
     def assign(self, value: Any) -> Variable:
         self.value = np.array(np.asarray(value, dtype=self.value.dtype).reshape(self.shape))
+        for note in ASSIGNS:
+            note(self)
         return self
 
     def assign_add(self, delta: Any) -> Variable:

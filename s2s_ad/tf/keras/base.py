@@ -275,15 +275,17 @@ class Layer(Module):
         """The layer's trainable Variables, then its sub-layers' (each once), into ``found``."""
         if not self.trainable:
             return
-        layers = []
+        self._own_trainable_into(found, seen)
+        self._sublayers_trainable_into(found, seen)
+
+    def _own_trainable_into(self, found: list[Variable], seen: set[int]) -> None:
         for item in self._tracked:
-            if isinstance(item, Variable):
-                if item.trainable and id(item) not in seen:
-                    seen.add(id(item))
-                    found.append(item)
-            elif isinstance(item, Layer):
-                layers.append(item)
-        for layer in layers:
+            if isinstance(item, Variable) and item.trainable and id(item) not in seen:
+                seen.add(id(item))
+                found.append(item)
+
+    def _sublayers_trainable_into(self, found: list[Variable], seen: set[int]) -> None:
+        for layer in self._sublayers():
             if type(layer).trainable_weights is Layer.trainable_weights:
                 layer._trainable_into(found, seen)
                 continue

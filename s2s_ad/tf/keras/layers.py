@@ -1,5 +1,5 @@
 """Keras layers: ``Dense``, ``Dropout``, ``BatchNormalization``, ``Flatten``,
-``Activation`` (NumPy code the transformer differentiates)."""
+``Activation``, ``ReLU``, ``LeakyReLU`` (NumPy code the transformer differentiates)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ __all__ = [
     "InputLayer",
     "KerasTensor",
     "Layer",
+    "LeakyReLU",
+    "ReLU",
 ]
 
 
@@ -81,6 +83,41 @@ class Activation(Layer):
 
     def call(self, inputs: Any) -> Any:
         return self.activation(inputs)
+
+
+class ReLU(Layer):
+    """``max(x, 0)``, or with ``negative_slope``, ``max_value`` and ``threshold``, as
+    ``keras.activations.relu``."""
+
+    def __init__(
+        self,
+        max_value: Any = None,
+        negative_slope: float = 0.0,
+        threshold: float = 0.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.max_value = max_value
+        self.negative_slope = float(negative_slope)
+        self.threshold = float(threshold)
+
+    def call(self, inputs: Any) -> Any:
+        return activations.relu(
+            inputs, alpha=self.negative_slope, max_value=self.max_value, threshold=self.threshold
+        )
+
+
+class LeakyReLU(Layer):
+    """``x`` where positive, ``alpha * x`` elsewhere (Keras 2's default ``alpha`` is
+    0.3; Keras 3 names it ``negative_slope``)."""
+
+    def __init__(self, alpha: float = 0.3, **kwargs: Any) -> None:
+        slope = kwargs.pop("negative_slope", None)
+        super().__init__(**kwargs)
+        self.alpha = float(alpha if slope is None else slope)
+
+    def call(self, inputs: Any) -> Any:
+        return np.where(inputs > 0, inputs, self.alpha * inputs)
 
 
 class Flatten(Layer):

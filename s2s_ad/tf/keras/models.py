@@ -9,11 +9,11 @@ import numpy as np
 
 from ...replay import unrecorded
 from ...tape import GradientTape
-from ...variable import tensor
+from ...variable import Variable, tensor
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from .base import InputLayer, KerasTensor, Layer
+from .base import InputLayer, KerasTensor, Layer, _unique
 from .callbacks import CallbackList, History
 from .progbar import Progbar, verbosity
 from .summary import summarize
@@ -97,6 +97,37 @@ class Model(Layer):
         if type(self).build is Model.build:
             return  # the first call that follows builds the sub-layers
         self.build(shape)
+
+    # --- weights: Keras 2 lists a model's by layer (each layer's own list), then its own
+
+    def _trainable_into(self, found: list[Variable], seen: set[int]) -> None:
+        """Its layers' trainable Variables first, then its own (``add_weight``)."""
+        if not self.trainable:
+            return
+        self._sublayers_trainable_into(found, seen)
+        self._own_trainable_into(found, seen)
+
+    @property
+    def non_trainable_weights(self) -> list[Variable]:
+        layers = self._sublayers()
+        own = [w for w in self._tracked if isinstance(w, Variable)]
+        frozen = [w for layer in layers for w in layer.non_trainable_weights]
+        if self.trainable:
+            return _unique(frozen + [w for w in own if not w.trainable])
+        # a frozen model: every Variable, the trainable ones first
+        trainable = [w for layer in layers for w in layer.trainable_weights]
+        trainable += [w for w in own if w.trainable]
+        return _unique(trainable + frozen + [w for w in own if not w.trainable])
+
+    @property
+    def weights(self) -> list[Variable]:
+        """Each layer's weights in turn (``get_weights``/``set_weights`` order), then the
+        model's own."""
+        own = [w for w in self._tracked if isinstance(w, Variable)]
+        by_layer = [w for layer in self._sublayers() for w in layer.weights]
+        return _unique(
+            by_layer + [w for w in own if w.trainable] + [w for w in own if not w.trainable]
+        )
 
     @property
     def layers(self) -> list[Layer]:
