@@ -535,3 +535,29 @@ def test_power_of_zero_base() -> None:
     rule = REGISTRY.lookup(np.power)
     out = eval_template(rule, rule.vjps["y"], (0.0, 2.0), {}, {"g": 1.0, "ans": 0.0})
     assert out == 0.0
+
+
+# --- substitution ------------------------------------------------------------------------
+
+
+def test_substitute_leaves_string_literals_alone() -> None:
+    """Parameter names inside a template's string literals (einsum subscripts, modes) are
+    text, not parameters: only the identifiers outside them are replaced."""
+    names = {"i": "_v0", "j": "_v1", "x": "a + b", "mode": "'same'"}
+    template = "np.einsum('i,j->ij', g, j) + len(\"x\") * x + (mode == r'x') + f(x='i')"
+    assert substitute(template, names) == (
+        "np.einsum('i,j->ij', g, _v1) + len(\"x\") * (a + b) + ('same' == r'x') + f(x='i')"
+    )
+
+
+def test_template_with_subscripts_named_like_parameters() -> None:
+    """A rule whose parameters are ``i`` and ``j`` and whose VJP is an einsum with the
+    subscripts ``'i,j->ij'``: the gradient of ``i @ j`` is right (the old substitution
+    rewrote the subscripts into the call-site names)."""
+    rule = Rule("matvec", (), ("i", "j"), vjps={"i": "np.einsum('i,j->ij', g, j)",
+                                               "j": "np.einsum('ij,i->j', i, g)"})  # fmt: skip
+    rng = np.random.default_rng(1)
+    m, v, g = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(3)
+    for param, want in (("i", np.outer(g, v)), ("j", m.T @ g)):
+        got = eval_template(rule, rule.vjps[param], (m, v), {}, {"g": g, "ans": m @ v})
+        np.testing.assert_allclose(got, want, rtol=1e-12)

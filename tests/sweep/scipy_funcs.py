@@ -1,0 +1,3 @@
+from .common import Table
+
+T = Table("scipy_funcs", seed=2)
