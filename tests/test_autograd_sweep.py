@@ -39,7 +39,15 @@ REFUSED: dict[str, str] = {}
 # name -> why forward mode is refused while reverse mode runs.
 FWD_REFUSED: dict[str, str] = {}
 # name -> why autograd's answer is not compared (autograd is wrong or cannot run it).
-AUTOGRAD_SKIP: dict[str, str] = {}
+AUTOGRAD_SKIP: dict[str, str] = {
+    "np.diag": "autograd 1.9.1's VJP of np.diag(x, k) of a non-square x has the wrong shape",
+    "np.dstack": "autograd 1.9.1 gives a zero gradient through np.dstack of 2-D arrays",
+    "linalg.norm_inf": "autograd 1.9.1's VJP of norm(x, inf) is NaN off the maximum",
+    "linalg.multi_dot": "autograd 1.9.1 does not trace np.linalg.multi_dot (a zero gradient)",
+    "np.block": "autograd 1.9.1 does not trace np.block (a zero gradient)",
+    "np.block_rows": "autograd 1.9.1 does not trace np.block (a zero gradient)",
+    "np.choose": "autograd 1.9.1 does not trace np.choose (a zero gradient)",
+}
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -99,7 +107,7 @@ def _reverse(case: Case) -> tuple[Any, list[Any]]:
     """The output and the gradients (one per float argument) for a random cotangent."""
     floats = _floats(case)
     out = case.fun(*case.args)
-    if np.ndim(out) == 0 and not isinstance(out, (tuple, list)):
+    if not isinstance(out, (tuple, list)) and np.ndim(out) == 0:
         value, grads = s2s_ad.value_and_grad(case.fun, tuple(floats))(*case.args)
         _close(value, out, f"{case.name}: value")
         return 1.0, list(grads)

@@ -255,6 +255,8 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "kl_div": lambda x, y: x * _S.log(x / y) - x + y,
     "i0": lambda x: _S.besseli(0, x),
     "i1": lambda x: _S.besseli(1, x),
+    "i0e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(0, x),
+    "i1e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(1, x),
     "sinc_pi": lambda x: _S.sin(_S.pi * x) / (_S.pi * x),  # NumPy's normalized sinc
     "gammainc": lambda a, x: _S.lowergamma(a, x) / _S.gamma(a),
     "gammaincc": lambda a, x: _S.uppergamma(a, x) / _S.gamma(a),
@@ -331,6 +333,8 @@ SYMPY_AD = types.SimpleNamespace(
     ndtr=_exact(_ndtr),
     i0=_exact(SYMPY_EXTRA["i0"]),
     i1=_exact(SYMPY_EXTRA["i1"]),
+    i0e=_exact(SYMPY_EXTRA["i0e"]),
+    i1e=_exact(SYMPY_EXTRA["i1e"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]
 # Partials with no closed form (SymPy answers with a Meijer G function it cannot evaluate

@@ -6,6 +6,7 @@
 * :mod:`.linalg` -- decompositions and the rest of ``np.linalg``
 * :mod:`.shapes` -- the rest of NumPy's array manipulation, ``np.r_``/``np.c_``
 * :mod:`.shapes_more` -- ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.ptp``, ...
+* :mod:`.more` -- ``np.correlate``, ``np.block``, ``np.choose``, ``order='F'``, ``math.gamma``
 * :mod:`.stats` -- ``np.average``, ``np.median``, ``np.nansum``, ``np.cov``, ``np.polyval``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
@@ -25,6 +26,7 @@ from . import (  # noqa: F401
     elementwise,
     linalg,
     methods,
+    more,
     nondiff,
     operators,
     shapes,

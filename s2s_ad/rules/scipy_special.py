@@ -191,6 +191,24 @@ i1 = elementwise(
     R + [(0.0,), (np.array([0.0, 1e-3, -2.0]),)],
     sympy="i1",
 )
+# The exponentially scaled ones: i0e = exp(-|x|) i0, so i0e' = i1e - sign(x) i0e, and
+# i1e' = i0e - i1e (sign(x) + 1/x), which is 1/2 at 0.
+i0e = elementwise(
+    "scipy.special.i0e",
+    [sc.i0e, W.i0e],
+    ("x",),
+    ("_ad.i1e(x) - np.sign(x) * ans",),
+    R + [(np.array([-3.0, -0.4, 0.5, 6.0]),)],
+    sympy="i0e",
+)
+i1e = elementwise(
+    "scipy.special.i1e",
+    [sc.i1e, W.i1e],
+    ("x",),
+    ("np.where(x == 0, 0.5, _ad.i0e(x) - ans * (np.sign(x) + 1.0 / np.where(x == 0, 1.0, x)))",),
+    R + [(0.0,), (np.array([0.0, 1e-3, -2.0, 7.0]),)],
+    sympy="i1e",
+)
 
 # --- reductions over an axis ------------------------------------------------------------
 

@@ -29,6 +29,8 @@ __all__ = [
     "gammaln",
     "i0",
     "i1",
+    "i0e",
+    "i1e",
     "ndtr",
     "polygamma",
     "lse_weights",
@@ -88,6 +90,16 @@ def i0(x: Any) -> Any:
 def i1(x: Any) -> Any:
     """``scipy.special.i1``."""
     return _special().i1(x)
+
+
+def i0e(x: Any) -> Any:
+    """``scipy.special.i0e``."""
+    return _special().i0e(x)
+
+
+def i1e(x: Any) -> Any:
+    """``scipy.special.i1e``."""
+    return _special().i1e(x)
 
 
 # --- logsumexp ---------------------------------------------------------------------------

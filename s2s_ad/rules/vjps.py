@@ -46,7 +46,8 @@ __all__ = [
     "arange_vjp_start", "arange_vjp_step", "array_vjp", "astype_vjp", "builtin_max_args_vjp",
     "builtin_max_vjp", "builtin_min_args_vjp", "builtin_min_vjp", "builtin_sum_vjp",
     "clip_mask", "concatenate_vjp", "cumsum_vjp", "det_vjp", "diag_vjp", "diagonal_vjp",
-    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "einsum_parts_vjp", "einsum_subscripts", "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
+    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "einsum_parts_vjp", "einsum_subscripts",
+    "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
     "item_vjp", "linspace_vjp_start", "linspace_vjp_stop", "logsumexp_vjp", "matmul_vjp_x",
     "matmul_vjp_y", "max_vjp", "max_weight", "mean_vjp", "min_vjp", "min_weight", "mT",
     "norm_vjp", "prod_vjp", "repeat_vjp", "safe_log", "solve_vjp_a", "solve_vjp_b", "sort_vjp",
@@ -1191,6 +1192,7 @@ def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
 from . import (  # noqa: E402
     incgamma_vjps,
     linalg_vjps,
+    more_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
@@ -1202,6 +1204,7 @@ from . import (  # noqa: E402
 FROM_SOURCE: tuple[str, ...] = ()
 for _module in (
     linalg_vjps,
+    more_vjps,
     scipy_vjps,
     shape_vjps,
     shapes_more_vjps,
