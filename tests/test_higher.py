@@ -130,7 +130,7 @@ def _corpus_second_order_cases():
     refused = {
         "scalars.stop_gradient_scalar",
         "vectors.stop_gradient_vector",
-            "calls.callable_instance_argument",
+        "calls.callable_instance_argument",
         "calls.method_on_argument",
         "calls.function_argument_ufunc",
         "calls.function_argument_user",

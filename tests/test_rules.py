@@ -256,6 +256,12 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "i0": lambda x: _S.besseli(0, x),
     "i1": lambda x: _S.besseli(1, x),
     "i0e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(0, x),
+    "ive": lambda v, x: _S.exp(-_S.Abs(x)) * _S.besseli(v, x),
+    "j0": lambda x: _S.besselj(0, x),
+    "j1": lambda x: _S.besselj(1, x),
+    "y0": lambda x: _S.bessely(0, x),
+    "y1": lambda x: _S.bessely(1, x),
+    "rgamma": lambda x: 1 / _S.gamma(x),
     "i1e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(1, x),
     "sinc_pi": lambda x: _S.sin(_S.pi * x) / (_S.pi * x),  # NumPy's normalized sinc
     "gammainc": lambda a, x: _S.lowergamma(a, x) / _S.gamma(a),
@@ -334,6 +340,10 @@ SYMPY_AD = types.SimpleNamespace(
     i0=_exact(SYMPY_EXTRA["i0"]),
     i1=_exact(SYMPY_EXTRA["i1"]),
     i0e=_exact(SYMPY_EXTRA["i0e"]),
+    jv=_exact(sympy.besselj),
+    yv=_exact(sympy.bessely),
+    iv=_exact(sympy.besseli),
+    ive=_exact(SYMPY_EXTRA["ive"]),
     i1e=_exact(SYMPY_EXTRA["i1e"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]

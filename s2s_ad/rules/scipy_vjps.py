@@ -31,6 +31,11 @@ __all__ = [
     "i1",
     "i0e",
     "i1e",
+    "jv",
+    "yv",
+    "iv",
+    "ive",
+    "multidigamma",
     "ndtr",
     "polygamma",
     "lse_weights",
@@ -42,6 +47,7 @@ __all__ = [
 ]
 # The wrappers above are registered with SciPy's functions; these have no rule.
 FROM_SOURCE = (
+    "multidigamma",
     "lse_weights",
     "logsumexp_vjp_a",
     "logsumexp_vjp_b",
@@ -95,6 +101,35 @@ def i1(x: Any) -> Any:
 def i0e(x: Any) -> Any:
     """``scipy.special.i0e``."""
     return _special().i0e(x)
+
+
+def jv(v: Any, x: Any) -> Any:
+    """``scipy.special.jv``."""
+    return _special().jv(v, x)
+
+
+def yv(v: Any, x: Any) -> Any:
+    """``scipy.special.yv``."""
+    return _special().yv(v, x)
+
+
+def iv(v: Any, x: Any) -> Any:
+    """``scipy.special.iv``."""
+    return _special().iv(v, x)
+
+
+def ive(v: Any, x: Any) -> Any:
+    """``scipy.special.ive``."""
+    return _special().ive(v, x)
+
+
+def multidigamma(a: Any, d: int) -> Any:
+    """The derivative of ``scipy.special.multigammaln(a, d)``: the sum of
+    ``digamma(a - j / 2)`` over ``j < d``."""
+    total = 0.0
+    for j in range(int(d)):
+        total = total + digamma(a - 0.5 * j)
+    return total
 
 
 def i1e(x: Any) -> Any:
