@@ -118,6 +118,16 @@ def eval_template(
     return eval(substitute(template, bound), env)  # noqa: S307
 
 
+# Parameters that lie on the probability simplex (SciPy refuses other values): perturbed
+# along it (directions summing to zero over the first axis).
+ON_SIMPLEX = {("scipy.stats.dirichlet.logpdf", "x"), ("scipy.stats.dirichlet.pdf", "x")}
+
+
+def along_simplex(v: np.ndarray) -> np.ndarray:
+    """``v`` projected onto the directions that keep sums over the first axis."""
+    return v - np.mean(v, axis=0, keepdims=True)
+
+
 def symmetric(m: np.ndarray) -> np.ndarray:
     """The symmetric part of a (stack of) matrices."""
     return 0.5 * (m + np.swapaxes(m, -1, -2))
@@ -154,6 +164,8 @@ def test_vjp_matches_finite_differences(rule: Rule) -> None:
                 v = rng.standard_normal(x0.size)
                 if param in rule.symmetric and np.ndim(value) >= 2:  # reads one triangle
                     v = symmetric(v.reshape(np.shape(value))).ravel()
+                if (rule.name, param) in ON_SIMPLEX:
+                    v = along_simplex(v.reshape(np.shape(value))).ravel()
                 up, down = (
                     with_param(rule, args, kwargs, param, unflat(x0 + step * v, value))
                     for step in (EPS, -EPS)
@@ -316,6 +328,9 @@ _LOGPDF: dict[str, Callable[..., Any]] = {
         + (n - k) * _S.log(1 - p)
     ),
 }
+_LOGPDF["chi2.logpdf"] = lambda x, df, loc, scale: _LOGPDF["gamma.logpdf"](
+    x, df / 2, loc, 2 * scale
+)
 for _name, _f in list(_LOGPDF.items()):
     _LOGPDF[_name.replace(".log", ".")] = lambda *a, _f=_f: _S.exp(_f(*a))
 SYMPY_EXTRA.update(_LOGPDF)

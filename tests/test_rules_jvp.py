@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_rules import ON_SIMPLEX, along_simplex
 from trees import flat, is_float, random_like, unflat
 
 from s2s_ad.emit import AD  # the helpers generated code reaches as _ad
@@ -198,6 +199,8 @@ def test_jvp_matches_finite_differences_and_vjp(rule: Rule) -> None:
             t = random_like(value, rng)
             if param in rule.symmetric and np.ndim(value) >= 2:  # reads one triangle
                 t = 0.5 * (t + np.swapaxes(t, -1, -2))
+            if (rule.name, param) in ON_SIMPLEX:
+                t = along_simplex(t)
             got = jvp(rule, param, call, t, ans)
             if rule.jvps[param] != ZERO:
                 check_structure(got, ans, where)

@@ -14,7 +14,8 @@
 * :mod:`.nondiff` -- callables without gradient
 * :mod:`.vjps` -- the helpers templates call as ``_ad.<name>``
 
-SciPy's rules (:mod:`.scipy_special`, :mod:`.scipy_stats`, :mod:`.scipy_linalg`) load
+SciPy's rules (:mod:`.scipy_special`, :mod:`.scipy_stats`, :mod:`.scipy_linalg`,
+:mod:`.scipy_signal`) load
 only once the user has imported the SciPy module they cover (``REGISTRY.defer``):
 SciPy is optional and importing it costs more than a second.
 """
@@ -40,5 +41,6 @@ from .registry import REGISTRY
 REGISTRY.defer("scipy.special", "s2s_ad.rules.scipy_special")
 REGISTRY.defer("scipy.linalg", "s2s_ad.rules.scipy_linalg")
 REGISTRY.defer("scipy.stats", "s2s_ad.rules.scipy_stats")
+REGISTRY.defer("scipy.signal", "s2s_ad.rules.scipy_signal")
 
 __all__ = ["REGISTRY"]
