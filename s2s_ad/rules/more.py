@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from . import arrays, methods
+from . import more_vjps as M
 from .registry import REGISTRY, elementwise, set_jvps, vjp_rule
 
 _V = np.array([0.6, -1.3, 0.9, 2.1, -0.4])
@@ -49,6 +50,16 @@ block = vjp_rule(
     linear=True,
 )
 set_jvps(block, arrays="np.block(_ad.add(t, _ad.zeros_like(arrays)))")
+# its VJP is linear in the cotangent (the blocks give only shapes): for higher derivatives
+block_vjp = vjp_rule(
+    "_ad.block_vjp",
+    [M.block_vjp],
+    ("ct", "arrays"),
+    {"ct": "np.block(_ad.add(g, _ad.zeros_like(arrays)))", "arrays": "0.0"},
+    [(np.ones((3, 5)), [[_A, _B], [_W[None], _B[:1]]]), (np.arange(8.0), [_W, _V])],
+    linear=True,
+)
+set_jvps(block_vjp, ct="_ad.block_vjp(t, arrays)", arrays="0.0")
 choose = vjp_rule(
     "np.choose",
     [np.choose],

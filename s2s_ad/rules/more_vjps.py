@@ -3,7 +3,8 @@
 order), reached as ``_ad.<name>``.
 
 Plain NumPy, so that the transformer can differentiate them from their source for higher
-derivatives (``FROM_SOURCE``); ``read_order`` computes an order string only.
+derivatives (``FROM_SOURCE``), but for ``block_vjp`` (a rule in :mod:`.more`: it is linear
+in the cotangent); ``read_order`` computes an order string only.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ __all__ = [
 FROM_SOURCE = (
     "correlate_vjp_a",
     "correlate_vjp_v",
-    "block_vjp",
     "choose_vjp",
     "diagflat_vjp",
     "ediff1d_vjp",

@@ -46,3 +46,20 @@ set_jvps(
     in1="_ad.signal_convolve(t, in2, mode)",
     in2="_ad.signal_convolve(in1, t, mode)",
 )
+# its VJP is linear in the cotangent (the adjoint of the convolution): for higher
+# derivatives; in the inputs themselves it is not modelled (refused when differentiated)
+convolve_vjp = vjp_rule(
+    "_ad.signal_convolve_vjp",
+    [W.signal_convolve_vjp],
+    ("ct", "in1", "in2", "mode", "wrt"),
+    {"ct": "_ad.signal_convolve(in1 if wrt else g, g if wrt else in2, mode)"},
+    [
+        (np.cos(np.arange(8.0)), _V, _W, "full", 0),
+        (np.cos(np.arange(8.0)), _V, _W, "full", 1),
+        (np.cos(np.arange(6.0)), _V, _W, "same", 1),
+        (np.cos(np.arange(4.0)), _W, _V, "valid", 0),
+        (np.cos(np.arange(6.0)).reshape(2, 3), _A, _K, "valid", 1),
+    ],
+    linear=True,
+)
+set_jvps(convolve_vjp, ct="_ad.signal_convolve_vjp(t, in1, in2, mode, wrt)")

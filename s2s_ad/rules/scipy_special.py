@@ -250,9 +250,19 @@ jv = elementwise(
     diff=("x",),
     sympy="besselj",
 )
+# yn truncates its order to an integer (with a warning): its own rule, in that order.
+yn = elementwise(
+    "scipy.special.yn",
+    [sc.yn],
+    ("n", "x"),
+    ("0.5 * (_ad.yv(np.trunc(n) - 1, x) - _ad.yv(np.trunc(n) + 1, x))",),
+    [(2, 0.7), (1, _POS), (np.array([0, 1, 3]), _BESSEL_X[:3])],
+    diff=("x",),
+    sympy="bessely",
+)
 yv = elementwise(
     "scipy.special.yv",
-    [sc.yv, sc.yn, W.yv],
+    [sc.yv, W.yv],
     ("v", "x"),
     ("0.5 * (_ad.yv(v - 1, x) - _ad.yv(v + 1, x))",),
     _ORDER_SAMPLES,

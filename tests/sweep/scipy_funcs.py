@@ -93,6 +93,10 @@ def f_i1e(x):
     return sc.i1e(x)
 
 
+def f_yn_fractional(x):
+    return sc.yn(2.5, x)
+
+
 def f_iv(x):
     return sc.iv(2.0, x)
 
@@ -295,7 +299,7 @@ for _f in (f_rgamma, f_math_gamma, f_math_lgamma):
     T.add(_f, u(0.3, 2.0, 4) if _f is f_rgamma else u(0.3, 3.0))
 T.add(f_math_lgamma, -0.5)
 T.add(f_multigammaln, u(4.0, 5.0, 2, 3))
-for _f in (f_j0, f_j1, f_y0, f_y1, f_jn, f_yn):
+for _f in (f_j0, f_j1, f_y0, f_y1, f_jn, f_yn, f_yn_fractional):
     T.add(_f, u(0.2, 20.0, 4))
 for _f in (f_i0, f_i1, f_i0e, f_i1e, f_iv, f_ive):
     T.add(_f, r(5) * 2)
