@@ -10,7 +10,8 @@ SymPy by the tests); they bind positionally and by keyword as SciPy's methods do
 Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``, ``gamma``,
 ``beta`` (logpdf pdf; cdf logcdf sf logsf in every parameter: the shape parameters through
 ``_ad.gammainc_da``, ``_ad.betainc_da`` and ``_ad.betainc_db``), ``laplace`` and
-``lognorm`` (logpdf pdf), ``poisson`` and ``binom`` (logpmf pmf in ``mu`` / ``p``),
+``lognorm`` (logpdf pdf), ``poisson`` (logpmf pmf cdf logcdf sf logsf in ``mu``) and
+``binom`` (logpmf pmf in ``p``),
 ``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``; entropy in ``cov``),
 ``logistic`` (logpdf pdf cdf logcdf sf logsf), ``chi2`` (logpdf pdf cdf logcdf sf logsf),
 ``dirichlet`` (logpdf pdf in ``alpha`` and in ``x``, which must lie on the simplex: its
@@ -355,12 +356,17 @@ lognorm = _family(
 # --- discrete: the counts are integers, the rates differentiable --------------------------------
 
 _K = np.array([0, 2, 5, 1])
+# (the count is k - loc: a shifted distribution)
+_PMF = "np.exp(_J * np.log(mu) - mu - _ad.gammaln(_J + 1.0))".replace("_J", "np.floor(k - loc)")
 poisson = _family(
     st.poisson,
     "poisson",
     ("k", "mu", "loc"),
-    ("k / mu - 1.0",),
-    [(3, 2.5), (_K, 1.7), (_K, np.array([[0.8], [2.5]]))],
+    ("(k - loc) / mu - 1.0",),
+    [(3, 2.5), (_K, 1.7), (_K, np.array([[0.8], [2.5]])), (_K + 3, 1.3, 2), (6, 0.9, -1)],
+    # cdf = gammaincc(floor(k - loc) + 1, mu): d/dmu = -pmf(floor(k - loc)), 0 below the support
+    cdf=(f"np.where(k - loc >= 0, -{_PMF}, 0.0)",),
+    cdf_params=("mu",),
     defaults={"loc": "0"},
     diff=("mu",),
     pmf=True,
@@ -369,8 +375,8 @@ binom = _family(
     st.binom,
     "binom",
     ("k", "n", "p", "loc"),
-    ("k / p - (n - k) / (1.0 - p)",),
-    [(3, 7, 0.4), (_K, 6, 0.25), (_K, 9, np.array([[0.3], [0.65]]))],
+    ("(k - loc) / p - (n - k + loc) / (1.0 - p)",),
+    [(3, 7, 0.4), (_K, 6, 0.25), (_K, 9, np.array([[0.3], [0.65]])), (_K + 1, 8, 0.35, 1)],
     defaults={"loc": "0"},
     diff=("p",),
     pmf=True,
