@@ -99,6 +99,23 @@ def _is(node: ast.AST, number: float) -> bool:
     return _is_number(node) and node.value == number  # type: ignore[attr-defined]
 
 
+def _constant_test(test: ast.AST) -> bool | None:
+    """The value of a comparison of two string constants (``'C' == 'C'``, a rule's
+    default substituted into its test), else ``None``."""
+    if not (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.Eq, ast.NotEq))
+        and isinstance(test.left, ast.Constant)
+        and isinstance(test.comparators[0], ast.Constant)
+        and isinstance(test.left.value, str)
+        and isinstance(test.comparators[0].value, str)
+    ):
+        return None
+    same = test.left.value == test.comparators[0].value
+    return same if isinstance(test.ops[0], ast.Eq) else not same
+
+
 class _Folder(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         node = super().generic_visit(node)
@@ -123,6 +140,10 @@ class _Folder(ast.NodeTransformer):
                 return left
             if isinstance(node.op, (ast.Add, ast.Sub)) and _is(right, 0):
                 return left
+        if isinstance(node, ast.IfExp):
+            chosen = _constant_test(node.test)
+            if chosen is not None:
+                return node.body if chosen else node.orelse
         if (
             isinstance(node, ast.UnaryOp)
             and isinstance(node.op, ast.USub)

@@ -22,13 +22,10 @@ import s2s_ad
 CASES = collect()
 
 # Known failures of s2s_ad in test_grad: label -> one-line diagnosis.
-XFAIL: dict[str, str] = {
-    # --- refused with TransformError ---
-    "scalars.math_gamma_lgamma": "no rule for math.gamma / math.lgamma (TransformError)",
-}
+XFAIL: dict[str, str] = {}
 
 # test_value_and_grad fails where the transform is refused or the primal value itself is wrong.
-XFAIL_VALUE: dict[str, str] = {key: XFAIL[key] for key in ("scalars.math_gamma_lgamma",)}
+XFAIL_VALUE: dict[str, str] = {}
 
 
 def _params(table: dict[str, str]) -> list[Any]:

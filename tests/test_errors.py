@@ -80,8 +80,8 @@ def test_fft_error_suggests_defgrad():
 def test_builtin_without_rule_is_refused_naming_defgrad():
     import math
 
-    with pytest.raises(TransformError, match=r"(?s)call to gamma .*defgrad\(gamma"):
-        s2s_ad.grad(math.gamma)
+    with pytest.raises(TransformError, match=r"(?s)call to remainder .*defgrad\(remainder"):
+        s2s_ad.grad(math.remainder)
 
 
 def test_exec_code_has_no_source():

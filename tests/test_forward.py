@@ -16,7 +16,6 @@ SKIP = {
     "calls.callee_varargs",
     "calls.call_with_star_args",
     "calls.call_with_double_star_kwargs",
-    "scalars.math_gamma_lgamma",
 }
 
 

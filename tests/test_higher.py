@@ -130,7 +130,6 @@ def _corpus_second_order_cases():
     refused = {
         "scalars.stop_gradient_scalar",
         "vectors.stop_gradient_vector",
-        "scalars.math_gamma_lgamma",
         "calls.callable_instance_argument",
         "calls.method_on_argument",
         "calls.function_argument_ufunc",

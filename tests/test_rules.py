@@ -118,6 +118,16 @@ def eval_template(
     return eval(substitute(template, bound), env)  # noqa: S307
 
 
+# Parameters that lie on the probability simplex (SciPy refuses other values): perturbed
+# along it (directions summing to zero over the first axis).
+ON_SIMPLEX = {("scipy.stats.dirichlet.logpdf", "x"), ("scipy.stats.dirichlet.pdf", "x")}
+
+
+def along_simplex(v: np.ndarray) -> np.ndarray:
+    """``v`` projected onto the directions that keep sums over the first axis."""
+    return v - np.mean(v, axis=0, keepdims=True)
+
+
 def symmetric(m: np.ndarray) -> np.ndarray:
     """The symmetric part of a (stack of) matrices."""
     return 0.5 * (m + np.swapaxes(m, -1, -2))
@@ -154,6 +164,8 @@ def test_vjp_matches_finite_differences(rule: Rule) -> None:
                 v = rng.standard_normal(x0.size)
                 if param in rule.symmetric and np.ndim(value) >= 2:  # reads one triangle
                     v = symmetric(v.reshape(np.shape(value))).ravel()
+                if (rule.name, param) in ON_SIMPLEX:
+                    v = along_simplex(v.reshape(np.shape(value))).ravel()
                 up, down = (
                     with_param(rule, args, kwargs, param, unflat(x0 + step * v, value))
                     for step in (EPS, -EPS)
@@ -255,6 +267,14 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "kl_div": lambda x, y: x * _S.log(x / y) - x + y,
     "i0": lambda x: _S.besseli(0, x),
     "i1": lambda x: _S.besseli(1, x),
+    "i0e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(0, x),
+    "ive": lambda v, x: _S.exp(-_S.Abs(x)) * _S.besseli(v, x),
+    "j0": lambda x: _S.besselj(0, x),
+    "j1": lambda x: _S.besselj(1, x),
+    "y0": lambda x: _S.bessely(0, x),
+    "y1": lambda x: _S.bessely(1, x),
+    "rgamma": lambda x: 1 / _S.gamma(x),
+    "i1e": lambda x: _S.exp(-_S.Abs(x)) * _S.besseli(1, x),
     "sinc_pi": lambda x: _S.sin(_S.pi * x) / (_S.pi * x),  # NumPy's normalized sinc
     "gammainc": lambda a, x: _S.lowergamma(a, x) / _S.gamma(a),
     "gammaincc": lambda a, x: _S.uppergamma(a, x) / _S.gamma(a),
@@ -299,15 +319,18 @@ _LOGPDF: dict[str, Callable[..., Any]] = {
         - _S.log(_z(x, loc, scale)) ** 2 / (2 * s**2)
         - _S.log(scale)
     ),
-    "poisson.logpmf": lambda k, mu: k * _S.log(mu) - mu - _S.loggamma(k + 1),
-    "binom.logpmf": lambda k, n, p: (
+    "poisson.logpmf": lambda k, mu, loc=0: (k - loc) * _S.log(mu) - mu - _S.loggamma(k - loc + 1),
+    "binom.logpmf": lambda k, n, p, loc=0: (
         _S.loggamma(n + 1)
-        - _S.loggamma(k + 1)
-        - _S.loggamma(n - k + 1)
-        + k * _S.log(p)
-        + (n - k) * _S.log(1 - p)
+        - _S.loggamma(k - loc + 1)
+        - _S.loggamma(n - k + loc + 1)
+        + (k - loc) * _S.log(p)
+        + (n - k + loc) * _S.log(1 - p)
     ),
 }
+_LOGPDF["chi2.logpdf"] = lambda x, df, loc, scale: _LOGPDF["gamma.logpdf"](
+    x, df / 2, loc, 2 * scale
+)
 for _name, _f in list(_LOGPDF.items()):
     _LOGPDF[_name.replace(".log", ".")] = lambda *a, _f=_f: _S.exp(_f(*a))
 SYMPY_EXTRA.update(_LOGPDF)
@@ -331,6 +354,12 @@ SYMPY_AD = types.SimpleNamespace(
     ndtr=_exact(_ndtr),
     i0=_exact(SYMPY_EXTRA["i0"]),
     i1=_exact(SYMPY_EXTRA["i1"]),
+    i0e=_exact(SYMPY_EXTRA["i0e"]),
+    jv=_exact(sympy.besselj),
+    yv=_exact(sympy.bessely),
+    iv=_exact(sympy.besseli),
+    ive=_exact(SYMPY_EXTRA["ive"]),
+    i1e=_exact(SYMPY_EXTRA["i1e"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]
 # Partials with no closed form (SymPy answers with a Meijer G function it cannot evaluate
@@ -363,6 +392,7 @@ def test_partials_match_sympy(rule: Rule) -> None:
         expected = sympy.diff(expr, symbols[param])
         # Symbolically: the template over SymPy objects equals the derivative.
         names = {p: f"_s_{p}" for p in params}
+        names.update({p: rule.defaults[p] for p in rule.params if p not in params})
         env = {"np": SYMPY_NP, "_ad": SYMPY_AD, "ans": expr}
         env.update({names[p]: s for p, s in symbols.items()})
         try:
@@ -380,6 +410,8 @@ def test_partials_match_sympy(rule: Rule) -> None:
         exact = sympy.lambdify(list(symbols.values()), expected, modules=modules)
         for args in rule.samples:
             given = dict(zip(rule.params, args))
+            if set(given) - set(params):
+                continue  # a parameter SymPy holds at its default (a count's shift loc)
             default = {p: eval(rule.defaults.get(p, "None"), {"np": np}) for p in params}  # noqa: S307
             values = [given.get(p, default[p]) for p in params]
             point = [np.asarray(v, dtype=float) for v in values]
@@ -535,3 +567,29 @@ def test_power_of_zero_base() -> None:
     rule = REGISTRY.lookup(np.power)
     out = eval_template(rule, rule.vjps["y"], (0.0, 2.0), {}, {"g": 1.0, "ans": 0.0})
     assert out == 0.0
+
+
+# --- substitution ------------------------------------------------------------------------
+
+
+def test_substitute_leaves_string_literals_alone() -> None:
+    """Parameter names inside a template's string literals (einsum subscripts, modes) are
+    text, not parameters: only the identifiers outside them are replaced."""
+    names = {"i": "_v0", "j": "_v1", "x": "a + b", "mode": "'same'"}
+    template = "np.einsum('i,j->ij', g, j) + len(\"x\") * x + (mode == r'x') + f(x='i')"
+    assert substitute(template, names) == (
+        "np.einsum('i,j->ij', g, _v1) + len(\"x\") * (a + b) + ('same' == r'x') + f(x='i')"
+    )
+
+
+def test_template_with_subscripts_named_like_parameters() -> None:
+    """A rule whose parameters are ``i`` and ``j`` and whose VJP is an einsum with the
+    subscripts ``'i,j->ij'``: the gradient of ``i @ j`` is right (the old substitution
+    rewrote the subscripts into the call-site names)."""
+    rule = Rule("matvec", (), ("i", "j"), vjps={"i": "np.einsum('i,j->ij', g, j)",
+                                               "j": "np.einsum('ij,i->j', i, g)"})  # fmt: skip
+    rng = np.random.default_rng(1)
+    m, v, g = rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(3)
+    for param, want in (("i", np.outer(g, v)), ("j", m.T @ g)):
+        got = eval_template(rule, rule.vjps[param], (m, v), {}, {"g": g, "ans": m @ v})
+        np.testing.assert_allclose(got, want, rtol=1e-12)

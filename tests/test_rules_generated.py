@@ -875,6 +875,66 @@ FROM_SOURCE_CASES["dirichlet_score"] = (
     (np.array([1.5, 2.0, 0.7]),),
 )
 
+# the helpers of the rules found missing by the autograd sweep
+_C6 = np.cos(np.arange(6.0))
+FROM_SOURCE_CASES.update(
+    {
+        "einsum_parts_vjp": (
+            lambda g, y: np.sum(vjps.einsum_parts_vjp(g, _P2, ([0, 1], y, [1, 2]))[0] ** 2),
+            (_G3[:2], _G3),
+        ),
+        "correlate_vjp_a": (
+            lambda g, v: np.sum(vjps.correlate_vjp_a(g, _V4, v, "full") * _V4),
+            (_C6, _W),
+        ),
+        "correlate_vjp_v": (
+            lambda g, a: np.sum(vjps.correlate_vjp_v(g, a, _W, "same") * _W),
+            (_V4 * 1.0, _V4),
+        ),
+        "choose_vjp": (
+            lambda g: np.sum(vjps.choose_vjp(g, np.array([0, 1, 0, 1]), [_V4, _V4])[1] ** 2),
+            (_V4 * 1.0,),
+        ),
+        "diagflat_vjp": (
+            lambda g: np.sum(vjps.diagflat_vjp(g, _W, 1) ** 2),
+            (_G3[:1, :1] + np.ones((4, 4)),),
+        ),
+        "ediff1d_vjp": (
+            lambda g: np.sum(vjps.ediff1d_vjp(g, _V4, _W[:1], None, "ary") ** 2),
+            (_V4 * 1.0,),
+        ),
+        "ediff1d_jvp": (
+            lambda t: np.sum(vjps.ediff1d_jvp(t, _V4, None, _W, "ary") ** 2),
+            (_V4 * 1.0,),
+        ),
+        "broadcast_arrays_vjp": (
+            lambda g: np.sum(vjps.broadcast_arrays_vjp((g, g), (_W, _P2))[0] ** 2),
+            (_P2 * 1.0,),
+        ),
+        "broadcast_arrays_jvp": (
+            lambda t: np.sum(vjps.broadcast_arrays_jvp((t, 0.0), (_W, _P2), (_P2, _P2))[0] ** 2),
+            (_W * 1.0,),
+        ),
+        "reorder_vjp": (
+            lambda g: np.sum(vjps.reorder_vjp(g, _P2, "F") * _P2),
+            (_C6.reshape(3, 2),),
+        ),
+        "reorder_jvp": (
+            lambda t: np.sum(vjps.reorder_jvp(t, _P2, (3, 2), "F") * _C6.reshape(3, 2)),
+            (_P2 * 1.0,),
+        ),
+        "multidigamma": (lambda a: np.sum(vjps.multidigamma(a, 3)), (np.array([4.2, 5.5]),)),
+        "mvn_entropy_vjp": (
+            lambda b: np.sum(vjps.mvn_entropy_vjp(0.7, None, b + b.T) * _G3),
+            (_SPD,),
+        ),
+        "dirichlet_dx": (
+            lambda x: np.sum(vjps.dirichlet_dx(x, np.array([1.5, 2.0, 0.7])) ** 2),
+            (np.array([[0.2, 0.1], [0.5, 0.6]]),),
+        ),
+    }
+)
+
 
 def test_from_source_list_is_complete() -> None:
     assert set(FROM_SOURCE_CASES) == set(G.FROM_SOURCE)

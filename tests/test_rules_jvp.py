@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_rules import ON_SIMPLEX, along_simplex
 from trees import flat, is_float, random_like, unflat
 
 from s2s_ad.emit import AD  # the helpers generated code reaches as _ad
@@ -198,6 +199,8 @@ def test_jvp_matches_finite_differences_and_vjp(rule: Rule) -> None:
             t = random_like(value, rng)
             if param in rule.symmetric and np.ndim(value) >= 2:  # reads one triangle
                 t = 0.5 * (t + np.swapaxes(t, -1, -2))
+            if (rule.name, param) in ON_SIMPLEX:
+                t = along_simplex(t)
             got = jvp(rule, param, call, t, ans)
             if rule.jvps[param] != ZERO:
                 check_structure(got, ans, where)
@@ -381,13 +384,16 @@ def test_jvps_belong_to_differentiable_parameters() -> None:
 
 def test_templates_are_safe_in_a_sum() -> None:
     """Forward mode joins the contributions of several parameters with ``+``: a template
-    must not be a conditional, lambda, comparison or boolean expression at its top."""
+    must not be a conditional, lambda, comparison or boolean expression at its top, unless
+    parenthesized (the reshapes' ``(... if order == 'C' else ...)``)."""
     for rule in JVP_RULES:
         for param, template in rule.jvps.items():
             node = ast.parse(template, mode="eval").body
             assert not isinstance(
                 node, (ast.IfExp, ast.Lambda, ast.BoolOp, ast.Compare, ast.NamedExpr)
-            ), f"{rule.name} d/d{param}: {template}"
+            ) or (template.startswith("(") and template.endswith(")")), (
+                f"{rule.name} d/d{param}: {template}"
+            )
             joined = ast.parse(f"_l + {template} + _r", mode="eval").body
             assert isinstance(joined, ast.BinOp) and isinstance(joined.op, ast.Add), template
 

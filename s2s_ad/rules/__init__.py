@@ -6,6 +6,7 @@
 * :mod:`.linalg` -- decompositions and the rest of ``np.linalg``
 * :mod:`.shapes` -- the rest of NumPy's array manipulation, ``np.r_``/``np.c_``
 * :mod:`.shapes_more` -- ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.ptp``, ...
+* :mod:`.more` -- ``np.correlate``, ``np.block``, ``np.choose``, ``order='F'``, ``math.gamma``
 * :mod:`.stats` -- ``np.average``, ``np.median``, ``np.nansum``, ``np.cov``, ``np.polyval``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
@@ -15,7 +16,8 @@
 * :mod:`.nondiff` -- callables without gradient
 * :mod:`.vjps` -- the helpers templates call as ``_ad.<name>``
 
-SciPy's rules (:mod:`.scipy_special`, :mod:`.scipy_stats`, :mod:`.scipy_linalg`) load
+SciPy's rules (:mod:`.scipy_special`, :mod:`.scipy_stats`, :mod:`.scipy_linalg`,
+:mod:`.scipy_signal`) load
 only once the user has imported the SciPy module they cover (``REGISTRY.defer``):
 SciPy is optional and importing it costs more than a second. So do the rules of
 ``np.random``'s draws (:mod:`.numpy_random`): ``import numpy`` does not load
@@ -30,6 +32,7 @@ from . import (  # noqa: F401
     elementwise,
     linalg,
     methods,
+    more,
     nondiff,
     operators,
     orderings,
@@ -45,5 +48,6 @@ REGISTRY.defer("numpy.random", "s2s_ad.rules.numpy_random")
 REGISTRY.defer("scipy.special", "s2s_ad.rules.scipy_special")
 REGISTRY.defer("scipy.linalg", "s2s_ad.rules.scipy_linalg")
 REGISTRY.defer("scipy.stats", "s2s_ad.rules.scipy_stats")
+REGISTRY.defer("scipy.signal", "s2s_ad.rules.scipy_signal")
 
 __all__ = ["REGISTRY"]

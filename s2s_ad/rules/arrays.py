@@ -283,7 +283,11 @@ einsum = vjp_rule(
     "np.einsum",
     [np.einsum],
     ("subscripts",),
-    {"args": "_ad.einsum_vjp(g, subscripts, args)"},
+    {
+        # the interleaved form np.einsum(x, [0, 1], y, [1, 2]) has an operand first
+        "subscripts": "_ad.einsum_parts_vjp(g, subscripts, args)[0]",
+        "args": "_ad.einsum_parts_vjp(g, subscripts, args)[1:]",
+    },
     [
         ("ij,jk->ik", _A, _B),
         ("ij,ij->", _A, _A[::-1]),
@@ -299,6 +303,9 @@ einsum = vjp_rule(
         ("iij->j", _MS.T),
         ("ij,kj->jik", _A, _B[:, :3]),
         ("i,i->i", _W, np.array([2.0])),
+        (_A, [0, 1], _B, [1, 2], [0, 2]),
+        (_MS, [Ellipsis, 0, 1], _B[:, :2], [1, 2]),
+        (_M, [0, 0]),
     ],
     varargs=True,
     linear=True,
@@ -306,6 +313,7 @@ einsum = vjp_rule(
 # One einsum per differentiated operand (``t`` holds 0.0 for the others).
 set_jvps(
     einsum,
+    subscripts="np.einsum(t, *args)",
     args="np.sum([np.einsum(subscripts, *(args[:i] + (ti,) + args[i + 1 :])) "
     "for i, ti in enumerate(t) if not _ad.is_zero(ti)], 0)",
 )

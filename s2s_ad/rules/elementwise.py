@@ -222,9 +222,8 @@ copysign = elementwise(
     "np.copysign",
     [np.copysign, math.copysign],
     ("x", "y"),
-    ("np.sign(x) * np.sign(ans)",),
-    [(1.3, -0.7), (-0.4, 2.2)],
-    diff=("x",),
+    ("np.sign(x) * np.sign(ans)", "0.0"),  # piecewise constant in y
+    [(1.3, -0.7), (-0.4, 2.2), (_ROW, _COL)],
 )
 fmod = elementwise(
     "np.fmod",

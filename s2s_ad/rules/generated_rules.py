@@ -62,6 +62,7 @@ FROM_SOURCE = (
     "norm_vjp_dx",
     "einsum_jvp",
     "einsum_vjp_dops",
+    "einsum_parts_vjp",
     "solve_dual",
     "solve_vjp_a_dct",
     # helpers of the rules in their own modules (SciPy, np.linalg, shapes)
@@ -417,6 +418,7 @@ safe_log = elementwise(
 )
 RULES.append(safe_log)
 nondiff("_ad: masks and weights", [V.max_weight, V.min_weight, V.clip_mask, V.norm_order])
+nondiff("_ad: einsum's subscripts from the interleaved form", [V.einsum_subscripts])
 
 # --- reductions ---------------------------------------------------------------------------
 #

@@ -38,6 +38,8 @@ rounding = nondiff(
     + _names(math, "floor ceil trunc")
     + [builtins.round],
 )
+# The argument of a real number is 0 or pi (complex values are refused by every transform).
+angle = nondiff("np.angle of real values", _names(np, "angle"))
 integer_casts = nondiff(
     "integer casts",
     _names(np, "int8 int16 int32 int64 intp uint8 uint16 uint32 uint64 bool_")

@@ -23,7 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-_IDENT = re.compile(r"(?<![\w.])([^\W\d]\w*)(?!\w)(?!\s*=[^=])")
+# A string literal (left alone: an einsum subscript or a mode name is no parameter) or an
+# identifier that is neither an attribute nor a keyword name.
+_TOKEN = re.compile(
+    r"""(?<!\w)(?P<str>[rRbBuUfF]{0,2}(?:'''[\s\S]*?'''|\"\"\"[\s\S]*?\"\"\""""
+    r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))"""
+    r"|(?<![\w.])(?P<name>[^\W\d]\w*)(?!\w)(?!\s*=[^=])"
+)
 _SIMPLE = re.compile(r"^(?:[^\W\d][\w.]*|\d+(?:\.\d*)?(?:e[+-]?\d+)?|'[^']*'|\"[^\"]*\")$")
 
 
@@ -112,18 +118,19 @@ class Rule:
 def substitute(template: str, names: dict[str, str]) -> str:
     """Replace identifiers of a template by call-site source text.
 
-    Identifiers after a dot (attributes) and keyword names (``axis=``) are left alone;
+    Identifiers after a dot (attributes), keyword names (``axis=``) and the contents of
+    string literals (``np.einsum('ij->ji', x)`` with a parameter ``i``) are left alone;
     replacements that are not simple names or numbers are parenthesized.
     """
 
     def repl(match: re.Match[str]) -> str:
-        word = match.group(1)
-        if word not in names:
-            return word
+        word = match.group("name")
+        if word is None or word not in names:
+            return match.group(0)
         text = names[word]
         return text if _SIMPLE.match(text) else f"({text})"
 
-    return _IDENT.sub(repl, template)
+    return _TOKEN.sub(repl, template)
 
 
 class Registry:

@@ -17,7 +17,7 @@ import scipy.special as sc
 
 from . import incgamma_vjps as V
 from . import scipy_vjps as W
-from .registry import elementwise, set_jvps, vjp_rule
+from .registry import elementwise, nondiff, set_jvps, vjp_rule
 
 _REAL = np.array([[-1.2, 0.3, 0.8], [1.7, -0.4, 2.1]])
 _POS = np.array([[0.4, 1.3, 2.2], [0.7, 3.1, 1.6]])
@@ -190,6 +190,102 @@ i1 = elementwise(
     ("np.where(x == 0, 0.5, _ad.i0(x) - _ad.i1(x) / np.where(x == 0, 1.0, x))",),
     R + [(0.0,), (np.array([0.0, 1e-3, -2.0]),)],
     sympy="i1",
+)
+# The exponentially scaled ones: i0e = exp(-|x|) i0, so i0e' = i1e - sign(x) i0e, and
+# i1e' = i0e - i1e (sign(x) + 1/x), which is 1/2 at 0.
+i0e = elementwise(
+    "scipy.special.i0e",
+    [sc.i0e, W.i0e],
+    ("x",),
+    ("_ad.i1e(x) - np.sign(x) * ans",),
+    R + [(np.array([-3.0, -0.4, 0.5, 6.0]),)],
+    sympy="i0e",
+)
+i1e = elementwise(
+    "scipy.special.i1e",
+    [sc.i1e, W.i1e],
+    ("x",),
+    ("np.where(x == 0, 0.5, _ad.i0e(x) - ans * (np.sign(x) + 1.0 / np.where(x == 0, 1.0, x)))",),
+    R + [(0.0,), (np.array([0.0, 1e-3, -2.0, 7.0]),)],
+    sympy="i1e",
+)
+nondiff("scipy.special.gammasgn (piecewise constant)", [sc.gammasgn])
+rgamma = elementwise(
+    "scipy.special.rgamma", [sc.rgamma], ("x",), ("-ans * _ad.digamma(x)",), P + [(-0.5,)],
+    sympy="rgamma",
+)  # fmt: skip
+multigammaln = elementwise(
+    "scipy.special.multigammaln",
+    [sc.multigammaln],
+    ("a", "d"),
+    ("_ad.multidigamma(a, d)",),
+    [(2.5, 3), (np.array([[4.2, 4.7], [5.5, 6.1]]), 2), (1.3, 1)],
+    diff=("a",),
+)
+
+# --- Bessel functions: J and Y of integer and real order, I (and exp-scaled) of real order ---
+# d/dx C_v(x) = (C_{v-1}(x) - C_{v+1}(x)) / 2 for C = J, Y; (I_{v-1} + I_{v+1}) / 2 for I.
+# (Derivatives in the order v are not modelled: its argument gets no gradient rule.)
+
+_BESSEL_X = np.array([0.4, 1.7, 3.2, 8.5])
+j0 = elementwise("scipy.special.j0", [sc.j0], ("x",), ("-_ad.jv(1, x)",), R + [(_BESSEL_X,)],
+                 sympy="j0")  # fmt: skip
+j1 = elementwise(
+    "scipy.special.j1", [sc.j1], ("x",), ("0.5 * (_ad.jv(0, x) - _ad.jv(2, x))",), R,
+    sympy="j1",
+)  # fmt: skip
+y0 = elementwise("scipy.special.y0", [sc.y0], ("x",), ("-_ad.yv(1, x)",), P + [(_BESSEL_X,)],
+                 sympy="y0")  # fmt: skip
+y1 = elementwise(
+    "scipy.special.y1", [sc.y1], ("x",), ("0.5 * (_ad.yv(0, x) - _ad.yv(2, x))",), P,
+    sympy="y1",
+)  # fmt: skip
+_ORDER_SAMPLES = [(2, 0.7), (1, _POS), (np.array([0, 1, 3]), _BESSEL_X[:3]), (3.5, 2.5)]
+jv = elementwise(
+    "scipy.special.jv",
+    [sc.jv, sc.jn, W.jv],
+    ("v", "x"),
+    ("0.5 * (_ad.jv(v - 1, x) - _ad.jv(v + 1, x))",),
+    _ORDER_SAMPLES,
+    diff=("x",),
+    sympy="besselj",
+)
+# yn truncates its order to an integer (with a warning): its own rule, in that order.
+yn = elementwise(
+    "scipy.special.yn",
+    [sc.yn],
+    ("n", "x"),
+    ("0.5 * (_ad.yv(np.trunc(n) - 1, x) - _ad.yv(np.trunc(n) + 1, x))",),
+    [(2, 0.7), (1, _POS), (np.array([0, 1, 3]), _BESSEL_X[:3])],
+    diff=("x",),
+    sympy="bessely",
+)
+yv = elementwise(
+    "scipy.special.yv",
+    [sc.yv, W.yv],
+    ("v", "x"),
+    ("0.5 * (_ad.yv(v - 1, x) - _ad.yv(v + 1, x))",),
+    _ORDER_SAMPLES,
+    diff=("x",),
+    sympy="bessely",
+)
+iv = elementwise(
+    "scipy.special.iv",
+    [sc.iv, W.iv],
+    ("v", "x"),
+    ("0.5 * (_ad.iv(v - 1, x) + _ad.iv(v + 1, x))",),
+    _ORDER_SAMPLES + [(2.0, _REAL)],
+    diff=("x",),
+    sympy="besseli",
+)
+ive = elementwise(
+    "scipy.special.ive",
+    [sc.ive, W.ive],
+    ("v", "x"),
+    ("0.5 * (_ad.ive(v - 1, x) + _ad.ive(v + 1, x)) - np.sign(x) * ans",),
+    _ORDER_SAMPLES + [(1.0, _REAL)],
+    diff=("x",),
+    sympy="ive",
 )
 
 # --- reductions over an axis ------------------------------------------------------------

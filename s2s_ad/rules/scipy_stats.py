@@ -10,10 +10,12 @@ SymPy by the tests); they bind positionally and by keyword as SciPy's methods do
 Covered: ``norm``, ``expon``, ``cauchy`` (logpdf pdf cdf logcdf sf logsf), ``t``, ``gamma``,
 ``beta`` (logpdf pdf; cdf logcdf sf logsf in every parameter: the shape parameters through
 ``_ad.gammainc_da``, ``_ad.betainc_da`` and ``_ad.betainc_db``), ``laplace`` and
-``lognorm`` (logpdf pdf), ``poisson`` and ``binom`` (logpmf pmf in ``mu`` / ``p``),
-``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``), ``logistic`` (logpdf
-pdf cdf logcdf sf logsf), ``dirichlet`` (logpdf pdf in ``alpha``; ``x`` must lie on the
-simplex, so it has no gradient: refused when differentiated). Not covered, and
+``lognorm`` (logpdf pdf), ``poisson`` (logpmf pmf cdf logcdf sf logsf in ``mu``) and
+``binom`` (logpmf pmf in ``p``),
+``multivariate_normal`` (logpdf pdf in ``x``, ``mean`` and ``cov``; entropy in ``cov``),
+``logistic`` (logpdf pdf cdf logcdf sf logsf), ``chi2`` (logpdf pdf cdf logcdf sf logsf),
+``dirichlet`` (logpdf pdf in ``alpha`` and in ``x``, which must lie on the simplex: its
+gradient is meaningful along it, as for ``x / np.sum(x)``). Not covered, and
 refused when differentiated: the count arguments of discrete distributions. Frozen
 distributions (``norm(mu, sigma).logpdf(x)``, or ``d = norm(mu, sigma)`` and then
 ``d.logpdf(x)``) are read as ``norm.logpdf(x, mu, sigma)`` by the normalizer for the
@@ -224,6 +226,34 @@ gamma = _family(
     defaults=_LOC_SCALE,
 )
 
+# --- chi2: gamma(df / 2, scale=2 scale) -----------------------------------------------------
+
+_C_LOGPDF = (
+    f"(0.5 * df - 1.0) * np.log({_Z}) - 0.5 * {_Z} - _ad.gammaln(0.5 * df) "
+    "- 0.5 * df * np.log(2.0) - np.log(scale)"
+)
+_C_PDF = f"np.exp({_C_LOGPDF})"
+chi2 = _family(
+    st.chi2,
+    "chi2",
+    ("x", "df", "loc", "scale"),
+    (
+        f"((0.5 * df - 1.0) / {_Z} - 0.5) / scale",
+        f"0.5 * (np.log(0.5 * {_Z}) - _ad.digamma(0.5 * df))",
+        f"-((0.5 * df - 1.0) / {_Z} - 0.5) / scale",
+        f"(0.5 * {_Z} - 0.5 * df) / scale",
+    ),
+    [(0.7, 2.5), (_POS, 3.4), (_POS, _SCALES * 2.0, -0.3), (_POS, 3.0, 0.1, _SCALES), (2.5, 1.6)],
+    cdf=(
+        _C_PDF,
+        f"0.5 * _ad.gammainc_da(0.5 * df, 0.5 * np.maximum({_Z}, 0.0))",
+        f"-{_C_PDF}",
+        f"-{_Z} * {_C_PDF}",
+    ),
+    cdf_params=("x", "df", "loc", "scale"),
+    defaults=_LOC_SCALE,
+)
+
 # --- beta --------------------------------------------------------------------------------------
 
 _B_DX = f"((a - 1.0) / {_Z} - (b - 1.0) / (1.0 - {_Z}))"
@@ -326,12 +356,17 @@ lognorm = _family(
 # --- discrete: the counts are integers, the rates differentiable --------------------------------
 
 _K = np.array([0, 2, 5, 1])
+# (the count is k - loc: a shifted distribution)
+_PMF = "np.exp(_J * np.log(mu) - mu - _ad.gammaln(_J + 1.0))".replace("_J", "np.floor(k - loc)")
 poisson = _family(
     st.poisson,
     "poisson",
     ("k", "mu", "loc"),
-    ("k / mu - 1.0",),
-    [(3, 2.5), (_K, 1.7), (_K, np.array([[0.8], [2.5]]))],
+    ("(k - loc) / mu - 1.0",),
+    [(3, 2.5), (_K, 1.7), (_K, np.array([[0.8], [2.5]])), (_K + 3, 1.3, 2), (6, 0.9, -1)],
+    # cdf = gammaincc(floor(k - loc) + 1, mu): d/dmu = -pmf(floor(k - loc)), 0 below the support
+    cdf=(f"np.where(k - loc >= 0, -{_PMF}, 0.0)",),
+    cdf_params=("mu",),
     defaults={"loc": "0"},
     diff=("mu",),
     pmf=True,
@@ -340,8 +375,8 @@ binom = _family(
     st.binom,
     "binom",
     ("k", "n", "p", "loc"),
-    ("k / p - (n - k) / (1.0 - p)",),
-    [(3, 7, 0.4), (_K, 6, 0.25), (_K, 9, np.array([[0.3], [0.65]]))],
+    ("(k - loc) / p - (n - k + loc) / (1.0 - p)",),
+    [(3, 7, 0.4), (_K, 6, 0.25), (_K, 9, np.array([[0.3], [0.65]])), (_K + 1, 8, 0.35, 1)],
     defaults={"loc": "0"},
     diff=("p",),
     pmf=True,
@@ -387,15 +422,34 @@ for _method, _pdf in (("logpdf", False), ("pdf", True)):
 _ALPHA = np.array([1.5, 2.0, 0.7])
 _SIMPLEX = np.array([[0.2, 0.5, 0.3], [0.1, 0.6, 0.3], [0.45, 0.25, 0.3]]).T
 _SCORE = "_ad.dirichlet_score(x, alpha)"  # per component and sample
+_DX = "_ad.dirichlet_dx(x, alpha)"  # per component and sample
 for _method, _pdf in (("logpdf", ""), ("pdf", " * ans")):
     _rule = vjp_rule(
         f"scipy.stats.dirichlet.{_method}",
         [getattr(st.dirichlet, _method)],
         ("x", "alpha"),
         {
+            "x": f"{_DX} * (g{_pdf})",
             "alpha": f"np.sum(np.reshape({_SCORE}, (np.size(alpha), -1))"
-            f" * np.reshape(g{_pdf}, (1, -1)), 1)"
+            f" * np.reshape(g{_pdf}, (1, -1)), 1)",
         },
         [(_SIMPLEX[:, 0], _ALPHA), (_SIMPLEX, _ALPHA), (_SIMPLEX[:2], _ALPHA)],
     )
-    set_jvps(_rule, alpha=f"np.tensordot(t, {_SCORE}, 1){_pdf}")
+    set_jvps(
+        _rule,
+        x=f"np.sum(t * {_DX}, 0){_pdf}",
+        alpha=f"np.tensordot(t, {_SCORE}, 1){_pdf}",
+    )
+
+# --- multivariate normal entropy ---------------------------------------------------------
+
+_rule = vjp_rule(
+    "scipy.stats.multivariate_normal.entropy",
+    [st.multivariate_normal.entropy],
+    ("mean", "cov", "allow_singular"),
+    {"mean": "0.0", "cov": "_ad.mvn_entropy_vjp(g, mean, cov)"},
+    [(_MEAN, _COV), (_MEAN, 1.7), (_MEAN, np.array([0.5, 1.2, 2.0])), (None, _COV)],
+    defaults={"mean": "None", "cov": "1", "allow_singular": "False"},
+    symmetric=("cov",),
+)
+set_jvps(_rule, mean="0.0", cov="np.sum(_ad.mvn_entropy_vjp(1.0, mean, cov) * t)")

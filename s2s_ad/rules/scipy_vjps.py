@@ -29,6 +29,13 @@ __all__ = [
     "gammaln",
     "i0",
     "i1",
+    "i0e",
+    "i1e",
+    "jv",
+    "yv",
+    "iv",
+    "ive",
+    "multidigamma",
     "ndtr",
     "polygamma",
     "lse_weights",
@@ -36,16 +43,25 @@ __all__ = [
     "logsumexp_vjp_b",
     "mvn_vjp",
     "mvn_jvp",
+    "mvn_entropy_vjp",
+    "signal_convolve",
+    "signal_convolve_vjp",
+    "mvn_entropy_vjp",
+    "signal_convolve_vjp",
     "dirichlet_score",
+    "dirichlet_dx",
 ]
 # The wrappers above are registered with SciPy's functions; these have no rule.
 FROM_SOURCE = (
+    "multidigamma",
+    "mvn_entropy_vjp",
     "lse_weights",
     "logsumexp_vjp_a",
     "logsumexp_vjp_b",
     "mvn_vjp",
     "mvn_jvp",
     "dirichlet_score",
+    "dirichlet_dx",
 )
 
 
@@ -88,6 +104,45 @@ def i0(x: Any) -> Any:
 def i1(x: Any) -> Any:
     """``scipy.special.i1``."""
     return _special().i1(x)
+
+
+def i0e(x: Any) -> Any:
+    """``scipy.special.i0e``."""
+    return _special().i0e(x)
+
+
+def jv(v: Any, x: Any) -> Any:
+    """``scipy.special.jv``."""
+    return _special().jv(v, x)
+
+
+def yv(v: Any, x: Any) -> Any:
+    """``scipy.special.yv``."""
+    return _special().yv(v, x)
+
+
+def iv(v: Any, x: Any) -> Any:
+    """``scipy.special.iv``."""
+    return _special().iv(v, x)
+
+
+def ive(v: Any, x: Any) -> Any:
+    """``scipy.special.ive``."""
+    return _special().ive(v, x)
+
+
+def multidigamma(a: Any, d: int) -> Any:
+    """The derivative of ``scipy.special.multigammaln(a, d)``: the sum of
+    ``digamma(a - j / 2)`` over ``j < d``."""
+    total = 0.0
+    for j in range(int(d)):
+        total = total + digamma(a - 0.5 * j)
+    return total
+
+
+def i1e(x: Any) -> Any:
+    """``scipy.special.i1e``."""
+    return _special().i1e(x)
 
 
 # --- logsumexp ---------------------------------------------------------------------------
@@ -218,6 +273,51 @@ def mvn_vjp(g: Any, x: Any, mean: Any, cov: Any, ans: Any, pdf: bool) -> Any:
     return (gx, gmean, _cov_like(gc, cov))
 
 
+def mvn_entropy_vjp(g: Any, mean: Any, cov: Any) -> Any:
+    """VJP of ``multivariate_normal.entropy(mean, cov)`` (``log det(2 pi e cov) / 2``) in
+    ``cov``: ``g cov^-1 / 2`` (its trace or diagonal for a scalar or vector ``cov``)."""
+    if is_zero(g):
+        return np.zeros(np.shape(cov))
+    if mean is not None:  # the dimension as SciPy infers it
+        d = np.size(mean)
+    elif np.ndim(cov) == 2:
+        d = np.shape(cov)[0]
+    else:
+        d = 1
+    return _cov_like(0.5 * g * np.linalg.inv(_cov_matrix(cov, d)), cov)
+
+
+def signal_convolve(in1: Any, in2: Any, mode: str = "full", method: str = "auto") -> Any:
+    """``scipy.signal.convolve``."""
+    import scipy.signal
+
+    return scipy.signal.convolve(in1, in2, mode, method)
+
+
+def signal_convolve_vjp(g: Any, in1: Any, in2: Any, mode: str, wrt: int) -> Any:
+    """VJP of ``scipy.signal.convolve(in1, in2, mode)`` in input ``wrt`` (0 or 1): ``g``
+    placed where its entries sit in the full-size output, correlated with the other
+    input ('valid')."""
+    import scipy.signal
+
+    like = in2 if wrt else in1
+    if is_zero(g):
+        return np.zeros(np.shape(like))
+    in1, in2 = np.asarray(in1, dtype=float), np.asarray(in2, dtype=float)
+    full = [n + k - 1 for n, k in zip(np.shape(in1), np.shape(in2))]
+    starts = []
+    for n, k, size in zip(np.shape(in1), np.shape(in2), full):
+        if mode == "full":
+            starts.append(0)
+        elif mode == "same":  # in1's size, centred in the full output
+            starts.append((size - n) // 2)
+        else:
+            starts.append(min(n, k) - 1)
+    placed = np.zeros(full)
+    placed[tuple(slice(s0, s0 + m) for s0, m in zip(starts, np.shape(g)))] = g
+    return scipy.signal.correlate(placed, in1 if wrt else in2, mode="valid")
+
+
 def mvn_jvp(tx: Any, tm: Any, tc: Any, x: Any, mean: Any, cov: Any, ans: Any, pdf: bool) -> Any:
     """JVP of ``multivariate_normal.logpdf`` (``pdf``: of ``pdf``): per sample
     ``-s.dx + s.dmean + s^T dcov s / 2 - tr(cov^-1 dcov) / 2`` (``0.0``: not varied)."""
@@ -237,6 +337,22 @@ def mvn_jvp(tx: Any, tm: Any, tc: Any, x: Any, mean: Any, cov: Any, ans: Any, pd
 
 
 nondiff("scipy checks", [_check_sign])
+
+
+def dirichlet_dx(x: Any, alpha: Any) -> Any:
+    """The derivative of ``dirichlet.logpdf(x, alpha)`` in ``x``, per component (axis 0)
+    and sample: ``(alpha - 1) / x`` -- less that of the last component when ``x`` omits
+    it (SciPy completes it as ``1 - sum(x)``). On the full simplex only its part along
+    the simplex counts (as for ``x / np.sum(x)``): the same for every extension of the
+    density off it."""
+    xs = np.asarray(x, dtype=float)
+    k = np.shape(alpha)[0]
+    shape = (k,) + (1,) * (np.ndim(xs) - 1)
+    am1 = np.reshape(alpha, shape) - 1.0
+    if np.shape(xs)[0] + 1 == k:
+        last = 1.0 - np.sum(xs, 0, keepdims=True)
+        return am1[:-1] / xs - am1[-1:] / last
+    return am1 / xs
 
 
 def dirichlet_score(x: Any, alpha: Any) -> Any:

@@ -46,7 +46,8 @@ __all__ = [
     "arange_vjp_start", "arange_vjp_step", "array_vjp", "astype_vjp", "builtin_max_args_vjp",
     "builtin_max_vjp", "builtin_min_args_vjp", "builtin_min_vjp", "builtin_sum_vjp",
     "clip_mask", "concatenate_vjp", "cumsum_vjp", "det_vjp", "diag_vjp", "diagonal_vjp",
-    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
+    "dot_vjp_a", "dot_vjp_b", "einsum_vjp", "einsum_parts_vjp", "einsum_subscripts",
+    "hstack_vjp", "inner_vjp_a", "inner_vjp_b",
     "item_vjp", "linspace_vjp_start", "linspace_vjp_stop", "logsumexp_vjp", "matmul_vjp_x",
     "matmul_vjp_y", "max_vjp", "max_weight", "mean_vjp", "min_vjp", "min_weight", "mT",
     "norm_vjp", "prod_vjp", "repeat_vjp", "safe_log", "solve_vjp_a", "solve_vjp_b", "sort_vjp",
@@ -526,6 +527,44 @@ def einsum_vjp(g: Any, subscripts: str, operands: Sequence[Any]) -> tuple[Any, .
             res = _einsum_diagonal(res, unique, term, sizes, spare)
         grads.append(unbroadcast(res, op))
     return tuple(grads)
+
+
+def einsum_subscripts(first: Any, rest: Sequence[Any]) -> str:
+    """The subscripts string of a call ``np.einsum(first, *rest)``: ``first`` itself, or
+    built from the sublists of the interleaved form ``np.einsum(op0, sublist0, op1,
+    sublist1, ..., [sublistout])``."""
+    if isinstance(first, str):
+        return first
+    parts = (first,) + tuple(rest)
+    terms = []
+    for k in range(1, len(parts), 2):
+        terms.append(_sublist_term(parts[k]))
+    spec = ",".join(terms)
+    if len(parts) % 2 == 1:
+        spec += "->" + _sublist_term(parts[-1])
+    return spec
+
+
+def _sublist_term(sublist: Sequence[Any]) -> str:
+    term = ""
+    for axis in sublist:
+        term += "..." if axis is Ellipsis else string.ascii_letters[axis]
+    return term
+
+
+def einsum_parts_vjp(g: Any, first: Any, rest: Sequence[Any]) -> tuple[Any, ...]:
+    """VJPs of ``np.einsum(first, *rest)`` in either form: one entry for ``first`` and
+    one per entry of ``rest`` (``0.0`` for the subscripts string and the sublists)."""
+    if isinstance(first, str):
+        return (0.0,) + tuple(einsum_vjp(g, first, rest))
+    parts = (first,) + tuple(rest)
+    count = len(parts) // 2
+    ops = [parts[2 * k] for k in range(count)]
+    bars = einsum_vjp(g, einsum_subscripts(first, rest), ops)
+    out = []
+    for k in range(len(parts)):
+        out.append(bars[k // 2] if k % 2 == 0 and k // 2 < count else 0.0)
+    return tuple(out)
 
 
 def _einsum_diagonal(
@@ -1153,6 +1192,7 @@ def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
 from . import (  # noqa: E402
     incgamma_vjps,
     linalg_vjps,
+    more_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
@@ -1164,6 +1204,7 @@ from . import (  # noqa: E402
 FROM_SOURCE: tuple[str, ...] = ()
 for _module in (
     linalg_vjps,
+    more_vjps,
     scipy_vjps,
     shape_vjps,
     shapes_more_vjps,
