@@ -174,8 +174,6 @@ class RecordPlan:
         p, loop = self.site_pos[site]
         if self.shared_with_recorded(site, reads):
             return True
-        if self._container_read_earlier(site, reads_at):
-            return True
         if self._filled_once(site, reads_at):
             return False
         lo, hi = loop if loop is not None else (p, p)
@@ -189,36 +187,6 @@ class RecordPlan:
             if info.var in names and (at < p or lo <= at <= hi):
                 return True
         return False
-
-    def in_place(self, site: int) -> bool:
-        """Whether ``site`` changes its variable's list or array in place (its undo in the
-        backward sweep reads the variable)."""
-        if not self.writes:
-            return False
-        p = self.site_pos[site][0]
-        var = self.site_info[site].var
-        return any(self.pos[id(w)] == p and w.obj == var for w in self.writes)
-
-    def _container_read_earlier(self, site: int, reads_at: dict[int, set[str]]) -> bool:
-        """Whether ``site`` changes a list (``xs.pop()``, ``xs.append(v)``) or an array in
-        place that another variable may hold or name (``xs, y = pair``), and the backward
-        sweep reads that variable where the change must be undone: before the write in
-        program order, or anywhere in the write's loop.
-
-        ``xs, y = pair; a = xs.pop()``: the adjoint of ``pair`` is built in its shape at
-        entry (``_ad.pack(pair, ...)``), so ``xs`` is given back its popped entry first.
-        Generated code differentiated again does this to the tape it is handed.
-        """
-        if not self.in_place(site):
-            return False
-        p, loop = self.site_pos[site]
-        var = self.site_info[site].var
-        lo, hi = loop if loop is not None else (p, p)
-        return any(
-            (at < p or lo <= at <= hi)
-            and any(n != var and aliasing.may_share(n, var, self.shares) for n in names)
-            for at, names in reads_at.items()
-        )
 
     def _filled_once(self, site: int, reads_at: dict[int, set[str]]) -> bool:
         """Whether ``site`` is ``y[i] = ...`` in ``for i in range(...)`` whose trips read

@@ -152,9 +152,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
             - set(self.fn.params)
         )
         primal = self._primal_names()
-        # an in-place write is undone through its variable (``xs.append(_tape.pop())``)
-        undone = {self.records.site_info[s].var for s in pushed if self.records.in_place(s)}
-        saved = sorted(((self.reads | undone) & primal) - {self.tape})
+        saved = sorted((self.reads & primal) - {self.tape})
         definite_end = self._definite_at_end()
         none_saved = sorted(set(saved) - definite_end - set(self.fn.params) - set(none_init))
         copies = sorted(self.mutated & set(self.fn.params))
