@@ -24,7 +24,7 @@ from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
 from .shifts import stabilising_shifts
-from .targets import primal, signature
+from .targets import REFUSE, primal, signature, spec_of
 
 
 @dataclass
@@ -358,6 +358,18 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     obj = call.callee.obj
     if not call.callee.resolved or getattr(obj, "_s2s_dispatched", False):
         return out  # known when it runs: the dispatcher transforms it (see dispatch.py)
+    if getattr(obj, REFUSE, None):
+        return out  # made by s2s_ad, refused by name when it is differentiated
+    if spec_of(obj) is not None:
+        # a gradient function (``grad(f)``): what its generated code writes into
+        try:
+            bound = signature(obj).bind(*call.args, **dict(call.kwargs))
+        except TypeError:
+            return list(expr_atoms(call))
+        if call.star is not None or call.starstar is not None:
+            return list(expr_atoms(call))
+        written = written_params(obj)
+        return out + [a for p, a in bound.arguments.items() if p in written]
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         try:
             bound = inspect.signature(obj).bind(*call.args, **dict(call.kwargs))

@@ -157,7 +157,10 @@ class BatchedReverse(Reverse):
         if plan is not None:
             kind = plan.info.kind
             if kind in ("rule", "method") and plan.info.rule is not None:
-                rule = self._batched_rule(plan.info.rule)
+                # the plan may hold the batched rule already (a loop's body is
+                # reversed twice): batch the rule it came from, never the batched one
+                rule = plan.info.rule
+                rule = self._batched_rule(self._original.get(id(rule), rule))
                 plan.info = CallInfo(kind, rule, plan.info.func)
             elif kind not in ("user", "dynamic") or any(
                 isinstance(label, tuple) for label, _ in plan.labels

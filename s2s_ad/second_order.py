@@ -233,6 +233,22 @@ def _define_rule_vjp(
     return namespace[f"{label}_vjp"]
 
 
+def _inert_label(lab: Any, args: tuple[Any, ...]) -> bool:
+    """Whether label ``lab`` of ``vjp_apply(func, labels, g, *rest)`` names an argument
+    that carries no gradient: the callee, or a tuple of labels (``func``'s or, when
+    ``func`` is ``vjp_apply`` again, its own callee's). A sweep that kept them on a tape
+    it differentiates takes them for differentiated values."""
+    if not isinstance(lab, int):
+        return False
+    nested = getattr(args[0], "_s2s_dispatched", False)
+    if lab == 0 or (nested and lab == 3):
+        return True
+    if lab == 1 or (nested and lab == 4):
+        value = args[lab]
+        return isinstance(value, tuple) and all(isinstance(v, (int, str)) for v in value)
+    return False
+
+
 def vjp_apply_pullback(
     labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -245,18 +261,24 @@ def vjp_apply_pullback(
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     every = labels
-    if runtime.VARIABLE_GRADS is not None:
-        # variables mode: the callee is an object read from outside (``layer`` of a loop
-        # over ``self._layers``); its Variables are reached by the attribute reads of its
-        # own code, which the pure pullback, differentiated in variables mode, hands to
-        # the table. Only the cotangent and the arguments are differentiated by label.
-        labels = tuple(lab for lab in labels if not (isinstance(lab, int) and lab < 2))
-    grads, pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
+    variables = runtime.VARIABLE_GRADS is not None
+    # variables mode: the callee is an object read from outside (``layer`` of a loop over
+    # ``self._layers``); its Variables are reached by the attribute reads of its own code,
+    # which the pure pullback, differentiated in variables mode, hands to the table. Only
+    # the cotangent and the arguments are differentiated by label.
+    labels = tuple(
+        lab
+        for lab in labels
+        if not _inert_label(lab, args) and not (variables and isinstance(lab, int) and lab < 2)
+    )
+    if not labels:
+        return pv.to_labels(tuple(pv.fn(*full, **kwargs))), lambda cot: (0.0,) * len(every)
+    grads, inner_pullback = call_with_pullback(pv.fn, _apply_labels(pv, labels), full, kwargs)
     if len(every) == len(labels):
-        return pv.to_labels(grads), lambda cot: pullback(pv.to_order(cot))
+        return pv.to_labels(grads), lambda cot: inner_pullback(pv.to_order(cot))
 
     def by_label(cot: Any) -> tuple[Any, ...]:
-        got = dict(zip(labels, pullback(pv.to_order(cot))))
+        got = dict(zip(labels, inner_pullback(pv.to_order(cot))))
         return tuple(got.get(lab, 0.0) for lab in every)
 
     return pv.to_labels(grads), by_label

@@ -19,6 +19,7 @@ from .analysis import Activity, analyze, attribute_store, call_writes, classify,
 from .call_plans import CallPlan, assigned
 from .codegen import Comment, Item, Push
 from .errors import TransformError
+from .list_copies import own_unpacked_lists
 from .normalize import expr_atoms
 from .rules.registry import Rule
 from .value_kinds import Queried, scalar_vars
@@ -67,7 +68,7 @@ class SweepBase:
         self.reserved = set(fn.names) | set(fn.params)
         self.bindings: dict[str, Any] = {}
         self._fwd_enclosing: tuple[int, str] | None = None
-        body = list(fn.body)
+        body = own_unpacked_lists(list(fn.body))
         ret = body.pop()
         assert isinstance(ret, ir.Return)
         self.ret_stmt = ret

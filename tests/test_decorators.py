@@ -246,13 +246,6 @@ def sin_times_x(x):
     return np.sin(x) * x
 
 
-@pytest.mark.xfail(
-    raises=IndexError,
-    strict=True,
-    reason="third order through a callee whose second-order sweeps keep a tape: the "
-    "cotangent of the recorded list is built after the list was emptied by its pops "
-    "(runtime.getitem on an empty list in f_bwd_fwd_bwd)",
-)
 def test_elementwise_grad_three_times_through_a_product():
     x = np.array([0.1, 0.5, -1.2])
     e = s2s_ad.elementwise_grad

@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
-    | {"reverse_control", "records", "recompute", "hoist"},
+    | {"reverse_control", "records", "recompute", "hoist", "list_copies"},
     # the optimizer of generated code
     {"optimize", "fold", "rewrite", "gather", "reuse"},
     # emission, and the programs built on emitted code

@@ -248,7 +248,9 @@ _rule(
         "last": "_ad.unless_zero(_ad.getitem(g, -1), last)",
     },
     {
-        "acc": "_ad.append_bar(_ad.materialize(t, acc), xs, _ad.zeros_like(last))",
+        # a symbolic-zero acc is a constant: no tangent (materialize would make it 0-d)
+        "acc": "_ad.append_bar(_ad.unless_zero(_ad.materialize(t, acc), acc), xs, "
+        "_ad.zeros_like(last))",
         "xs": "0.0",
         "last": "_ad.append_bar(0.0, xs, t)",
     },
@@ -259,7 +261,7 @@ _rule(
     rt.drop_last,
     "acc",
     {"acc": "_ad.add_at(0.0, acc, slice(None, -1), _ad.unless_zero(g, acc))"},
-    {"acc": "_ad.drop_last(_ad.materialize(t, acc))"},
+    {"acc": "_ad.drop_last(_ad.unless_zero(_ad.materialize(t, acc), acc))"},
     [([0.5, -1.2, 2.0],), ([_W, _W * 2.0],)],
     linear=True,
 )
