@@ -1,0 +1,261 @@
+"""Per-trip records of a loop in a list of its own, walked backwards by the reversed loop.
+
+The sweeps record an overwritten value on the tape before each overwrite and restore it
+after the adjoint of the overwriting statement: in a loop, one ``_tape.append(v)`` and one
+``v = _tape.pop()`` per trip. When ``v`` is assigned exactly once per trip, at the top
+level of a ``for`` loop without ``break`` or ``continue``, the value the backward trip
+reads is the one that trip assigned; the forward loop can then collect those values in a
+list (``_tape3.append(v)`` after the assignment) and the backward loop can walk it with
+``zip(..., reversed(_tape3))``, binding ``v`` in its header::
+
+    _tape3 = []                                  _tape3 = _tape.pop()
+    for i in range(n):                           for i, _t1 in zip(reversed(range(n)),
+        _t1 = s > 1.0                                              reversed(_tape3)):
+        _tape3.append(_t1)                           if _t1:
+        if _t1:                                          ...
+            ...
+    _tape.append(_tape3)
+
+No pop per trip: the list goes on the tape once per run of the loop (so the sweeps may be
+split, and a loop inside another gets a list per outer trip). The backward trip must not
+read ``v`` after its restore, and ``v`` must be dead after the backward loop (the value
+before the first trip is not recorded any more).
+
+The function holding both sweeps decides (:func:`plan`); the separate sweeps apply the
+decision (:func:`apply`), each to the loop it holds.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .codefacts import Info, Liveness, names, nodes, pop_target, push_name, written
+
+
+@dataclass(frozen=True)
+class TripList:
+    """One recorded variable of a loop and the name of its list."""
+
+    var: str
+    records: str
+
+
+def _loops(stmts: list[ast.stmt]) -> list[ast.For]:
+    out: list[ast.For] = []
+    for s in stmts:
+        if isinstance(s, ast.For):
+            out.append(s)
+        for attr in ("body", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                out.extend(_loops(inner))
+    return out
+
+
+def _plain(loop: ast.For) -> bool:
+    """A loop whose every trip runs its whole top-level body (no jump, no ``else``)."""
+    if loop.orelse:
+        return False
+    return not any(
+        isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom))
+        for s in loop.body
+        for n in nodes(s)
+    )
+
+
+def _pushes(loop: ast.For, tape: str) -> set[str]:
+    """Variables recorded at the top level of a forward loop that the trip then assigns
+    once, by a plain assignment at the top level."""
+    out: set[str] = set()
+    for k, s in enumerate(loop.body):
+        var = push_name(s, tape)
+        if var is None:
+            continue
+        writers = [t for t in loop.body if var in written(t)]
+        if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
+            out.add(var)
+    return out
+
+
+def _assigns(s: ast.stmt, var: str) -> bool:
+    return (
+        isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id == var
+    )
+
+
+def _pops(loop: ast.For, tape: str) -> set[str]:
+    """Variables restored at the top level of a backward loop, where nothing later in the
+    trip reads or writes them."""
+    out: set[str] = set()
+    for k, s in enumerate(loop.body):
+        var = pop_target(s, tape)
+        if var is None:
+            continue
+        later = loop.body[k + 1 :]
+        if any(var in names(t, ast.Load) or var in written(t) for t in later):
+            continue
+        if any(var in written(t) for t in loop.body if t is not s):
+            continue
+        if var in names(loop.target, ast.Store) or var in names(loop.iter, ast.Load):
+            continue
+        out.add(var)
+    return out
+
+
+def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
+    """The records to keep in per-loop lists, decided on the function holding both sweeps.
+
+    A variable qualifies when the function pushes and pops it once each (so the split
+    sweeps find the same pair), in loops of the forms above, and nothing reads it after
+    the backward loop.
+    """
+    loops = [f for f in _loops(func.body) if _plain(f)]
+    pushed = {v: f for f in loops for v in _pushes(f, tape)}
+    popped = {v: b for b in loops for v in _pops(b, tape)}
+    candidates = sorted(v for v in pushed if v in popped)
+    if not candidates:
+        return []
+    traffic: dict[str, int] = {}
+    for n in nodes(func):
+        if isinstance(n, ast.stmt):
+            for var in (push_name(n, tape), pop_target(n, tape)):
+                if var is not None:
+                    traffic[var] = traffic.get(var, 0) + 1
+    liveness = Liveness(Info(tape)).run(func.body)
+    taken = {n.id for n in nodes(func) if isinstance(n, ast.Name)}
+    taken |= {a.arg for a in func.args.args} | {"_saved"}
+    out: list[TripList] = []
+    for var in candidates:
+        if traffic[var] != 2 or var in liveness.after.get(id(popped[var]), {var}):
+            continue  # more traffic, or read after the backward loop (its old value)
+        name = f"{var}_tape" if var.startswith("_") else f"_{var}_tape"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        out.append(TripList(var, name))
+    return out
+
+
+def apply(
+    func: ast.FunctionDef,
+    tape: str,
+    lists: list[TripList],
+    changed: set[int],
+    notes: dict[int, str],
+) -> None:
+    """Rewrite the loops of ``func`` that record the variables of ``lists`` (forward
+    loops, with their pushes; backward loops, with their pops). New and rewritten
+    statements are added to ``changed`` (they are unparsed)."""
+    by_var = {t.var: t for t in lists}
+    if not by_var:
+        return
+    work = []
+    for loop in _loops(func.body):
+        if _plain(loop):
+            fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
+            bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
+            work.append((loop, fwd, bwd))
+    for loop, fwd, bwd in work:  # all decided before any rewriting
+        if fwd:
+            _forward(func, loop, tape, fwd, changed, notes)
+        if bwd:
+            _backward(func, loop, tape, bwd, changed, notes)
+
+
+def rewrite(func: ast.FunctionDef, tape: str, changed: set[int], notes: dict[int, str]) -> bool:
+    """Plan and apply on a function holding both sweeps; whether anything changed."""
+    lists = plan(func, tape)
+    apply(func, tape, lists, changed, notes)
+    return bool(lists)
+
+
+def _parent(stmts: list[ast.stmt], target: ast.stmt) -> list[ast.stmt] | None:
+    if any(s is target for s in stmts):
+        return stmts
+    for s in stmts:
+        for attr in ("body", "orelse", "handlers", "finalbody"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                found = _parent(inner, target)
+                if found is not None:
+                    return found
+    return None
+
+
+def _index(stmts: list[ast.stmt], target: ast.stmt) -> int:
+    return next(k for k, s in enumerate(stmts) if s is target)
+
+
+def _above(stmts: list[ast.stmt], at: int, new: list[ast.stmt], notes: dict[int, str]) -> None:
+    """Insert ``new`` before ``stmts[at]``, under its comment."""
+    note = notes.pop(id(stmts[at]), None)
+    if note:
+        notes[id(new[0])] = note
+    stmts[at:at] = new
+
+
+def _new(text: str, changed: set[int]) -> ast.stmt:
+    node = ast.parse(text).body[0]
+    changed.add(id(node))
+    return node
+
+
+def _forward(
+    func: ast.FunctionDef,
+    loop: ast.For,
+    tape: str,
+    lists: list[TripList],
+    changed: set[int],
+    notes: dict[int, str],
+) -> None:
+    """``records = []`` before the loop, ``records.append(v)`` after ``v``'s assignment
+    instead of the push before it, ``tape.append(records)`` after the loop."""
+    for t in lists:
+        push = next(s for s in loop.body if push_name(s, tape) == t.var)
+        at = _index(loop.body, push)
+        writer = next(s for s in loop.body[at + 1 :] if _assigns(s, t.var))
+        loop.body.insert(
+            _index(loop.body, writer) + 1, _new(f"{t.records}.append({t.var})", changed)
+        )
+        del loop.body[at]
+        note = notes.pop(id(push), None)
+        if note:  # the push's ``# L<n>:`` comment goes to the statement that followed it
+            after = loop.body[at]
+            notes[id(after)] = note + ("\n" + notes[id(after)] if id(after) in notes else "")
+    outer = _parent(func.body, loop)
+    assert outer is not None
+    at = _index(outer, loop)
+    outer[at + 1 : at + 1] = [_new(f"{tape}.append({t.records})", changed) for t in lists]
+    _above(outer, at, [_new(f"{t.records} = []", changed) for t in lists], notes)
+
+
+def _backward(
+    func: ast.FunctionDef,
+    loop: ast.For,
+    tape: str,
+    lists: list[TripList],
+    changed: set[int],
+    notes: dict[int, str],
+) -> None:
+    """``records = tape.pop()`` before the loop, ``v`` bound by its header from
+    ``reversed(records)``, the pops gone."""
+    mine = {t.var for t in lists}
+    loop.body = [s for s in loop.body if pop_target(s, tape) not in mine] or [ast.Pass()]
+    target = ast.Tuple([loop.target, *(ast.Name(t.var, ast.Store()) for t in lists)], ast.Store())
+    records = [
+        ast.Call(ast.Name("reversed", ast.Load()), [ast.Name(t.records, ast.Load())], [])
+        for t in lists
+    ]
+    loop.target = target
+    loop.iter = ast.Call(ast.Name("zip", ast.Load()), [loop.iter, *records], [])
+    changed.add(id(loop))
+    outer = _parent(func.body, loop)
+    assert outer is not None
+    at = _index(outer, loop)
+    _above(
+        outer, at, [_new(f"{t.records} = {tape}.pop()", changed) for t in reversed(lists)], notes
+    )
