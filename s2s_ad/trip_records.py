@@ -125,7 +125,17 @@ def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
             for var in (push_name(n, tape), pop_target(n, tape)):
                 if var is not None:
                     traffic[var] = traffic.get(var, 0) + 1
-    liveness = Liveness(Info(tape)).run(func.body)
+    # liveness as if each backward loop bound its candidates in its header (as it will):
+    # a loop inside another then reads its own trips' values, not the restored ones
+    targets = {id(b): b.target for b in popped.values()}
+    for b in popped.values():
+        bound = [ast.Name(v, ast.Store()) for v in candidates if popped[v] is b]
+        b.target = ast.Tuple([targets[id(b)], *bound], ast.Store())
+    try:
+        liveness = Liveness(Info(tape)).run(func.body)
+    finally:
+        for b in popped.values():
+            b.target = targets[id(b)]
     taken = {n.id for n in nodes(func) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in func.args.args} | {"_saved"}
     out: list[TripList] = []
