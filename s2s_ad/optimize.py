@@ -13,7 +13,7 @@ First the contributions of one user line to one adjoint are brought together
 (:mod:`gather`). Then passes, repeated until nothing changes (the doubling once, at the end):
 
 * copy propagation in straight-line code (``a = b`` then reads of ``a``);
-* a contribution added to itself (``e + e``, from ``x * x``) written ``2 * e``;
+* a contribution added to itself (``e + e``, from ``x * x``) written ``2.0 * e``;
 * dead stores: ``name = expr`` where ``name`` is not read afterwards and ``expr`` has no
   effect (operators, subscripts, NumPy functions and the pure runtime helpers);
 * dead tape traffic: a variable pushed on the tape and restored where, after every

@@ -31,6 +31,7 @@ import ast
 from dataclasses import dataclass
 
 from .codefacts import Info, Liveness, names, nodes, pop_target, push_name, written
+from .rewrite import remove
 
 
 @dataclass(frozen=True)
@@ -174,13 +175,31 @@ def apply(
             _forward(func, loop, tape, fwd, changed, notes)
         if bwd:
             _backward(func, loop, tape, bwd, changed, notes)
+    if any(fwd for _, fwd, _ in work):
+        _drop_unread_inits(func, tape, set(by_var), notes)
 
 
-def rewrite(func: ast.FunctionDef, tape: str, changed: set[int], notes: dict[int, str]) -> bool:
-    """Plan and apply on a function holding both sweeps; whether anything changed."""
-    lists = plan(func, tape)
-    apply(func, tape, lists, changed, notes)
-    return bool(lists)
+def _drop_unread_inits(
+    func: ast.FunctionDef, tape: str, recorded: set[str], notes: dict[int, str]
+) -> None:
+    """``v = None`` at the top of the function, there for the first push of ``v``'s old
+    value: gone when nothing reads it any more."""
+    inits = [
+        s
+        for s in func.body
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and s.targets[0].id in recorded
+        and isinstance(s.value, ast.Constant)
+        and s.value.value is None
+    ]
+    if not inits:
+        return
+    after = Liveness(Info(tape)).run(func.body).after
+    drop = {id(s) for s in inits if s.targets[0].id not in after.get(id(s), {s.targets[0].id})}
+    if drop:
+        func.body = remove(func.body, drop, notes) or [ast.Pass()]
 
 
 def _parent(stmts: list[ast.stmt], target: ast.stmt) -> list[ast.stmt] | None:
