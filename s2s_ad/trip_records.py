@@ -170,13 +170,20 @@ def apply(
             fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
             bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
             work.append((loop, fwd, bwd))
+    # a list made and walked by loops at the top of the same function stays a local
+    top = {id(s) for s in func.body}
+    made = {t.var for loop, fwd, _ in work if id(loop) in top for t in fwd}
+    walked = {t.var for loop, _, bwd in work if id(loop) in top for t in bwd}
+    local = made & walked
     for loop, fwd, bwd in work:  # all decided before any rewriting
         if fwd:
-            _forward(func, loop, tape, fwd, changed, notes)
+            _forward(func, loop, tape, fwd, changed, notes, local)
         if bwd:
-            _backward(func, loop, tape, bwd, changed, notes)
+            _backward(func, loop, tape, bwd, changed, notes, local)
     if any(fwd for _, fwd, _ in work):
         _drop_unread_inits(func, tape, set(by_var), notes)
+    if local and tape not in names(func, ast.Load):
+        func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
 
 
 def _drop_unread_inits(
@@ -221,6 +228,8 @@ def _index(stmts: list[ast.stmt], target: ast.stmt) -> int:
 
 def _above(stmts: list[ast.stmt], at: int, new: list[ast.stmt], notes: dict[int, str]) -> None:
     """Insert ``new`` before ``stmts[at]``, under its comment."""
+    if not new:
+        return
     note = notes.pop(id(stmts[at]), None)
     if note:
         notes[id(new[0])] = note
@@ -240,6 +249,7 @@ def _forward(
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
+    local: set[str],
 ) -> None:
     """``records = []`` before the loop, ``records.append(v)`` after ``v``'s assignment
     instead of the push before it, ``tape.append(records)`` after the loop."""
@@ -258,7 +268,9 @@ def _forward(
     outer = _parent(func.body, loop)
     assert outer is not None
     at = _index(outer, loop)
-    outer[at + 1 : at + 1] = [_new(f"{tape}.append({t.records})", changed) for t in lists]
+    outer[at + 1 : at + 1] = [
+        _new(f"{tape}.append({t.records})", changed) for t in lists if t.var not in local
+    ]
     _above(outer, at, [_new(f"{t.records} = []", changed) for t in lists], notes)
 
 
@@ -269,6 +281,7 @@ def _backward(
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
+    local: set[str],
 ) -> None:
     """``records = tape.pop()`` before the loop, ``v`` bound by its header from
     ``reversed(records)``, the pops gone."""
@@ -285,6 +298,5 @@ def _backward(
     outer = _parent(func.body, loop)
     assert outer is not None
     at = _index(outer, loop)
-    _above(
-        outer, at, [_new(f"{t.records} = {tape}.pop()", changed) for t in reversed(lists)], notes
-    )
+    pops = [_new(f"{t.records} = {tape}.pop()", changed) for t in reversed(lists)]
+    _above(outer, at, [p for p, t in zip(pops, reversed(lists)) if t.var not in local], notes)
