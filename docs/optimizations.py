@@ -102,14 +102,15 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
     ),
     (
         "Per-trip records in a list of the loop's own",
-        "Each trip records which branch it took (`_t1`, its test). The test is assigned once "
-        "per trip in a loop without `break` or `continue`, so the forward loop appends each "
-        "trip's flag to a list of its own after computing it, the list goes on the tape "
-        "once, and the backward loop walks it in its header "
-        "(`zip(reversed(range(n)), reversed(_t1_tape))`): no pop per trip. Values only "
-        "the shapes needed (`s`, `x * i`) are no longer recorded once shapes are known, and "
-        "`x * x` contributes `2.0 * (s_bar * x)` (a float: CPython multiplies two floats "
-        "faster than an int and a float).",
+        "Each trip records which branch it took. Its test is read by nothing but the "
+        "`if` in a loop without `break` or `continue`, so each branch appends the constant "
+        "it stands for (`True`, `False`) to a list of the loop's own, and the backward "
+        "loop walks that list in its header (`zip(reversed(range(n)), reversed(_t1_tape))`"
+        "): no tape pop per trip, and here no tape at all (both loops are at the top of "
+        "the function, the list stays a local). Values only the shapes needed (`s`, "
+        "`x * i`) are no longer recorded once shapes are known, and `x * x` contributes "
+        "`2.0 * (s_bar * x)` (a float: CPython multiplies two floats faster than an int "
+        "and a float).",
         branchy,
         0,
         _args_branchy,

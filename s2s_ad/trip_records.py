@@ -3,26 +3,29 @@
 The sweeps record an overwritten value on the tape before each overwrite and restore it
 after the adjoint of the overwriting statement: in a loop, one ``_tape.append(v)`` and one
 ``v = _tape.pop()`` per trip. When ``v`` is assigned exactly once per trip, at the top
-level of a ``for`` loop without ``break`` or ``continue``, the value the backward trip
-reads is the one that trip assigned; the forward loop can then collect those values in a
-list (``_tape3.append(v)`` after the assignment) and the backward loop can walk it with
-``zip(..., reversed(_tape3))``, binding ``v`` in its header::
+level of a ``for`` loop without ``break``, ``continue`` or ``else`` (and is not the loop's
+variable), the value a backward trip reads before its restore is the one that trip
+assigned. The forward loop then appends each trip's value to a list of its own after the
+assignment, and the backward loop walks the list in its header::
 
-    _tape3 = []                                  _tape3 = _tape.pop()
-    for i in range(n):                           for i, _t1 in zip(reversed(range(n)),
-        _t1 = s > 1.0                                              reversed(_tape3)):
-        _tape3.append(_t1)                           if _t1:
-        if _t1:                                          ...
+    _t1_tape = []                            _t1_tape = _tape.pop()
+    for i in range(n):                       for i, _t1 in zip(reversed(range(n)),
+        _t1 = s > 1.0                                          reversed(_t1_tape)):
+        _t1_tape.append(_t1)                     if _t1:
+        if _t1:                                      ...
             ...
-    _tape.append(_tape3)
+    _tape.append(_t1_tape)
 
 No pop per trip: the list goes on the tape once per run of the loop (so the sweeps may be
-split, and a loop inside another gets a list per outer trip). The backward trip must not
-read ``v`` after its restore, and ``v`` must be dead after the backward loop (the value
-before the first trip is not recorded any more).
+split into two functions, and a loop inside another gets a list per outer trip); when both
+loops are at the top of the gradient function the list is just a local. The backward trip
+must not read ``v`` after its restore, and ``v`` must be dead after the backward loop
+(the value before the first trip is no longer recorded); liveness is taken as if the
+backward loop's header bound ``v``, which it then does.
 
 The function holding both sweeps decides (:func:`plan`); the separate sweeps apply the
-decision (:func:`apply`), each to the loop it holds.
+decision (:func:`apply`), each to the loop it holds. Not in code that is differentiated
+again (``Facts.per_loop``): a list of active values would have to be differentiated too.
 """
 
 from __future__ import annotations
@@ -71,8 +74,8 @@ def _pushes(loop: ast.For, tape: str) -> set[str]:
     out: set[str] = set()
     for k, s in enumerate(loop.body):
         var = push_name(s, tape)
-        if var is None:
-            continue
+        if var is None or var in names(loop.target, ast.Store):
+            continue  # (the loop's own variable is bound by its header too)
         writers = [t for t in loop.body if var in written(t)]
         if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
             out.add(var)
@@ -180,10 +183,63 @@ def apply(
             _forward(func, loop, tape, fwd, changed, notes, local)
         if bwd:
             _backward(func, loop, tape, bwd, changed, notes, local)
-    if any(fwd for _, fwd, _ in work):
+    forward = [(loop, fwd) for loop, fwd, _ in work if fwd]
+    if forward:
+        _flags_in_branches(func, tape, forward, changed, notes)
         _drop_unread_inits(func, tape, set(by_var), notes)
     if local and tape not in names(func, ast.Load):
         func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
+
+
+def _flags_in_branches(
+    func: ast.FunctionDef,
+    tape: str,
+    forward: list[tuple[ast.For, list[TripList]]],
+    changed: set[int],
+    notes: dict[int, str],
+) -> None:
+    """A recorded branch flag read by nothing but its ``if`` (and, backwards, its list):
+    ``v = test; records.append(v); if v:`` becomes ``if test:`` with each branch
+    recording the constant it stands for (``records.append(True)``, ``False``)."""
+    after: dict[int, set[str]] | None = None
+    for loop, lists in forward:
+        for t in lists:
+            found = _flag_pattern(loop, t)
+            if found is None:
+                continue
+            writer, record, branch = found
+            if any(t.var in names(s, ast.Load) for s in branch.body + branch.orelse):
+                continue
+            if after is None:
+                after = Liveness(Info(tape)).run(func.body).after
+            if t.var in after.get(id(branch), {t.var}):
+                continue
+            assert isinstance(writer, ast.Assign)
+            branch.test = writer.value
+            branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
+            branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))
+            changed.add(id(branch))
+            note = notes.pop(id(writer), None)
+            if note:  # the test's ``# L<n>:`` comment goes with it
+                notes[id(branch)] = note + ("\n" + notes[id(branch)] if id(branch) in notes else "")
+            loop.body = [s for s in loop.body if s is not writer and s is not record]
+
+
+def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.If] | None:
+    """``(v = test, records.append(v), if v:)`` in a row in ``loop``'s body, if there."""
+    body = loop.body
+    for k in range(len(body) - 2):
+        writer, record, branch = body[k], body[k + 1], body[k + 2]
+        if (
+            _assigns(writer, t.var)
+            and isinstance(record, ast.Expr)
+            and ast.unparse(record) == f"{t.records}.append({t.var})"
+            and isinstance(branch, ast.If)
+            and isinstance(branch.test, ast.Name)
+            and branch.test.id == t.var
+        ):
+            return writer, record, branch
+    return None
 
 
 def _drop_unread_inits(
