@@ -9,6 +9,7 @@ lowered for the call's shape class). Written by ``python docs/generate.py``.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,20 @@ def smoothed(x, k):
     for _ in range(k):
         y = 0.5 * (y + np.sin(y))
     return np.sum(y)
+
+
+def branchy(x, n):
+    s = x
+    for i in range(n):
+        if s > 1.0:
+            s = s * 0.5 + math.sin(x * i)
+        else:
+            s = s + x * x
+    return s
+
+
+def _args_branchy(rng: np.random.Generator) -> tuple[Any, ...]:
+    return 0.9, 10
 
 
 def _args_mlp(rng: np.random.Generator) -> tuple[Any, ...]:
@@ -84,6 +99,21 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         smoothed,
         0,
         _args_smoothed,
+    ),
+    (
+        "Per-trip records in a list of the loop's own",
+        "Each trip records which branch it took. Its test is read by nothing but the "
+        "`if` in a loop without `break` or `continue`, so each branch appends the constant "
+        "it stands for (`True`, `False`) to a list of the loop's own, and the backward "
+        "loop walks that list in its header (`zip(reversed(range(n)), reversed(_t1_tape))`"
+        "): no tape pop per trip, and here no tape at all (both loops are at the top of "
+        "the function, the list stays a local). Values only the shapes needed (`s`, "
+        "`x * i`) are no longer recorded once shapes are known, and `x * x` contributes "
+        "`2.0 * (s_bar * x)` (a float: CPython multiplies two floats faster than an int "
+        "and a float).",
+        branchy,
+        0,
+        _args_branchy,
     ),
     (
         "A loop with a `break` (GENERATED.md's second target)",

@@ -13,8 +13,9 @@ write it the way a person would:
   operand evaluated conditionally (``and``, ``or``, ``... if ... else ...``), never out
   of the code of one of the user's lines (under its ``# L<n>:`` comment) into another's,
   and a line is not made longer than :data:`WIDTH`;
-* a contribution added to itself (``e + e``, from ``x * x``) is written ``2 * e`` (the
-  same value to the bit);
+* a contribution added to itself (``e + e``, from ``x * x``) is written ``2.0 * e`` (the
+  same value to the bit; a float, since CPython multiplies two floats faster than an
+  int and a float, which matters in scalar loops);
 * an adjoint set to zero and then added to (``v = 0.0`` then ``v = v + e`` or ``v += e``,
   nothing reading ``v`` in between) is assigned its first contribution (``v = e``),
   where ``e`` is an arithmetic result (a fresh value: ``v`` may be updated in place).
@@ -76,7 +77,7 @@ def same(a: object, b: object) -> bool:
 
 
 def _doubled(node: ast.AST, tape: str) -> int:
-    """Rewrite every ``e + e`` under ``node`` (innermost first) as ``2 * e``; the count."""
+    """Rewrite every ``e + e`` under ``node`` (innermost first) as ``2.0 * e``; the count."""
     hits = 0
     for name, field in ast.iter_fields(node):
         items = field if isinstance(field, list) else [field]
@@ -90,7 +91,7 @@ def _doubled(node: ast.AST, tape: str) -> int:
                 and same(item.left, item.right)
                 and pure(item.left, tape)
             ):
-                new = ast.BinOp(ast.Constant(2), ast.Mult(), item.left)
+                new = ast.BinOp(ast.Constant(2.0), ast.Mult(), item.left)
                 if isinstance(field, list):
                     field[k] = new
                 else:
@@ -100,7 +101,7 @@ def _doubled(node: ast.AST, tape: str) -> int:
 
 
 def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str, lines: list[str]) -> None:
-    """The two contributions of ``x * x`` merged: ``e + e`` written ``2 * e``. ``lines``
+    """The two contributions of ``x * x`` merged: ``e + e`` written ``2.0 * e``. ``lines``
     is the function's text, where a statement without ``+`` is passed over unwalked
     (the passes before rename names, never add operators)."""
     for block in blocks(stmts):

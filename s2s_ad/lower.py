@@ -497,10 +497,12 @@ def lower_function(
     facts: dict[str, Fact],
     modules: dict[str, Any] | None = None,
     shadowed: frozenset[str] = frozenset(),
+    trips: bool = False,
 ) -> str:
     """A generated function (its text) with helpers lowered for these parameter facts
     (``modules``: global names known to hold modules such as ``math``; ``shadowed``:
-    builtins the function's globals redefine).
+    builtins the function's globals redefine; ``trips``: records of loops may go into
+    per-loop lists, see :mod:`trip_records`).
 
     Returns the text unchanged when nothing is lowered or the analysis gives up.
     """
@@ -551,7 +553,7 @@ def lower_function(
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     rendered = render(func.body, text, notes, "    ", changed)
     out = "\n".join([lines[func.lineno - 1], *rendered])
-    return optimize.optimize_function(out, tape or "_tape", optimize.Facts())
+    return optimize.optimize_function(out, tape or "_tape", optimize.Facts(), plan_trips=trips)
 
 
 def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[str]) -> Any:
@@ -560,9 +562,14 @@ def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[s
     ``func``; ``None`` when nothing is lowered (the kind variant serves)."""
 
     text = compiled.source_of("grad")
+    facts = compiled.program.facts
+    if facts.untripped:  # lowered before its records go into per-loop lists
+        text = facts.untripped
     modules = {"math": math} if func.__globals__.get("math") is math else {}
     shadowed = frozenset(n for n in vars(builtins) if n in func.__globals__)
-    lowered = lower_function(text.rstrip("\n"), param_facts(params, key), modules, shadowed)
+    lowered = lower_function(
+        text.rstrip("\n"), param_facts(params, key), modules, shadowed, facts.per_loop
+    )
     if lowered == text.rstrip("\n"):
         return None
     name = compiled.names["grad"]

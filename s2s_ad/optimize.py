@@ -13,7 +13,7 @@ First the contributions of one user line to one adjoint are brought together
 (:mod:`gather`). Then passes, repeated until nothing changes (the doubling once, at the end):
 
 * copy propagation in straight-line code (``a = b`` then reads of ``a``);
-* a contribution added to itself (``e + e``, from ``x * x``) written ``2 * e``;
+* a contribution added to itself (``e + e``, from ``x * x``) written ``2.0 * e``;
 * dead stores: ``name = expr`` where ``name`` is not read afterwards and ``expr`` has no
   effect (operators, subscripts, NumPy functions and the pure runtime helpers);
 * dead tape traffic: a variable pushed on the tape and restored where, after every
@@ -44,6 +44,7 @@ from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
 from .reuse import reuse_calls
 from .rewrite import comments, remove, render, site
+from .trip_records import TripList, apply, plan
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
 
@@ -53,6 +54,9 @@ class Facts:
     """What the passes decided, shared by the functions made from the same sweeps."""
 
     dead_sites: set[int] = field(default_factory=set)  # tape sites whose pushes/pops go
+    trip_lists: list[TripList] = field(default_factory=list)  # records kept per loop
+    per_loop: bool = True  # allow per-loop record lists (not in code differentiated again)
+    untripped: str = ""  # the first function before its records went into per-loop lists
 
 
 def _dead(
@@ -126,7 +130,9 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
     return progress
 
 
-def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = False) -> str:
+def optimize_function(
+    text: str, tape: str, facts: Facts, decide_tape: bool = False, plan_trips: bool = False
+) -> str:
     """One generated function (``def ...:`` and its body) with dead code removed.
 
     Args:
@@ -135,6 +141,8 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
         facts: Decisions shared with the functions made from the same sweeps.
         decide_tape: Decide which tape traffic is dead here (the function holding both
             sweeps); the others apply the decision.
+        plan_trips: Decide which records go into per-loop lists here (as ``decide_tape``
+            does, for a function holding both sweeps that no other is made from).
     """
     if not ENABLED:
         return text
@@ -177,5 +185,12 @@ def optimize_function(text: str, tape: str, facts: Facts, decide_tape: bool = Fa
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     reuse_calls(blocks(func.body), changed, tape)  # adjoints folded into fresh values
+    if (decide_tape or plan_trips) and facts.per_loop:
+        facts.trip_lists = plan(func, tape)
+        if facts.trip_lists:  # what shape variants lower (then plan again)
+            facts.untripped = "\n".join(
+                [lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)]
+            )
+    apply(func, tape, facts.trip_lists, changed, notes)
     header = lines[func.lineno - 1]
     return "\n".join([header, *render(func.body, text, notes, "    ", changed)])

@@ -266,7 +266,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                     # b holds an array no other name shares: add in place
                     return [self.line(f"{b} += {total}")]
                 # one statement's contributions summed first: ``e + e`` (``x * x``) then
-                # merges exactly into ``2 * e``
+                # merges exactly into ``2.0 * e``
                 summed = f"({total})" if len(contribs) > 1 else total
                 line = self.line(f"{b} = {b} + {summed}")
                 self.owned.add(b)

@@ -142,7 +142,9 @@ def _head(s: ast.stmt) -> str:
     if isinstance(s, ast.While):
         return f"while {ast.unparse(s.test)}:"
     if isinstance(s, ast.For):
-        return f"for {ast.unparse(s.target)} in {ast.unparse(s.iter)}:"
+        target = s.target
+        parts = target.elts if isinstance(target, ast.Tuple) and target.elts else [target]
+        return f"for {', '.join(ast.unparse(p) for p in parts)} in {ast.unparse(s.iter)}:"
     return ast.unparse(s)
 
 

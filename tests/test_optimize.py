@@ -151,7 +151,7 @@ def cubic_energy(x, y):
 def test_the_two_contributions_of_x_times_x_are_merged():
     text = _source(cubic_energy, True)
     line = next(ln for ln in text.splitlines() if ln.strip().startswith("x_bar ="))
-    assert line.strip().startswith("x_bar = 2 * ") and " + " not in line
+    assert line.strip().startswith("x_bar = 2.0 * ") and " + " not in line
     x, y = np.array([0.5, -1.0]), np.array([2.0, 0.3])
     np.testing.assert_allclose(s2s_ad.grad(cubic_energy)(x, y), 2 * x * y)
 
