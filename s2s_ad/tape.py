@@ -236,28 +236,30 @@ class GradientTape:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
-        reads = _variable.READS
-        if reads and reads[-1] is self._read:
+        reads, read = _variable.READS, self._read
+        if reads and reads[-1] is read:
             reads.pop()
-        elif any(r is self._read for r in reads):
-            reads[:] = [r for r in reads if r is not self._read]
+        elif any(r is read for r in reads):
+            reads[:] = [r for r in reads if r is not read]
         frame = sys._getframe(1)
-        assert self._block is not None
+        block = self._block
+        assert block is not None
         local, glob = frame.f_locals, frame.f_globals
-        self._after = {
-            n: local[n] if n in local else glob[n]
-            for n in self._block.written
-            if n in local or n in glob
-        }
+        self._after = after = {}
+        for n in block.written:
+            if n in local:
+                after[n] = local[n]
+            elif n in glob:
+                after[n] = glob[n]
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
-        self._assigned = set()
-        entry = self._entry
-        for name in entry:
-            value = self._objects[name].value  # assign() makes a new array: no copy needed
-            self._before[name] = value
-            if value is not entry[name]:
-                self._assigned.add(name)
+        self._assigned = assigned = set()
+        objects, before = self._objects, self._before
+        for name, first in self._entry.items():
+            value = objects[name].value  # assign() makes a new array: no copy needed
+            before[name] = value
+            if value is not first:
+                assigned.add(name)
 
     def _watch_one(self, value: Any) -> None:
         if id(value) not in self._watched_ids:
