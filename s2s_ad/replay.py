@@ -51,6 +51,8 @@ _NUMPY_DRAWS = (
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
+    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "constant")
+
     def __init__(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
         self.frame: types.FrameType | None = frame
         self.statement_at = statement_at
@@ -424,13 +426,16 @@ def install() -> None:
 class Recorder:
     """Records the draws of a block between ``start`` and ``stop``."""
 
+    __slots__ = ("recording",)
+
     def __init__(self) -> None:
         self.recording: Recording | None = None
 
     def start(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
-        install()
-        self.recording = Recording(frame, statement_at)
-        _RECORDING.append(self.recording)
+        if not _PATCHED[0]:
+            install()
+        self.recording = recording = Recording(frame, statement_at)
+        _RECORDING.append(recording)
 
     def stop(self) -> None:
         recording = self.recording

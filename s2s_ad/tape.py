@@ -29,7 +29,7 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from . import replay, runtime
+from . import replay, runtime, tape_fast
 from . import variable as _variable
 from .analysis import depends
 from .api import compile_adjoint, fix_grad
@@ -81,6 +81,7 @@ class _Plan:
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
+_EMPTY: Any = types.MappingProxyType({})  # a tape's mappings before its block runs
 
 
 class GradientTape:
@@ -91,47 +92,52 @@ class GradientTape:
         watch_accessed_variables: Watch every trainable ``Variable`` the block reads.
     """
 
+    # what a tape holds before its block runs: __enter__ and _take_inputs give each
+    # tape its own (the empty values here are never changed in place)
+    _block: Block | None = None
+    _start = 0
+    _before: dict[str, Any] = _EMPTY
+    _objects: dict[str, Any] = _EMPTY
+    # (target name, ids of the sources) -> an inner gradient with respect to
+    # Variables reached through objects, for an outer tape (see ``tape_nested``)
+    _variable_calls: dict[tuple[str, tuple[int, ...]], _VariablesCall] = _EMPTY
+    # plans of this run that call inner tapes' gradients (not cached across runs)
+    _nested_plans: dict[tuple[Any, ...], _Plan] = _EMPTY
+    _after: dict[str, Any] = _EMPTY
+    _globals: dict[str, Any] = _EMPTY
+    _code: dict[str, Any] = _EMPTY
+    _frame: types.FrameType | None = None
+    # ids of the Variables the block read: their first arrays
+    _read: dict[int, Any] = _EMPTY
+    _facts: dict[str, Any] = _EMPTY
+    _entry: dict[str, Any] = _EMPTY
+    _assigned: set[str] = frozenset()  # type: ignore[assignment]  # Variables the block assigned
+    _user_code = False  # the block calls code that may read Variables
+    _held: set[int] = frozenset()  # type: ignore[assignment]
+    _holders: list[str] = ()  # type: ignore[assignment]
+    # ids of the arrays the block read from before it
+    _arrays: dict[int, str] = _EMPTY
+    _user_functions = False  # the block calls user functions (not only objects)
+    # a gradient called in the block: the index of the statement that calls it (what
+    # ran before that statement is differentiated), else None
+    _end: int | None = None
+    # (statement, [(Variable, its array)]) at each gradient called in the block: a
+    # later gradient through statements before it needs those arrays unchanged
+    _checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = ()  # type: ignore[assignment]
+    # id of a Variable assigned in the block -> (the Variable, the statement that
+    # assigned it last, its array when the block ended)
+    _assigns: dict[int, list[Any]] = _EMPTY
+
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
         self._used = False
-        self._block: Block | None = None
-        self._start = 0
-        self._before: dict[str, Any] = {}
-        self._objects: dict[str, Any] = {}
         # the plans this tape ran, with their targets: for an outer tape that
         # differentiates this tape's gradient call (see ``_calls``)
         self._ran: list[tuple[_Plan, list[str]]] = []
-        # (target name, ids of the sources) -> an inner gradient with respect to
-        # Variables reached through objects, for an outer tape (see ``tape_nested``)
-        self._variable_calls: dict[tuple[str, tuple[int, ...]], _VariablesCall] = {}
-        # plans of this run that call inner tapes' gradients (not cached across runs)
-        self._nested_plans: dict[tuple[Any, ...], _Plan] = {}
-        self._after: dict[str, Any] = {}
-        self._globals: dict[str, Any] = {}
-        self._code: dict[str, Any] = {}
-        self._frame: types.FrameType | None = None
         self._recorder = replay.Recorder()
-        self._read: dict[int, Any] = {}  # ids of the Variables the block read: first arrays
-        self._facts: dict[str, Any] = {}  # derived once per run of the block
-        self._entry: dict[str, Any] = {}
-        self._assigned: set[str] = set()  # Variables the block assigned
-        self._user_code = False  # the block calls code that may read Variables
-        self._held: set[int] = set()
-        self._holders: list[str] = []
-        self._arrays: dict[int, str] = {}  # ids of the arrays the block read from before it
-        self._user_functions = False  # the block calls user functions (not only objects)
-        # a gradient called in the block: the index of the statement that calls it (what
-        # ran before that statement is differentiated), else None
-        self._end: int | None = None
-        # (statement, [(Variable, its array)]) at each gradient called in the block: a
-        # later gradient through statements before it needs those arrays unchanged
-        self._checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = []
-        # id of a Variable assigned in the block -> (the Variable, the statement that
-        # assigned it last, its array when the block ended)
-        self._assigns: dict[int, list[Any]] = {}
 
     # --- the block ----------------------------------------------------------------------
 
@@ -239,28 +245,30 @@ class GradientTape:
         notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
         for entry in self._assigns.values():
             entry[2] = entry[0].value  # its array when the block ended
-        reads = _variable.READS
-        if reads and reads[-1] is self._read:
+        reads, read = _variable.READS, self._read
+        if reads and reads[-1] is read:
             reads.pop()
-        elif any(r is self._read for r in reads):
-            reads[:] = [r for r in reads if r is not self._read]
+        elif any(r is read for r in reads):
+            reads[:] = [r for r in reads if r is not read]
         frame = sys._getframe(1)
-        assert self._block is not None
+        block = self._block
+        assert block is not None
         local, glob = frame.f_locals, frame.f_globals
-        self._after = {
-            n: local[n] if n in local else glob[n]
-            for n in self._block.written
-            if n in local or n in glob
-        }
+        self._after = after = {}
+        for n in block.written:
+            if n in local:
+                after[n] = local[n]
+            elif n in glob:
+                after[n] = glob[n]
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
-        self._assigned = set()
-        entry = self._entry
-        for name in entry:
-            value = self._objects[name].value  # assign() makes a new array: no copy needed
-            self._before[name] = value
-            if value is not entry[name]:
-                self._assigned.add(name)
+        self._assigned = assigned = set()
+        objects, before = self._objects, self._before
+        for name, first in self._entry.items():
+            value = objects[name].value  # assign() makes a new array: no copy needed
+            before[name] = value
+            if value is not first:
+                assigned.add(name)
 
     def _note_assign(self, variable: Variable) -> None:
         """A Variable assigned while the block runs: the statement of the block that did
@@ -346,6 +354,12 @@ class GradientTape:
                 output_gradients,
                 unconnected_gradients,
             )
+        if output_gradients is None and unconnected_gradients is UnconnectedGradients.NONE:
+            kind = type(sources)
+            if kind is list or kind is tuple:  # the common request: see tape_fast
+                fast = tape_fast.fast_gradient(self, target, sources, _ones_like)
+                if fast is not None:
+                    return fast
         return self._gradient(target, sources, output_gradients, unconnected_gradients)
 
     def _gradient(
@@ -658,6 +672,8 @@ class GradientTape:
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
         by_name, table = self._run(plan, hidden, cotangent)
+        if cotangent is _ones_like:
+            tape_fast.remember(self, plan, targets, found, found_names, hidden)
         grads: list[Any] = []
         for leaf, (name, _) in zip(found, found_names):
             variable = isinstance(leaf, Variable)

@@ -1,0 +1,168 @@
+"""The common request (``tape.gradient(loss, [w, b])`` at every step of a training loop)
+is answered by a short path after the first step (``s2s_ad/tape_fast.py``); whatever
+changes between steps that the first answer depended on gives the gradient of what ran,
+or the error the first step would have given: another Variable under a name, a
+Variable not read on the branch taken, sources in another order, a Variable changed
+between the block and the gradient, a block whose source was edited."""
+
+import importlib.util
+import linecache
+import sys
+
+import numpy as np
+import pytest
+from fd import numerical_grad
+
+import s2s_ad.tf as tf
+from s2s_ad import tape_fast
+from s2s_ad.errors import TransformError
+
+
+def _linear_grads(w0, b0, x, y):
+    def loss(w, b):
+        return np.mean((w * x + b - y) ** 2)
+
+    return numerical_grad(loss, (w0, b0), (0, 1))
+
+
+def test_a_training_loop_takes_the_short_path_and_matches_finite_differences():
+    rng = np.random.default_rng(11)
+    w, b = tf.Variable(0.3, dtype=np.float64), tf.Variable(-0.4, dtype=np.float64)
+    opt = tf.keras.optimizers.SGD(learning_rate=0.05)
+    for step in range(5):
+        x = rng.standard_normal(24)
+        y = 1.5 * x + 0.5
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * x + b - y))
+        if step:  # remembered by the first step
+            assert tape._block is not None and id(tape._block) in tape_fast._REQUESTS
+        grads = tape.gradient(loss, [w, b])
+        expected = _linear_grads(float(w.numpy()), float(b.numpy()), x, y)
+        assert [float(g) for g in grads] == pytest.approx(expected, rel=1e-6)
+        assert all(g.dtype == np.float64 for g in grads)
+        opt.apply_gradients(zip(grads, [w, b]))
+
+
+def test_a_stale_variable_in_the_sources_list_gets_none():
+    """``params`` keeps the first ``w``; the block reads the new one bound to ``w``."""
+    x = np.linspace(-1.0, 1.0, 6)
+    y = 2.0 * x
+    w, b = tf.Variable(0.5, dtype=np.float64), tf.Variable(0.1, dtype=np.float64)
+    params = [w, b]
+    for step in range(3):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(w * x + b - y))
+        gw, gb = tape.gradient(loss, params)
+        ew, eb = _linear_grads(float(w.numpy()), float(b.numpy()), x, y)
+        assert float(gb) == pytest.approx(eb, rel=1e-6)
+        if step < 2:
+            assert float(gw) == pytest.approx(ew, rel=1e-6)
+        else:
+            assert gw is None  # params[0] is not the w the block read
+        if step == 1:
+            w = tf.Variable(-1.0, dtype=np.float64)
+
+
+def test_a_variable_read_only_on_the_branch_taken_the_first_time():
+    x = np.array([0.5, -1.5, 2.0])
+    w = tf.Variable(np.array([0.2, 0.4, -0.3]))
+    b = tf.Variable(0.7, dtype=np.float64)
+    for use_bias in (True, True, False, True):
+        with tf.GradientTape() as tape:
+            if use_bias:
+                loss = tf.reduce_sum((w * x + b) ** 2)
+            else:
+                loss = tf.reduce_sum((w * x) ** 2)
+        gw, gb = tape.gradient(loss, [w, b])
+        resid = w.numpy() * x + (b.numpy() if use_bias else 0.0)
+        np.testing.assert_allclose(gw, 2.0 * resid * x, rtol=1e-12)
+        if use_bias:
+            assert float(gb) == pytest.approx(2.0 * resid.sum(), rel=1e-12)
+        else:
+            assert gb is None
+
+
+def test_sources_in_another_order_and_a_tuple():
+    x = np.array([1.0, 2.0, -1.0])
+    w = tf.Variable(np.array([0.1, -0.2, 0.3]))
+    b = tf.Variable(0.5, dtype=np.float64)
+    for sources in ([w, b], [w, b], [b, w], (w, b), [w]):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.tanh(w * x) + b * b)
+        got = tape.gradient(loss, sources)
+        assert type(got) is type(sources)
+        expected = {
+            id(w): (1.0 - np.tanh(w.numpy() * x) ** 2) * x,
+            id(b): 2.0 * b.numpy() * x.size,  # b * b is added to each entry
+        }
+        for g, source in zip(got, sources):
+            np.testing.assert_allclose(g, expected[id(source)], rtol=1e-12)
+
+
+def test_unwatched_and_integer_variables_after_a_remembered_step():
+    x = np.array([1.0, -2.0])
+    w = tf.Variable(np.array([0.5, 0.25]))
+    b = tf.Variable(1.5, dtype=np.float64)
+    for watch_all in (True, True, False):
+        with tf.GradientTape(watch_accessed_variables=watch_all) as tape:
+            if not watch_all:
+                tape.watch(w)
+            loss = tf.reduce_sum(w * x * b)
+        gw, gb = tape.gradient(loss, [w, b])
+        np.testing.assert_allclose(gw, x * b.numpy(), rtol=1e-12)
+        if watch_all:
+            assert float(gb) == pytest.approx(float(np.sum(w.numpy() * x)), rel=1e-12)
+        else:
+            assert gb is None  # not watched
+
+
+def test_a_variable_changed_between_the_block_and_the_gradient_is_refused_every_time():
+    x = np.linspace(0.0, 1.0, 5)
+    w, b = tf.Variable(0.5, dtype=np.float64), tf.Variable(0.0, dtype=np.float64)
+    for _ in range(2):  # a clean step, remembered
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(w * x + b))
+        tape.gradient(loss, [w, b])
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(tf.square(w * x + b))
+        w.assign_sub(0.1)  # after the block, before the gradient
+        with pytest.raises(TransformError, match="Variable"):
+            tape.gradient(loss, [w, b])
+
+
+_MODULE = """
+import s2s_ad.tf as tf
+
+
+def step(w, x):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum({expr})
+    return tape.gradient(loss, [w])
+"""
+
+
+def test_a_block_edited_between_steps(tmp_path):
+    """The module is written again with another loss and imported again (as an editor
+    and a notebook's reload would): the gradient is the new loss's."""
+    path = tmp_path / "edited_step.py"
+    x = np.array([0.5, -1.0, 2.0])
+    w = tf.Variable(np.array([1.0, 2.0, -0.5]))
+
+    def load(expr):
+        path.write_text(_MODULE.format(expr=expr))
+        linecache.checkcache(str(path))
+        spec = importlib.util.spec_from_file_location("edited_step", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules.pop("edited_step", None)
+        spec.loader.exec_module(module)
+        return module
+
+    first = load("tf.square(w * x)")
+    for _ in range(2):
+        (g,) = first.step(w, x)
+        np.testing.assert_allclose(g, 2.0 * w.numpy() * x * x, rtol=1e-12)
+    second = load("tf.sin(w * x)  ")  # the same line count, another loss
+    for _ in range(2):
+        (g,) = second.step(w, x)
+        np.testing.assert_allclose(g, np.cos(w.numpy() * x) * x, rtol=1e-12)
