@@ -144,7 +144,7 @@ def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
     taken |= {a.arg for a in func.args.args} | {"_saved"}
     out: list[TripList] = []
     for var in candidates:
-        if traffic[var] != 2 or var in liveness.after.get(id(popped[var]), {var}):
+        if traffic[var] != 2 or _live_after(liveness, popped[var], var):
             continue  # more traffic, or read after the backward loop (its old value)
         name = f"{var}_tape" if var.startswith("_") else f"_{var}_tape"
         while name in taken:
@@ -201,7 +201,7 @@ def _flags_in_branches(
     """A recorded branch flag read by nothing but its ``if`` (and, backwards, its list):
     ``v = test; records.append(v); if v:`` becomes ``if test:`` with each branch
     recording the constant it stands for (``records.append(True)``, ``False``)."""
-    after: dict[int, set[str]] | None = None
+    after: Liveness | None = None
     for loop, lists in forward:
         for t in lists:
             found = _flag_pattern(loop, t)
@@ -211,8 +211,8 @@ def _flags_in_branches(
             if any(t.var in names(s, ast.Load) for s in branch.body + branch.orelse):
                 continue
             if after is None:
-                after = Liveness(Info(tape)).run(func.body).after
-            if t.var in after.get(id(branch), {t.var}):
+                after = Liveness(Info(tape)).run(func.body)
+            if _live_after(after, branch, t.var):
                 continue
             assert isinstance(writer, ast.Assign)
             branch.test = writer.value
@@ -259,10 +259,16 @@ def _drop_unread_inits(
     ]
     if not inits:
         return
-    after = Liveness(Info(tape)).run(func.body).after
-    drop = {id(s) for s in inits if s.targets[0].id not in after.get(id(s), {s.targets[0].id})}
+    after = Liveness(Info(tape)).run(func.body)
+    drop = {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
+
+
+def _live_after(liveness: Liveness, s: ast.stmt, var: str) -> bool:
+    """Whether ``var`` may be live after ``s`` (a statement the sweep did not reach counts
+    as live)."""
+    return id(s) not in liveness.after or liveness.live_after(s, var)
 
 
 def _parent(stmts: list[ast.stmt], target: ast.stmt) -> list[ast.stmt] | None:
