@@ -186,3 +186,23 @@ def test_second_order_through_a_recorded_loop():
     h = 1e-5
     d1 = s2s_ad.grad(f)
     assert d2(0.7) == pytest.approx((d1(0.7 + h) - d1(0.7 - h)) / (2 * h), rel=1e-6)
+
+
+def test_hvp_of_a_loop_keeps_tape_and_tangents_paired():
+    # hvp runs the tangent program of the gradient, which keeps its tape (no per-loop
+    # lists there: tests/test_local_generators.py's flat MLP popped an empty tangent list)
+    W = np.array([[0.5, -0.2], [0.1, 0.3]])
+    xs = np.array([[0.3, -0.1], [0.2, 0.4], [-0.5, 0.1]])
+    h0 = np.array([0.1, -0.2])
+
+    def loss(w):
+        h = h0
+        for x in xs:
+            h = np.tanh(w @ h + x)
+        return np.sum(h**2)
+
+    v = np.array([[1.0, 0.5], [-0.3, 0.2]])
+    eps = 1e-6
+    g = s2s_ad.grad(loss)
+    expected = (g(W + eps * v) - g(W - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2s_ad.hvp(loss)(W, v), expected, rtol=1e-6, atol=1e-9)
