@@ -47,7 +47,7 @@ from .tape_block import (
     rebuild,
     slice_block,
 )
-from .variable import EagerTensor, ResourceVariable, Tensor, Variable, tensor
+from .variable import ResourceVariable, Tensor, Variable, tensor
 
 # values the block reads that are code, not data: looked up as globals, never parameters
 _CODE_TYPES = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type)
@@ -1100,13 +1100,7 @@ def _is_zero_policy(policy: UnconnectedGradients | str) -> bool:
 def _as_tensor(g: Any, source: Any) -> Tensor:
     """A gradient as a tensor of its source's dtype."""
     dtype = source.value.dtype if isinstance(source, Variable) else np.asarray(source).dtype
-    kind = type(g)
-    if kind is np.ndarray:
-        if g.dtype == dtype:
-            return g.view(EagerTensor)
-    elif kind is dtype.type:  # a NumPy scalar of the source's dtype
-        return np.asarray(g).view(EagerTensor)
-    return tensor(g, dtype=dtype)
+    return tape_fast.as_tensor(g, dtype)
 
 
 _ARRAY_SHAPE = np.ndarray.shape.__get__

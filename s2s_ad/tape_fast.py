@@ -145,12 +145,13 @@ def fast_gradient(
         shape = _ARRAY_SHAPE(g) if isinstance(g, np.ndarray) else getattr(g, "shape", None)
         if shape != _ARRAY_SHAPE(value):
             g = fix_grad(g, value)  # the shape of its source
-        result.append(_as_tensor(g, value.dtype))
+        result.append(as_tensor(g, value.dtype))
     return result if type(sources) is list else tuple(result)
 
 
-def _as_tensor(g: Any, dtype: Any) -> Any:
-    """A gradient as a tensor of its source's dtype."""
+def as_tensor(g: Any, dtype: Any) -> Any:
+    """A gradient as a tensor of its source's ``dtype`` (the array itself, viewed, when it
+    has that dtype already)."""
     kind = type(g)
     if kind is np.ndarray:
         if g.dtype == dtype:
