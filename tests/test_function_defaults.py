@@ -12,58 +12,24 @@ value from its closure (late binding) stays refused.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import autograd
-import autograd.numpy as anp
 import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import TransformError, optimize
-from s2s_ad.api import clear_cache
-from s2s_ad.transforms import _jvp_wrt
-from tests.fd import flatten, numerical_grad, unflatten
+from s2s_ad import TransformError
+from tests.fd import numerical_grad
+from tests.user_checks import autograd_twin as _twin
+from tests.user_checks import check_program
+from tests.user_checks import close as _close
 
 RS = np.random.RandomState(53)
 
 
-def _close(got: Any, want: Any, tol: float = 1e-6) -> None:
-    np.testing.assert_allclose(flatten(got), flatten(want), rtol=tol, atol=tol)
-
-
-def _twin(fun: Any) -> Any:
-    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
-
-
 def _check(fun: Any, args: tuple[Any, ...], wrt: int = 0) -> Any:
-    got = s2s_ad.grad(fun, wrt)(*args)
-    fd = numerical_grad(fun, args, wrt)
-    _close(got, fd, 1e-5)
-    _close(got, autograd.grad(_twin(fun), wrt)(*args), 1e-9)
-    v = unflatten(args[wrt], RS.standard_normal(flatten(args[wrt]).size))
-    value, dout = _jvp_wrt(fun, args, (wrt,), [v])
-    _close(value, fun(*args))
-    _close(dout, float(flatten(fd) @ flatten(v)), 1e-5)
-    g = s2s_ad.grad(fun, wrt)
-    x0, d, h = flatten(args[wrt]), flatten(v), 1e-5
-
-    def at(x: np.ndarray) -> np.ndarray:
-        shifted = list(args)
-        shifted[wrt] = unflatten(args[wrt], x)
-        return flatten(g(*shifted))
-
-    _close(s2s_ad.hvp(fun, wrt)(*args, v), (at(x0 + h * d) - at(x0 - h * d)) / (2 * h), 1e-4)
-    saved = optimize.ENABLED
-    optimize.ENABLED = False
-    clear_cache()
-    try:
-        _close(s2s_ad.grad(fun, wrt)(*args), got, 1e-12)
-    finally:
-        optimize.ENABLED = saved
-        clear_cache()
-    return got
+    return check_program(fun, args, wrt, rs=RS)
 
 
 def layer_ensemble(params, x, y):

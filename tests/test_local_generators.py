@@ -10,50 +10,23 @@ generator that never stops is refused.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
-import autograd
-import autograd.numpy as anp
 import numpy as np
 import pytest
 
 import s2s_ad
 from s2s_ad import TransformError
-from s2s_ad.transforms import _jvp_wrt
-from tests.fd import flatten, numerical_grad, unflatten
+from tests.user_checks import check_program
 
 RS = np.random.RandomState(31)
-SHAPES = [(3, 4), (4, 2)]
-
-
-def _close(got: Any, want: Any, tol: float = 1e-6) -> None:
-    np.testing.assert_allclose(flatten(got), flatten(want), rtol=tol, atol=tol)
-
-
-def _twin(fun: Any) -> Any:
-    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
 
 
 def _check(fun: Any, args: tuple[Any, ...], wrt: int = 0) -> Any:
-    got = s2s_ad.grad(fun, wrt)(*args)
-    fd = numerical_grad(fun, args, wrt)
-    _close(got, fd, 1e-5)
-    _close(got, autograd.grad(_twin(fun), wrt)(*args), 1e-9)
-    v = unflatten(args[wrt], RS.standard_normal(flatten(args[wrt]).size))
-    value, dout = _jvp_wrt(fun, args, (wrt,), [v])
-    _close(value, fun(*args))
-    _close(dout, float(flatten(fd) @ flatten(v)), 1e-5)
-    g = s2s_ad.grad(fun, wrt)
-    x0, d, h = flatten(args[wrt]), flatten(v), 1e-5
+    return check_program(fun, args, wrt, rs=RS)
 
-    def at(x: np.ndarray) -> np.ndarray:
-        shifted = list(args)
-        shifted[wrt] = unflatten(args[wrt], x)
-        return flatten(g(*shifted))
 
-    _close(s2s_ad.hvp(fun, wrt)(*args, v), (at(x0 + h * d) - at(x0 - h * d)) / (2 * h), 1e-4)
-    return got
+SHAPES = [(3, 4), (4, 2)]
 
 
 def flat_mlp(flat, X, y):

@@ -19,49 +19,21 @@ import numpy as np
 import pytest
 
 import s2s_ad
-from s2s_ad import TransformError, optimize
-from s2s_ad.api import clear_cache
-from s2s_ad.transforms import _jvp_wrt
-from tests.fd import flatten, numerical_grad, unflatten
+from s2s_ad import TransformError
+from tests.fd import numerical_grad
+from tests.user_checks import check_program
+from tests.user_checks import close as _close
 
 RS = np.random.RandomState(11)
-TOKENS = np.array([0, 3, 3, 1, 4, 2, 0, 3])
-BAGS = np.array([0, 0, 1, 1, 1, 2, 2, 2])
-N_BAGS = 3
-
-
-def _close(got: Any, want: Any, tol: float = 1e-6) -> None:
-    np.testing.assert_allclose(flatten(got), flatten(want), rtol=tol, atol=tol)
 
 
 def _check(fun: Any, args: tuple[Any, ...], wrt: int = 0) -> Any:
-    """Gradient, tangent and hvp against finite differences; the gradient is the same with
-    the optimizer off. Returns the gradient."""
-    got = s2s_ad.grad(fun, wrt)(*args)
-    fd = numerical_grad(fun, args, wrt)
-    _close(got, fd, 1e-5)
-    v = unflatten(args[wrt], RS.standard_normal(flatten(args[wrt]).size))
-    value, dout = _jvp_wrt(fun, args, (wrt,), [v])
-    _close(value, fun(*args))
-    _close(dout, float(flatten(fd) @ flatten(v)), 1e-5)
-    g = s2s_ad.grad(fun, wrt)
-    x0, d, h = flatten(args[wrt]), flatten(v), 1e-5
+    return check_program(fun, args, wrt, rs=RS, twin=None)
 
-    def at(x: np.ndarray) -> np.ndarray:
-        shifted = list(args)
-        shifted[wrt] = unflatten(args[wrt], x)
-        return flatten(g(*shifted))
 
-    _close(s2s_ad.hvp(fun, wrt)(*args, v), (at(x0 + h * d) - at(x0 - h * d)) / (2 * h), 1e-4)
-    saved = optimize.ENABLED
-    optimize.ENABLED = False
-    clear_cache()
-    try:
-        _close(s2s_ad.grad(fun, wrt)(*args), got, 1e-12)
-    finally:
-        optimize.ENABLED = saved
-        clear_cache()
-    return got
+TOKENS = np.array([0, 3, 3, 1, 4, 2, 0, 3])
+BAGS = np.array([0, 0, 1, 1, 1, 2, 2, 2])
+N_BAGS = 3
 
 
 # --- an embedding bag feeding an MLP --------------------------------------------------------
