@@ -263,7 +263,7 @@ def apply(
     if forward:
         _flags_in_branches(func, tape, forward, changed, notes)
         _drop_unread_inits(func, tape, set(by_var), notes)
-        _drop_unread_counts(func, notes)
+        _drop_unread_counts(func, notes, changed)
     if local and tape not in names(func, ast.Load):
         func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
 
@@ -293,13 +293,69 @@ def _flags_in_branches(
                 continue
             assert isinstance(writer, ast.Assign)
             branch.test = writer.value
-            branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
-            branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))
+            count = _trip_count(loop)
+            init = _init(func, loop, t) if count is not None else None
+            if count is not None and init is not None:
+                # every trip of ``for i in range(n)``: ``[False] * n``, the taken ones set
+                assert isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+                init.value = ast.parse(f"[False] * {ast.unparse(count)}", mode="eval").body
+                changed.add(id(init))
+                branch.body.insert(0, _new(f"{t.records}[{loop.target.id}] = True", changed))
+            else:
+                branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
+                branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))
             changed.add(id(branch))
             note = notes.pop(id(writer), None)
             if note:  # the test's ``# L<n>:`` comment goes with it
                 notes[id(branch)] = note + ("\n" + notes[id(branch)] if id(branch) in notes else "")
             loop.body = [s for s in loop.body if s is not writer and s is not record]
+
+
+_COUNTS = {"len", "min", "max", "int"}
+
+
+def _trip_count(loop: ast.For | ast.While) -> ast.expr | None:
+    """``n`` of a loop ``for i in range(n)`` that runs every trip to the end of its
+    top-level ``if`` (no ``break``, no trip count) and never rebinds ``i``, when ``n`` can
+    be evaluated once more before the loop to the same value (names, constants,
+    attributes, subscripts, arithmetic, ``len``)."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name):
+        return None
+    count = _range_count(loop.iter)
+    if count is None or _jumps(loop.body, (ast.Break, ast.Return)):
+        return None
+    if any(_counter(n) for n in statements(loop.body)):
+        return None
+    if any(loop.target.id in written(s) for s in loop.body):
+        return None
+    for n in nodes(count):
+        if isinstance(n, ast.Call):
+            if not (isinstance(n.func, ast.Name) and n.func.id in _COUNTS) or n.keywords:
+                return None
+        elif not isinstance(
+            n,
+            (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.BinOp, ast.operator),
+        ):
+            return None
+    return count
+
+
+def _init(func: ast.FunctionDef, loop: ast.For | ast.While, t: TripList) -> ast.Assign | None:
+    """The ``records = []`` just above ``loop`` (only list inits between)."""
+    outer = _parent(func.body, loop)
+    assert outer is not None
+    for s in reversed(outer[: _index(outer, loop)]):
+        if not (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.List)
+            and not s.value.elts
+        ):
+            return None
+        if s.targets[0].id == t.records:
+            return s
+    return None
 
 
 def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.If] | None:
@@ -342,7 +398,7 @@ def _drop_unread_inits(
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
 
 
-def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str]) -> None:
+def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: set[int]) -> None:
     """A trip count nothing reads any more (its backward loop walks its lists): its
     ``_tripsN = 0`` and ``_tripsN += 1`` go."""
     loaded = {n.id for n in nodes(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -364,8 +420,33 @@ def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str]) -> None:
             continue
         if var not in loaded:
             drop.add(id(s))
-    if drop:
-        func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    if not drop:
+        return
+    for loop in _loops(func.body):
+        if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
+            _test_in_header(loop, notes, changed)
+    func.body = remove(func.body, drop, notes) or [ast.Pass()]
+
+
+def _test_in_header(loop: ast.While, notes: dict[int, str], changed: set[int]) -> None:
+    """``while True: if not test: break`` (the form that counted the trips after the
+    test) back to ``while test:``."""
+    first = loop.body[0] if loop.body else None
+    if (
+        loop.orelse
+        or not (isinstance(loop.test, ast.Constant) and loop.test.value is True)
+        or not isinstance(first, ast.If)
+        or first.orelse
+        or len(first.body) != 1
+        or not isinstance(first.body[0], ast.Break)
+        or not isinstance(first.test, ast.UnaryOp)
+        or not isinstance(first.test.op, ast.Not)
+        or id(first) in notes
+    ):
+        return
+    loop.test = first.test.operand
+    loop.body = loop.body[1:] or [ast.Pass()]
+    changed.add(id(loop))
 
 
 def _live_after(liveness: Liveness, s: ast.stmt, var: str) -> bool:

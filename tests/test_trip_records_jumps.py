@@ -139,6 +139,7 @@ def test_a_while_loop_over_a_vector():
     text = _source(shrink_to_tolerance, (v, w, 1e-3))
     assert re.search(r"for z in reversed\(_z_tape\):", text), text
     assert "_trips" not in text, text  # the list counts the trips
+    assert "while np.linalg.norm(v) > tol:" in text and "while True" not in text, text
 
 
 @pytest.mark.parametrize("scale", [0.3, 2.0])  # runs to the end / breaks early
