@@ -47,6 +47,31 @@ def branchy(x, n):
     return s
 
 
+def leaky_energy(x, w):
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            total = total + w * x[i] ** 2
+        else:
+            total = total + 0.1 * w * x[i]
+    return total
+
+
+def shrink(v, w, tol):
+    while np.linalg.norm(v) > tol:
+        z = np.tanh(v * w)
+        v = 0.5 * z
+    return np.sum(v * v)
+
+
+def _args_leaky(rng: np.random.Generator) -> tuple[Any, ...]:
+    return rng.normal(size=6), 1.3
+
+
+def _args_shrink(rng: np.random.Generator) -> tuple[Any, ...]:
+    return rng.normal(size=4), rng.normal(size=4), 1e-3
+
+
 def _args_branchy(rng: np.random.Generator) -> tuple[Any, ...]:
     return 0.9, 10
 
@@ -102,11 +127,14 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
     ),
     (
         "Per-trip records in a list of the loop's own",
-        "Each trip records which branch it took. Its test is read by nothing but the "
-        "`if` in a loop without `break` or `continue`, so each branch appends the constant "
-        "it stands for (`True`, `False`) to a list of the loop's own, and the backward "
-        "loop walks that list in its header (`zip(reversed(range(n)), reversed(_t1_tape))`"
-        "): no tape pop per trip, and here no tape at all (both loops are at the top of "
+        "Each trip records which branch it took (its test reads `s`, which the trips "
+        "change). The test is read by nothing but the `if`, in a loop over `range(n)` "
+        "that runs every trip: the list of the loop's own is made whole before the loop "
+        "(`[False] * n`), the trips that take the branch set their entry, and backward "
+        "trip `i` reads entry `i` (before: `_t1_tape.append(True)` / `append(False)` in "
+        "the branches, and `for i, _t1 in zip(reversed(range(n)), reversed(_t1_tape)):` "
+        "with `if _t1:`; about 5% of the gradient's time here): no tape pop per trip, and "
+        "here no tape at all (both loops are at the top of "
         "the function, the list stays a local). Values only the shapes needed (`s`, "
         "`x * i`) are no longer recorded once shapes are known, and `x * x` contributes "
         "`2.0 * (s_bar * x)` (a float: CPython multiplies two floats faster than an int "
@@ -114,6 +142,36 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         branchy,
         0,
         _args_branchy,
+    ),
+    (
+        "A branch tested again instead of recorded",
+        "The test `x[i] > 0` reads only what no trip of its loop changes (`x` is never "
+        "written, `i` is the loop's variable), so the backward trip tests it again: "
+        "nothing is stored that is still available. This happens in the sweeps already "
+        "(the test is a recomputed temporary, like `x[i]`), so the code before the "
+        "optimizer has no flag either; until then each trip recorded its branch "
+        "(`_t3_tape.append(True)` / `append(False)` in the forward loop, "
+        "`for i, _t3 in zip(reversed(range(x.shape[0])), reversed(_t3_tape)):` and "
+        "`if _t3:` in the backward one). A test on a value the trips change (`if s > 1.0` "
+        "above) is still recorded.",
+        leaky_energy,
+        0,
+        _args_leaky,
+    ),
+    (
+        "Per-trip records of a `while` loop",
+        "`z` is recorded in every trip the backward loop reverses (after the loop's test, "
+        "before any jump), so it goes into a list of the loop's own, as in a `for` loop. "
+        "The backward loop, which only counted the trips (`for _k in range(_trips5):`), "
+        "walks the list instead (`for z in reversed(_z_tape):`), the trip count goes, and "
+        "with it the `while True:` / `if not ...: break` form it needed: the test is back "
+        "in the loop's header. "
+        "The same holds in a loop with `break` or `continue` for a value recorded and "
+        "assigned before the jump (or, when the trip that breaks is not reversed, after "
+        "every `break`); what comes after a jump stays on the tape.",
+        shrink,
+        0,
+        _args_shrink,
     ),
     (
         "A loop with a `break` (GENERATED.md's second target)",

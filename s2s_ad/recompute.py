@@ -12,7 +12,7 @@ import re
 from . import ir
 from .ir import walk
 from .normalize import expr_atoms
-from .stmt_facts import children, stmt_reads, stmt_writes
+from .stmt_facts import children, reads, stmt_reads, stmt_writes
 from .sweep_base import SweepBase
 from .value_kinds import scalar_call
 
@@ -34,11 +34,24 @@ def rematerializable(sweep: SweepBase) -> dict[str, str]:
             counts[var] = counts.get(var, 0) + 1
     out: dict[str, str] = {}
     base: dict[str, set[str]] = {}
+    tests = _branch_tests(sweep.body)
 
-    def scan(stmts: list[ir.Stmt], in_loop: bool) -> None:
+    loop_writes: dict[int, set[str]] = {}
+
+    def written_in(loop: ir.Stmt) -> set[str]:
+        """What a trip of ``loop`` may assign (its header's variable not included)."""
+        if id(loop) not in loop_writes:
+            blocks = children(loop)
+            loop_writes[id(loop)] = {
+                v for block in blocks for t in block for v in stmt_writes(t, sweep.assigned)
+            }
+        return loop_writes[id(loop)]
+
+    def scan(stmts: list[ir.Stmt], loop: ir.Stmt | None) -> None:
+        in_loop = loop is not None
         for k, st in enumerate(stmts):
             for inner in children(st):
-                scan(inner, in_loop or isinstance(st, (ir.For, ir.While)))
+                scan(inner, st if isinstance(st, (ir.For, ir.While)) else loop)
             if not isinstance(st, ir.Assign) or st.target not in sweep.fn.all_temps:
                 continue
             if counts.get(st.target) != 1:
@@ -56,6 +69,18 @@ def rematerializable(sweep: SweepBase) -> dict[str, str]:
                 and in_loop
             ):
                 # scalar arithmetic (and a comparison) costs less to redo than to record
+                text = f"({sweep.render_expr(value)})"
+                operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
+            elif (
+                isinstance(value, (ir.Compare, ir.UnaryOp))
+                and st.target in tests
+                and loop is not None
+                and not _expand(value, base) & written_in(loop)
+            ):
+                # a branch's test read by nothing but its ``if``, from values no trip of
+                # its loop changes (``x[i] > 0``): the backward trip tests again instead
+                # of recording which branch ran (a truth value: its operands are scalars
+                # or one-element arrays)
                 text = f"({sweep.render_expr(value)})"
                 operands = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
             elif (
@@ -80,10 +105,34 @@ def rematerializable(sweep: SweepBase) -> dict[str, str]:
                 out[st.target] = text
                 base[st.target] = operands
 
-    scan(sweep.body, False)
+    scan(sweep.body, None)
     for name in list(out):
         out[name] = subst_names(out[name], out)
     return out
+
+
+def _expand(value: ir.Expr, base: dict[str, set[str]]) -> set[str]:
+    """The variables ``value`` reads, recomputed temporaries replaced by their operands."""
+    atoms = {a.name for a in expr_atoms(value) if isinstance(a, ir.Var)}
+    return set().union(*(base.get(v, {v}) for v in atoms))
+
+
+def _branch_tests(body: list[ir.Stmt]) -> set[str]:
+    """Variables read as an ``if``'s test and by nothing else (not a guard's test, nor
+    that of an ``if`` ending in ``break``: the backward sweep reads the exit flag there)."""
+    tests: set[str] = set()
+    readers: dict[str, int] = {}
+    for st in walk(body):
+        if (
+            isinstance(st, ir.If)
+            and isinstance(st.test, ir.Var)
+            and not st.guard
+            and not (st.body and isinstance(st.body[-1], ir.Break))
+        ):
+            tests.add(st.test.name)
+        for name in reads(st):
+            readers[name] = readers.get(name, 0) + 1
+    return {name for name in tests if readers[name] == 1}
 
 
 def subst_names(text: str, names: dict[str, str]) -> str:

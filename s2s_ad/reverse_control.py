@@ -19,6 +19,20 @@ from .records import JUMP, RECOMPUTE, RecordPlan
 from .stmt_facts import count, indexed_vars, stmt_writes
 
 
+def _bare(test: str) -> str:
+    """``test`` without parentheses around the whole of it (a recomputed test comes
+    parenthesized)."""
+    while test.startswith("(") and test.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(test):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(test) - 1:
+                return test  # ``(a) + (b)``: the first one closes early
+        test = test[1:-1]
+    return test
+
+
 class ControlFlow:
     """The branch and loop half of :class:`~s2s_ad.reverse.Reverse` (a mixin of it)."""
 
@@ -58,7 +72,8 @@ class ControlFlow:
         self.dense = (dense_left - bars_left) & (dense_right - bars_right)
         live.clear()
         live.update(union)
-        return [Suite(self.read(f"if {self._backward_test(s)}:"), body, orelse)]
+        test = _bare(self.read(self._backward_test(s)))
+        return [Suite(f"if {test}:", body, orelse)]
 
     def _backward_test(self, s: ir.If) -> str:
         """The test that picks the branch to reverse: the forward test, or what tells the

@@ -1,27 +1,40 @@
-"""Per-trip records of a loop in a list of its own, walked backwards by the reversed loop.
+"""Per-trip records of a loop in a list of its own, read back by the reversed loop.
 
 The sweeps record an overwritten value on the tape before each overwrite and restore it
 after the adjoint of the overwriting statement: in a loop, one ``_tape.append(v)`` and one
 ``v = _tape.pop()`` per trip. When ``v`` is assigned exactly once per trip, at the top
-level of a ``for`` loop without ``break``, ``continue`` or ``else`` (and is not the loop's
+level of the loop, in exactly the trips the backward loop reverses (and is not the loop's
 variable), the value a backward trip reads before its restore is the one that trip
 assigned. The forward loop then appends each trip's value to a list of its own after the
-assignment, and the backward loop walks the list in its header::
+assignment, and the backward loop reads it from there::
 
-    _t1_tape = []                            _t1_tape = _tape.pop()
-    for i in range(n):                       for i, _t1 in zip(reversed(range(n)),
-        _t1 = s > 1.0                                          reversed(_t1_tape)):
-        _t1_tape.append(_t1)                     if _t1:
-        if _t1:                                      ...
+    _t1_tape = []                            for i in reversed(range(n)):
+    for i in range(n):                           if _t1_tape[i]:
+        _t1 = s > 1.0                                ...
+        _t1_tape.append(_t1)
+        if _t1:
             ...
-    _tape.append(_t1_tape)
+
+A backward loop over ``reversed(range(n))`` reads entry ``i`` (trip ``i`` of the forward
+loop); one whose variable nothing reads walks ``reversed(_t1_tape)`` in its header (a
+``while`` loop's backward loop: the list then counts the trips, and the trip count goes);
+any other binds the value with ``zip(..., reversed(_t1_tape))``.
+
+Which trips the backward loop reverses (:func:`_every_reversed_trip`): every trip of a
+``for`` loop without ``break``, so the value is assigned before any ``continue``; the
+trips counted at their top (a loop with ``break``, a ``while`` loop after its test), so
+no jump comes between the count and the assignment; or the trips counted at their end (a
+``break`` that leaves nothing to reverse, :mod:`loop_exits`), so only a ``break`` comes
+before the value and none after it. A ``while`` loop whose test records values is left
+alone: the backward sweep restores them (the last test's) before its loop, so a list
+pushed after the forward loop would come off the tape after them.
 
 No pop per trip: the list goes on the tape once per run of the loop (so the sweeps may be
 split into two functions, and a loop inside another gets a list per outer trip); when both
 loops are at the top of the gradient function the list is just a local. The backward trip
 must not read ``v`` after its restore, and ``v`` must be dead after the backward loop
 (the value before the first trip is no longer recorded); liveness is taken as if the
-backward loop's header bound ``v``, which it then does.
+backward loop's header bound ``v``, which it then does (or its first statement).
 
 The function holding both sweeps decides (:func:`plan`); the separate sweeps apply the
 decision (:func:`apply`), each to the loop it holds. Not in code that is differentiated
@@ -33,7 +46,16 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .codefacts import Info, Liveness, names, nodes, pop_target, push_name, written
+from .codefacts import (
+    Info,
+    Liveness,
+    names,
+    nodes,
+    pop_target,
+    push_name,
+    statements,
+    written,
+)
 from .rewrite import remove
 
 
@@ -45,10 +67,10 @@ class TripList:
     records: str
 
 
-def _loops(stmts: list[ast.stmt]) -> list[ast.For]:
-    out: list[ast.For] = []
+def _loops(stmts: list[ast.stmt]) -> list[ast.For | ast.While]:
+    out: list[ast.For | ast.While] = []
     for s in stmts:
-        if isinstance(s, ast.For):
+        if isinstance(s, (ast.For, ast.While)):
             out.append(s)
         for attr in ("body", "orelse"):
             inner = getattr(s, attr, None)
@@ -57,28 +79,81 @@ def _loops(stmts: list[ast.stmt]) -> list[ast.For]:
     return out
 
 
-def _plain(loop: ast.For) -> bool:
-    """A loop whose every trip runs its whole top-level body (no jump, no ``else``)."""
-    if loop.orelse:
-        return False
-    return not any(
-        isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom))
-        for s in loop.body
-        for n in nodes(s)
+_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom)
+
+
+def _jumps(stmts: list[ast.stmt], kinds: tuple[type, ...] = _JUMPS) -> bool:
+    return any(isinstance(n, kinds) for s in stmts for n in nodes(s))
+
+
+def _plain(loop: ast.For | ast.While) -> bool:
+    """A ``for`` loop whose every trip runs its whole top-level body (no jump, no
+    ``else``): what a backward loop must be."""
+    return isinstance(loop, ast.For) and not loop.orelse and not _jumps(loop.body)
+
+
+def _counter(s: ast.stmt) -> bool:
+    """``_tripsN += 1``: the forward sweep counting the trips the backward one reverses."""
+    return (
+        isinstance(s, ast.AugAssign)
+        and isinstance(s.op, ast.Add)
+        and isinstance(s.target, ast.Name)
+        and s.target.id.startswith("_trips")
+        and isinstance(s.value, ast.Constant)
+        and s.value.value == 1
     )
 
 
-def _pushes(loop: ast.For, tape: str) -> set[str]:
+def _every_reversed_trip(loop: ast.For | ast.While, at: int, end: int, tape: str) -> bool:
+    """Whether the top-level statements ``loop.body[at:end + 1]`` run in exactly the
+    trips the backward loop reverses, each once.
+
+    Without a trip count, the backward loop reverses every trip of a ``for`` loop (it
+    has no ``break``): nothing before ``end`` may leave the trip. With the count taken
+    at the top of the trip (after a ``while`` loop's test), nothing between the count and
+    ``end`` may. With the count taken at the end of the trip (and before each
+    ``continue``: a loop whose breaking trip is not reversed, :mod:`loop_exits`), only a
+    ``break`` may come before ``at`` and none after it.
+    """
+    body = loop.body
+    if loop.orelse or _jumps(body, (ast.Return, ast.Yield, ast.YieldFrom)):
+        return False
+    if _jumps(body[at : end + 1]):
+        return False
+    counts = [k for k, s in enumerate(body) if _counter(s)]
+    every = [n for s in body for n in nodes(s) if isinstance(n, ast.stmt) and _counter(n)]
+    if not every:
+        plain = not _jumps(body, (ast.Break,)) and not _jumps(body[:at])
+        return isinstance(loop, ast.For) and plain
+    if len(counts) != 1:
+        return False
+    c = counts[0]
+    if c < at:
+        # what the uncounted trip records before the count (a ``while`` loop's test) is
+        # restored before the backward loop: its list would come off the tape too late
+        early = any(push_name(n, tape) for n in statements(body[:c]))
+        return len(every) == 1 and not early and not _jumps(body[c + 1 : at])
+    return (
+        c == len(body) - 1
+        and not _jumps(body[:at], (ast.Continue,))
+        and not _jumps(body[end + 1 :], (ast.Break,))
+        and not any(_counter(n) for s in body[:at] for n in nodes(s) if isinstance(n, ast.stmt))
+    )
+
+
+def _pushes(loop: ast.For | ast.While, tape: str) -> set[str]:
     """Variables recorded at the top level of a forward loop that the trip then assigns
-    once, by a plain assignment at the top level."""
+    once, by a plain assignment at the top level, both in every trip reversed."""
     out: set[str] = set()
+    bound = names(loop.target, ast.Store) if isinstance(loop, ast.For) else set()
     for k, s in enumerate(loop.body):
         var = push_name(s, tape)
-        if var is None or var in names(loop.target, ast.Store):
+        if var is None or var in bound:
             continue  # (the loop's own variable is bound by its header too)
         writers = [t for t in loop.body if var in written(t)]
         if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
-            out.add(var)
+            if _every_reversed_trip(loop, k, _index(loop.body, writers[0]), tape):
+                out.add(var)
     return out
 
 
@@ -91,10 +166,12 @@ def _assigns(s: ast.stmt, var: str) -> bool:
     )
 
 
-def _pops(loop: ast.For, tape: str) -> set[str]:
+def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     """Variables restored at the top level of a backward loop, where nothing later in the
     trip reads or writes them."""
     out: set[str] = set()
+    if not isinstance(loop, ast.For) or not _plain(loop):
+        return out
     for k, s in enumerate(loop.body):
         var = pop_target(s, tape)
         if var is None:
@@ -117,7 +194,7 @@ def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
     sweeps find the same pair), in loops of the forms above, and nothing reads it after
     the backward loop.
     """
-    loops = [f for f in _loops(func.body) if _plain(f)]
+    loops = _loops(func.body)
     pushed = {v: f for f in loops for v in _pushes(f, tape)}
     popped = {v: b for b in loops for v in _pops(b, tape)}
     candidates = sorted(v for v in pushed if v in popped)
@@ -169,10 +246,9 @@ def apply(
         return
     work = []
     for loop in _loops(func.body):
-        if _plain(loop):
-            fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
-            bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
-            work.append((loop, fwd, bwd))
+        fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
+        bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
+        work.append((loop, fwd, bwd))
     # a list made and walked by loops at the top of the same function stays a local
     top = {id(s) for s in func.body}
     made = {t.var for loop, fwd, _ in work if id(loop) in top for t in fwd}
@@ -187,6 +263,7 @@ def apply(
     if forward:
         _flags_in_branches(func, tape, forward, changed, notes)
         _drop_unread_inits(func, tape, set(by_var), notes)
+        _drop_unread_counts(func, notes, changed)
     if local and tape not in names(func, ast.Load):
         func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
 
@@ -216,13 +293,69 @@ def _flags_in_branches(
                 continue
             assert isinstance(writer, ast.Assign)
             branch.test = writer.value
-            branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
-            branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))
+            count = _trip_count(loop)
+            init = _init(func, loop, t) if count is not None else None
+            if count is not None and init is not None:
+                # every trip of ``for i in range(n)``: ``[False] * n``, the taken ones set
+                assert isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
+                init.value = ast.parse(f"[False] * {ast.unparse(count)}", mode="eval").body
+                changed.add(id(init))
+                branch.body.insert(0, _new(f"{t.records}[{loop.target.id}] = True", changed))
+            else:
+                branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
+                branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))
             changed.add(id(branch))
             note = notes.pop(id(writer), None)
             if note:  # the test's ``# L<n>:`` comment goes with it
                 notes[id(branch)] = note + ("\n" + notes[id(branch)] if id(branch) in notes else "")
             loop.body = [s for s in loop.body if s is not writer and s is not record]
+
+
+_COUNTS = {"len", "min", "max", "int"}
+
+
+def _trip_count(loop: ast.For | ast.While) -> ast.expr | None:
+    """``n`` of a loop ``for i in range(n)`` that runs every trip to the end of its
+    top-level ``if`` (no ``break``, no trip count) and never rebinds ``i``, when ``n`` can
+    be evaluated once more before the loop to the same value (names, constants,
+    attributes, subscripts, arithmetic, ``len``)."""
+    if not isinstance(loop, ast.For) or not isinstance(loop.target, ast.Name):
+        return None
+    count = _range_count(loop.iter)
+    if count is None or _jumps(loop.body, (ast.Break, ast.Return)):
+        return None
+    if any(_counter(n) for n in statements(loop.body)):
+        return None
+    if any(loop.target.id in written(s) for s in loop.body):
+        return None
+    for n in nodes(count):
+        if isinstance(n, ast.Call):
+            if not (isinstance(n.func, ast.Name) and n.func.id in _COUNTS) or n.keywords:
+                return None
+        elif not isinstance(
+            n,
+            (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.BinOp, ast.operator),
+        ):
+            return None
+    return count
+
+
+def _init(func: ast.FunctionDef, loop: ast.For | ast.While, t: TripList) -> ast.Assign | None:
+    """The ``records = []`` just above ``loop`` (only list inits between)."""
+    outer = _parent(func.body, loop)
+    assert outer is not None
+    for s in reversed(outer[: _index(outer, loop)]):
+        if not (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and isinstance(s.value, ast.List)
+            and not s.value.elts
+        ):
+            return None
+        if s.targets[0].id == t.records:
+            return s
+    return None
 
 
 def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.If] | None:
@@ -263,6 +396,57 @@ def _drop_unread_inits(
     drop = {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
+
+
+def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: set[int]) -> None:
+    """A trip count nothing reads any more (its backward loop walks its lists): its
+    ``_tripsN = 0`` and ``_tripsN += 1`` go."""
+    loaded = {n.id for n in nodes(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    drop: set[int] = set()
+    for s in statements(func.body):
+        if _counter(s):
+            assert isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name)
+            var = s.target.id
+        elif (
+            isinstance(s, ast.Assign)
+            and len(s.targets) == 1
+            and isinstance(s.targets[0], ast.Name)
+            and s.targets[0].id.startswith("_trips")
+            and isinstance(s.value, ast.Constant)
+            and s.value.value == 0
+        ):
+            var = s.targets[0].id
+        else:
+            continue
+        if var not in loaded:
+            drop.add(id(s))
+    if not drop:
+        return
+    for loop in _loops(func.body):
+        if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
+            _test_in_header(loop, notes, changed)
+    func.body = remove(func.body, drop, notes) or [ast.Pass()]
+
+
+def _test_in_header(loop: ast.While, notes: dict[int, str], changed: set[int]) -> None:
+    """``while True: if not test: break`` (the form that counted the trips after the
+    test) back to ``while test:``."""
+    first = loop.body[0] if loop.body else None
+    if (
+        loop.orelse
+        or not (isinstance(loop.test, ast.Constant) and loop.test.value is True)
+        or not isinstance(first, ast.If)
+        or first.orelse
+        or len(first.body) != 1
+        or not isinstance(first.body[0], ast.Break)
+        or not isinstance(first.test, ast.UnaryOp)
+        or not isinstance(first.test.op, ast.Not)
+        or id(first) in notes
+    ):
+        return
+    loop.test = first.test.operand
+    loop.body = loop.body[1:] or [ast.Pass()]
+    changed.add(id(loop))
 
 
 def _live_after(liveness: Liveness, s: ast.stmt, var: str) -> bool:
@@ -345,20 +529,120 @@ def _backward(
     notes: dict[int, str],
     local: set[str],
 ) -> None:
-    """``records = tape.pop()`` before the loop, ``v`` bound by its header from
-    ``reversed(records)``, the pops gone."""
+    """``records = tape.pop()`` before the loop, each trip's value read from its list,
+    the pops gone.
+
+    A loop over ``reversed(range(n))`` counts its trips from 0: trip ``i`` reads
+    ``records[i]`` (in place of its one read of ``v``, else bound at the top of the
+    trip); a loop whose variable nothing reads walks ``reversed(records)``; any other
+    binds ``v`` in its header with ``zip(..., reversed(records))``.
+    """
     mine = {t.var for t in lists}
     loop.body = [s for s in loop.body if pop_target(s, tape) not in mine] or [ast.Pass()]
-    target = ast.Tuple([loop.target, *(ast.Name(t.var, ast.Store()) for t in lists)], ast.Store())
-    records = [
+    records: list[ast.expr] = [
         ast.Call(ast.Name("reversed", ast.Load()), [ast.Name(t.records, ast.Load())], [])
         for t in lists
     ]
-    loop.target = target
-    loop.iter = ast.Call(ast.Name("zip", ast.Load()), [loop.iter, *records], [])
-    changed.add(id(loop))
+    bound = [ast.Name(t.var, ast.Store()) for t in lists]
+    index = _trip_index(loop)
+    if _unused_count(func, loop):
+        loop.target = bound[0] if len(bound) == 1 else ast.Tuple(bound, ast.Store())
+        one = len(records) == 1
+        loop.iter = records[0] if one else ast.Call(ast.Name("zip", ast.Load()), records, [])
+        changed.add(id(loop))
+    elif index is not None:
+        binds: list[ast.stmt] = []
+        for t in lists:
+            if not _read_in_place(loop, t, index, changed):
+                binds.append(_new(f"{t.var} = {t.records}[{index}]", changed))
+        loop.body[:0] = binds
+    else:
+        loop.target = ast.Tuple([loop.target, *bound], ast.Store())
+        loop.iter = ast.Call(ast.Name("zip", ast.Load()), [loop.iter, *records], [])
+        changed.add(id(loop))
     outer = _parent(func.body, loop)
     assert outer is not None
     at = _index(outer, loop)
     pops = [_new(f"{t.records} = {tape}.pop()", changed) for t in reversed(lists)]
     _above(outer, at, [p for p, t in zip(pops, reversed(lists)) if t.var not in local], notes)
+
+
+def _range_count(it: ast.expr) -> ast.expr | None:
+    """``n`` of ``range(n)`` (one argument)."""
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "range"
+        and len(it.args) == 1
+        and not it.keywords
+    ):
+        return it.args[0]
+    return None
+
+
+def _reversed_arg(it: ast.expr) -> ast.expr | None:
+    if (
+        isinstance(it, ast.Call)
+        and isinstance(it.func, ast.Name)
+        and it.func.id == "reversed"
+        and len(it.args) == 1
+    ):
+        return it.args[0]
+    return None
+
+
+def _trip_index(loop: ast.For) -> str | None:
+    """``i`` of ``for i in reversed(range(n))``: the number of the forward trip reversed."""
+    inner = _reversed_arg(loop.iter)
+    if inner is None or _range_count(inner) is None or not isinstance(loop.target, ast.Name):
+        return None
+    return loop.target.id
+
+
+def _unused_count(func: ast.FunctionDef, loop: ast.For) -> bool:
+    """A loop over ``range(n)`` (or its reverse) whose variable nothing reads: it only
+    counts the trips, as many as its lists hold."""
+    it = _reversed_arg(loop.iter) or loop.iter
+    if _range_count(it) is None or not isinstance(loop.target, ast.Name):
+        return False
+    var = loop.target.id
+    return not any(
+        isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load) for n in nodes(func)
+    )
+
+
+def _read_in_place(loop: ast.For, t: TripList, index: str, changed: set[int]) -> bool:
+    """Replace the one read of ``t.var`` in the trip by ``records[index]`` (the trip's
+    index never rebound in it); whether done."""
+    reads = [
+        n
+        for n in nodes(loop)
+        if isinstance(n, ast.Name) and n.id == t.var and isinstance(n.ctx, ast.Load)
+    ]
+    if len(reads) != 1 or any(index in written(s) for s in loop.body):
+        return False
+    item = ast.Subscript(ast.Name(t.records, ast.Load()), ast.Name(index, ast.Load()), ast.Load())
+    swap = _Swap(reads[0], item)
+    for s in statements(loop.body):
+        own = [(k, v) for k, v in ast.iter_fields(s) if k not in ("body", "orelse")]
+        parts = [p for _, v in own for p in (v if isinstance(v, list) else [v])]
+        if not any(reads[0] is n for p in parts if isinstance(p, ast.AST) for n in nodes(p)):
+            continue
+        for k, v in own:
+            if isinstance(v, ast.AST):
+                setattr(s, k, swap.visit(v))
+            elif isinstance(v, list):
+                setattr(s, k, [swap.visit(x) if isinstance(x, ast.AST) else x for x in v])
+        changed.add(id(s))
+        return True
+    return False
+
+
+class _Swap(ast.NodeTransformer):
+    """Puts ``item`` where ``read`` was."""
+
+    def __init__(self, read: ast.Name, item: ast.expr) -> None:
+        self.read, self.item = read, item
+
+    def visit_Name(self, node: ast.Name) -> ast.expr:
+        return self.item if node is self.read else node

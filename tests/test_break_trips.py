@@ -192,7 +192,10 @@ def test_a_flag_only_where_the_breaking_trip_has_something_to_reverse(fun, args,
     if quiet:
         # the count is the last statement of the forward trip: the breaking trip is not
         # counted, and the backward loop reverses every trip it counts without a guard
-        assert re.search(r"\n(\s+)(_trips\d+) \+= 1\n(?!\1\s)", text), text
+        # (or the backward loop walks the lists of the trips' records, as long as the count)
+        assert re.search(r"\n(\s+)(_trips\d+) \+= 1\n(?!\1\s)", text) or (
+            "_trips" not in text and re.search(r"\n\s+for \w+ in reversed\(_\w+_tape\):", text)
+        ), text
 
 
 def test_the_generated_md_break_example_has_one_push_per_trip_and_no_guard():

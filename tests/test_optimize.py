@@ -108,7 +108,7 @@ def first_positive_sum(x, n):
 def skip_or_stop(x, n):
     s = 0.0
     for i in range(n):
-        if x[i] < 0:
+        if x[i] < 0.1 * s:  # reads s, which the trips change: not tested again backwards
             if x[i] < -1:
                 break
             continue
@@ -122,7 +122,7 @@ def test_a_branch_flag_nothing_reads_is_neither_pushed_nor_restored():
     assert "_tape.append(_t1)" in before and "_t1 = _tape.pop()" in before
     assert "_tape.append(_t1)" not in after and "_t1 = _tape.pop()" not in after
     assert after.count("_tape.append(") == after.count("_tape.pop()")
-    assert re.search(r"# L\d+: if x\[i\] < 0:", after)
+    assert re.search(r"# L\d+: if x\[i\] < 0.1 \* s:", after)
     assert re.search(r"# L\d+: s = s \* np.cos", after)
     x = np.array([0.5, -0.2, 0.1, -1.5, 0.3])
     assert s2s_ad.grad(skip_or_stop)(x, 5) == pytest.approx(_reference(skip_or_stop, x, 5))

@@ -100,8 +100,12 @@ def test_branch_flags_walked_from_their_list():
     df = s2s_ad.grad(branchy_decay)
     g = df(0.9, 200)
     text = s2s_ad.source(df)
+    # a flag per trip of range(n): the list is made whole, the trips that take the
+    # branch set their entry; trip i of reversed(range(n)) reads entry i
+    assert re.search(r"_t\d+_tape = \[False\] \* n\n", text)
+    assert re.search(r"if s > 1\.0:\n\s+_t\d+_tape\[i\] = True\n", text)
     assert re.search(
-        r"for i, _t\d+ in zip\(reversed\(range\(n\)\), reversed\(_t\d+_tape\)\):", text
+        r"for i in reversed\(range\(n\)\):\n\s+# L\d+: .*\n\s+if _t\d+_tape\[i\]:", text
     )
     backward = text.split("# backward sweep")[1]
     # no pop at all: both loops are at the top of the function, the list stays a local
@@ -124,7 +128,8 @@ def test_rnn_params_through_grad_and_pullback():
     out, pullback = s2s_ad.vjp(rnn, params, xs, h0)
     sweeps = s2s_ad.source(pullback)  # rnn_fwd and rnn_bwd, passing the lists on the tape
     assert re.search(r"_tape\.append\(_t\d+_tape\)", sweeps)
-    assert re.search(r"zip\(reversed\(range\(xs\.shape\[0\]\)\), reversed\(_t\d+_tape\)", sweeps)
+    assert re.search(r"for t in reversed\(range\(xs\.shape\[0\]\)\):", sweeps)
+    assert re.search(r"\b_t\d+_tape\[t\]", sweeps)
     for _ in range(2):  # the second call runs the forward sweep again
         got, _, _ = pullback(1.0)
         np.testing.assert_allclose(flatten(got), flatten(expected), rtol=1e-9)
@@ -206,3 +211,46 @@ def test_hvp_of_a_loop_keeps_tape_and_tangents_paired():
     g = s2s_ad.grad(loss)
     expected = (g(W + eps * v) - g(W - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2s_ad.hvp(loss)(W, v), expected, rtol=1e-6, atol=1e-9)
+
+
+def clipped_rows(A, w):
+    """A branch on a running value in an inner loop: a flag list per row."""
+    total = 0.0
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for j in range(A.shape[1]):
+            if acc > 1.0:
+                acc = acc * 0.5 + A[i, j] * w
+            else:
+                acc = acc + np.sin(A[i, j] * w)
+        total = total + acc * acc
+    return total
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_flags_of_an_inner_loop_through_grad_and_pullback(enabled):
+    A = RNG.standard_normal((3, 5)) + 0.5
+    check_grads(clipped_rows, (A, 0.8))
+    got = _with_optimizer(enabled, clipped_rows, A, 0.8)
+    expected = autograd.grad(_anp_clipped_rows)(A, 0.8)
+    np.testing.assert_allclose(got, expected, rtol=1e-10)
+    out, pullback = s2s_ad.vjp(clipped_rows, A, 0.8)
+    np.testing.assert_allclose(pullback(1.0)[0], expected, rtol=1e-10)
+    df = s2s_ad.grad(clipped_rows)
+    df(A, 0.8)
+    text = s2s_ad.source(df)
+    if optimize.ENABLED:  # (the suite may run with the optimizer off)
+        assert re.search(r"_t\d+_tape = \[False\] \* A\.shape\[1\]", text), text
+
+
+def _anp_clipped_rows(A, w):
+    total = 0.0
+    for i in range(A.shape[0]):
+        acc = 0.0
+        for j in range(A.shape[1]):
+            if acc > 1.0:
+                acc = acc * 0.5 + A[i, j] * w
+            else:
+                acc = acc + anp.sin(A[i, j] * w)
+        total = total + acc * acc
+    return total
