@@ -9,6 +9,8 @@ module answers them, from the tree and never from the text.
 from __future__ import annotations
 
 import ast
+import contextlib
+from collections.abc import Iterator
 
 # runtime helpers without effects (``_ad.<name>``): their result is all they give
 PURE_HELPERS = frozenset(
@@ -23,57 +25,73 @@ PURE_BUILTINS = frozenset(
 COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
 
 
-#: Fields that never hold a node (names, flags, markers): :func:`nodes` does not read them.
+#: Fields that never hold a node (names, flags, markers) or only an operator (``+``,
+#: ``<``, ``not``: no pass looks at them): :func:`nodes` does not read them.
 _LEAF_FIELDS = frozenset(
-    "ctx id attr arg asname module level kind type_comment conversion is_async simple".split()
+    """ctx id attr arg asname module level kind type_comment conversion is_async simple
+    op ops""".split()
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Fields that may hold something other than a node, ``None`` or a list of nodes (a name;
+#: a list holding names, or ``None`` for ``**d`` in a dict display and a keyword-only
+#: parameter without default): a class with one has each item checked.
+_MIXED_FIELDS = frozenset("name names rest kwd_attrs keys kw_defaults".split())
+#: node class -> (its fields that may hold nodes, in ``_fields`` order; whether one of
+#: them is of ``_MIXED_FIELDS``)
+_CHILD_FIELDS: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
-def _child_fields(cls: type) -> tuple[str, ...]:
-    """The fields of node class ``cls`` that may hold nodes, in ``_fields`` order."""
+def _child_fields(cls: type) -> tuple[tuple[str, ...], bool]:
+    """The fields of node class ``cls`` that may hold nodes (see ``_CHILD_FIELDS``)."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
         skip = set(_LEAF_FIELDS)
-        if cls is ast.Constant:
-            skip.add("value")
+        if cls in (ast.Constant, ast.MatchSingleton, ast.TypeIgnore):
+            skip.update(cls._fields)  # type: ignore[attr-defined]
         if cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
             skip.add("name")
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+        kept = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+        fields = _CHILD_FIELDS[cls] = (kept, any(f in _MIXED_FIELDS for f in kept))
     return fields
 
 
 def nodes(node: ast.AST) -> list[ast.AST]:
     """``node`` and every node under it (as ``ast.walk``, in another order, without the
-    ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
+    ``Load``/``Store`` markers and the operators; a list: the passes walk many small
+    trees)."""
     out = [node]
     i = 0
     table = _CHILD_FIELDS
+    extend = out.extend
+    append = out.append
     while i < len(out):
         n = out[i]
         i += 1
-        cls = n.__class__
-        fields = table.get(cls)
+        fields = table.get(n.__class__)
         if fields is None:
-            fields = _child_fields(cls)
-        for name in fields:
+            fields = _child_fields(n.__class__)
+        names, mixed = fields
+        if mixed:
+            extend(children(n))
+            continue
+        for name in names:
             v = getattr(n, name, None)
             if v.__class__ is list:
-                out.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST):
-                out.append(v)
+                extend(v)
+            elif v is not None:
+                append(v)
     return out
 
 
 def children(node: ast.AST) -> list[ast.AST]:
     """The nodes directly under ``node`` (as ``ast.iter_child_nodes``, without the
-    ``Load``/``Store`` markers)."""
+    ``Load``/``Store`` markers and the operators)."""
     out: list[ast.AST] = []
-    for name in _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__):
+    names, mixed = _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__)
+    for name in names:
         v = getattr(node, name, None)
         if v.__class__ is list:
-            out.extend([x for x in v if isinstance(x, ast.AST)])
-        elif isinstance(v, ast.AST):
+            out.extend([x for x in v if isinstance(x, ast.AST)] if mixed else v)
+        elif v is not None and (not mixed or isinstance(v, ast.AST)):
             out.append(v)
     return out
 
@@ -244,10 +262,19 @@ def scan(node: ast.AST) -> tuple[set[str], bool]:
 
 class Info:
     """Read and write sets of simple statements, computed once per statement (one walk
-    of its tree)."""
+    of its tree).
+
+    Inside :func:`sharing` an ``Info`` made for the same tape shares the facts of the one
+    shared (passes that make their own, such as :mod:`trip_records`, then do not walk
+    every statement again).
+    """
 
     def __init__(self, tape: str) -> None:
         self.tape = tape
+        active = _SHARED[-1] if _SHARED else None
+        if active is not None and active.tape == tape:
+            self.__dict__.update(active.__dict__)  # the same dictionaries
+            return
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
         self.writes: dict[int, set[str]] = {}
@@ -297,12 +324,18 @@ class Info:
         return found
 
     def forget(self, s: ast.AST) -> None:
-        """Drop what is known of ``s`` (after it was rewritten)."""
+        """Drop what is known of ``s`` (after it was rewritten), and of a compound
+        statement's head (its test or iterable)."""
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
         self.writes.pop(id(s), None)
         self.masks.pop(id(s), None)
         self.load_masks.pop(id(s), None)
+        for attr in ("test", "iter"):
+            head = getattr(s, attr, None)
+            if head is not None:
+                self.loads.pop(id(head), None)
+                self.load_masks.pop(id(head), None)
 
     def mask(self, names: set[str] | frozenset[str]) -> int:
         """The names as a bit mask (each name its own bit, given at its first use)."""
@@ -344,6 +377,23 @@ class Info:
             self.loads[key] = names(node, ast.Load)
             self.known.append(node)
         return self.loads[key]
+
+
+_SHARED: list[Info] = []
+
+
+@contextlib.contextmanager
+def sharing(info: Info) -> Iterator[None]:
+    """Every :class:`Info` made for ``info``'s tape in this block shares its facts.
+
+    Whoever rewrites a statement in the block must :meth:`Info.forget` it, as with
+    ``info`` itself.
+    """
+    _SHARED.append(info)
+    try:
+        yield
+    finally:
+        _SHARED.pop()
 
 
 class Liveness:

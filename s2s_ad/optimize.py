@@ -37,6 +37,7 @@ from .codefacts import (
     Liveness,
     pop_target,
     push_name,
+    sharing,
     statements,
     uses,
 )
@@ -185,12 +186,17 @@ def optimize_function(
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     reuse_calls(blocks(func.body), changed, tape)  # adjoints folded into fresh values
-    if (decide_tape or plan_trips) and facts.per_loop:
-        facts.trip_lists = plan(func, tape)
-        if facts.trip_lists:  # what shape variants lower (then plan again)
-            facts.untripped = "\n".join(
-                [lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)]
-            )
-    apply(func, tape, facts.trip_lists, changed, notes)
+    if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
+        for s in statements(func.body):
+            if id(s) in changed:
+                info.forget(s)  # rewritten by folding or reuse
+        with sharing(info):  # the liveness sweeps of trip_records: the facts known
+            if decide_tape or plan_trips:
+                facts.trip_lists = plan(func, tape)
+                if facts.trip_lists:  # what shape variants lower (then plan again)
+                    facts.untripped = "\n".join(
+                        [lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)]
+                    )
+            apply(func, tape, facts.trip_lists, changed, notes)
     header = lines[func.lineno - 1]
     return "\n".join([header, *render(func.body, text, notes, "    ", changed)])
