@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import contextlib
 from collections.abc import Iterator
+from typing import NamedTuple
 
 # runtime helpers without effects (``_ad.<name>``): their result is all they give
 PURE_HELPERS = frozenset(
@@ -122,17 +123,61 @@ def kills(node: ast.stmt) -> set[str]:
 
 def written(node: ast.stmt) -> set[str]:
     """Names a statement binds or writes into (``x[i] = v`` and ``x += v`` write ``x``)."""
+    return survey(node).written
+
+
+class Survey(NamedTuple):
+    """What one walk of a tree finds (see :func:`survey`)."""
+
+    #: the names read
+    loads: set[str]
+    #: the ``Name`` nodes that read them (which passes rename)
+    load_nodes: list[ast.Name]
+    #: the names bound or written into (see :func:`written`)
+    written: set[str]
+    #: the calls
+    calls: list[ast.Call]
+    #: no call but to pure functions (:func:`pure_call`), no ``yield``, ``await``, ``:=``
+    effect_free: bool
+    #: a ``yield``, ``await`` or ``:=`` is there
+    suspends: bool
+
+
+_SUSPENDING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr})
+
+
+def survey(node: ast.AST) -> Survey:
+    """The facts the passes ask of a statement, from one walk of its tree."""
+    loads: set[str] = set()
+    load_nodes: list[ast.Name] = []
     out: set[str] = set()
+    calls: list[ast.Call] = []
+    effect_free = True
+    suspends = False
+    name_cls, load_cls, call_cls = ast.Name, ast.Load, ast.Call
+    sub_cls, attr_cls = ast.Subscript, ast.Attribute
     for sub in nodes(node):
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-            out.add(sub.id)
-        elif isinstance(sub, (ast.Subscript, ast.Attribute)) and not isinstance(sub.ctx, ast.Load):
-            base = sub.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                out.add(base.id)
-    return out
+        cls = sub.__class__
+        if cls is name_cls:
+            if sub.ctx.__class__ is load_cls:  # type: ignore[attr-defined]
+                loads.add(sub.id)  # type: ignore[attr-defined]
+                load_nodes.append(sub)  # type: ignore[arg-type]
+            else:
+                out.add(sub.id)  # type: ignore[attr-defined]
+        elif cls is call_cls:
+            calls.append(sub)  # type: ignore[arg-type]
+            effect_free = effect_free and pure_call(sub)  # type: ignore[arg-type]
+        elif cls is sub_cls or cls is attr_cls:
+            if sub.ctx.__class__ is not load_cls:  # type: ignore[attr-defined]
+                base = sub.value  # type: ignore[attr-defined]
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+        elif cls in _SUSPENDING:
+            effect_free = False
+            suspends = True
+    return Survey(loads, load_nodes, out, calls, effect_free, suspends)
 
 
 def pure(expr: ast.expr, tape: str) -> bool:
@@ -247,17 +292,8 @@ def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
 def scan(node: ast.AST) -> tuple[set[str], bool]:
     """The names ``node`` reads and whether it is free of effects (no call but to pure
     functions, no ``yield``, ``await`` or ``:=``), from one walk of the tree."""
-    loads: set[str] = set()
-    effect_free = True
-    for sub in nodes(node):
-        if isinstance(sub, ast.Name):
-            if isinstance(sub.ctx, ast.Load):
-                loads.add(sub.id)
-        elif isinstance(sub, ast.Call):
-            effect_free = effect_free and pure_call(sub)
-        elif isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
-            effect_free = False
-    return loads, effect_free
+    found = survey(node)
+    return found.loads, found.effect_free
 
 
 class Info:
@@ -277,7 +313,7 @@ class Info:
             return
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
-        self.writes: dict[int, set[str]] = {}
+        self.surveys: dict[int, Survey] = {}
         #: name -> its bit in the masks :class:`Liveness` computes with
         self.bits: dict[str, int] = {}
         self.masks: dict[int, tuple[int, int]] = {}
@@ -288,7 +324,8 @@ class Info:
         key = id(s)
         found = self.facts.get(key)
         if found is None:
-            loads, effect_free = scan(s)
+            walked = self.survey(s)
+            loads, effect_free = walked.loads, walked.effect_free
             targets = store_targets(s)
             s_reads = loads
             if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
@@ -301,6 +338,14 @@ class Info:
             )
             found = (s_reads, kills(s), removable, effect_free)
             self.facts[key] = found
+        return found
+
+    def survey(self, s: ast.stmt) -> Survey:
+        """:func:`survey` of ``s``, walked once (shared: do not change what it holds)."""
+        key = id(s)
+        found = self.surveys.get(key)
+        if found is None:
+            found = self.surveys[key] = survey(s)
             self.known.append(s)
         return found
 
@@ -316,19 +361,18 @@ class Info:
 
     def written(self, s: ast.stmt) -> set[str]:
         """:func:`written` of ``s``, walked once (the set is shared: do not change it)."""
-        key = id(s)
-        found = self.writes.get(key)
-        if found is None:
-            found = self.writes[key] = written(s)
-            self.known.append(s)
-        return found
+        return self.survey(s).written
+
+    def pure_value(self, s: ast.Assign) -> bool:
+        """:func:`pure` of the value of ``s``, an assignment to one name."""
+        return self._facts(s)[3] and self.tape not in self.survey(s).loads
 
     def forget(self, s: ast.AST) -> None:
         """Drop what is known of ``s`` (after it was rewritten), and of a compound
         statement's head (its test or iterable)."""
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
-        self.writes.pop(id(s), None)
+        self.surveys.pop(id(s), None)
         self.masks.pop(id(s), None)
         self.load_masks.pop(id(s), None)
         for attr in ("test", "iter"):
@@ -467,5 +511,5 @@ class Liveness:
 def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:
     """The names a statement reads (the nodes, which passes rename) and the names it
     binds or writes into."""
-    loads = [n for n in nodes(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    return loads, written(s)
+    found = survey(s)
+    return found.load_nodes, found.written

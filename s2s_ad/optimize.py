@@ -39,7 +39,6 @@ from .codefacts import (
     push_name,
     sharing,
     statements,
-    uses,
 )
 from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
@@ -91,17 +90,18 @@ def _dead(
     return drop, traffic
 
 
-def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
+def _propagate(stmts: list[ast.stmt], changed: set[int], info: Info) -> bool:
     """Copy propagation in straight-line code: after ``a = b``, later reads of ``a`` in the
     same block read ``b`` until either name is bound or written again (the copy itself
-    then dies). Both names hold the same object, so reads see the same value."""
+    then dies). Both names hold the same object, so reads see the same value. The
+    statements rewritten go into ``changed`` (and are to be forgotten in ``info``)."""
     progress = False
-    seen: dict[int, tuple[list[ast.Name], set[str]]] = {}  # per statement, walked once
+    tape = info.tape
     for i, s in enumerate(stmts):
         for attr in ("body", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
-                progress = _propagate(inner, changed, tape) or progress
+                progress = _propagate(inner, changed, info) or progress
         if not (
             isinstance(s, ast.Assign)
             and len(s.targets) == 1
@@ -117,18 +117,24 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
         for t in stmts[i + 1 :]:
             if isinstance(t, COMPOUND):
                 break
-            if id(t) not in seen:
-                seen[id(t)] = uses(t)
-            loads, bound = seen[id(t)]
-            hit = [n for n in loads if n.id == a]
+            # the nodes reading a name, and the names written (renaming a read keeps both)
+            found = info.survey(t)
+            hit = [n for n in found.load_nodes if n.id == a]
             for n in hit:
                 n.id = b
             if hit:
                 changed.add(id(t))
                 progress = True
-            if a in bound or b in bound:
+            if a in found.written or b in found.written:
                 break
     return progress
+
+
+def _forget(func: ast.FunctionDef, changed: set[int], info: Info) -> None:
+    """Forget in ``info`` the statements of ``func`` that were rewritten (``changed``)."""
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
 
 
 def optimize_function(
@@ -160,7 +166,7 @@ def optimize_function(
     again = True
     for _ in range(10):
         touched: set[int] = set()
-        copied = _propagate(func.body, touched, tape)
+        copied = _propagate(func.body, touched, info)
         if not copied and not again:
             break
         for s in statements(func.body):
@@ -178,18 +184,14 @@ def optimize_function(
         again = traffic or bool(hollowed)
     merge_doubles(func.body, changed, tape, lines)
     drop = assign_first(func.body, changed, tape, notes)
-    reuse_calls(blocks(func.body), changed, tape)  # before folding: holders stay named
-    for s in statements(func.body):
-        if id(s) in changed:
-            info.forget(s)
+    _forget(func, changed, info)
+    reuse_calls(blocks(func.body), changed, info)  # before folding: holders stay named
     drop |= fold_temporaries(func, info, lines, notes, changed)
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
-    reuse_calls(blocks(func.body), changed, tape)  # adjoints folded into fresh values
+    _forget(func, changed, info)
+    reuse_calls(blocks(func.body), changed, info)  # adjoints folded into fresh values
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
-        for s in statements(func.body):
-            if id(s) in changed:
-                info.forget(s)  # rewritten by folding or reuse
         with sharing(info):  # the liveness sweeps of trip_records: the facts known
             if decide_tape or plan_trips:
                 facts.trip_lists = plan(func, tape)

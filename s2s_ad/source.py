@@ -234,7 +234,7 @@ def _check_current(func: types.FunctionType, text: str) -> None:
     key = (code, text)
     same = _CHECKED.get(key)
     if same is None:
-        same = _CHECKED[key] = _compiles_to(text, code, func.__qualname__)
+        same = _CHECKED[key] = _in_file(func) or _compiles_to(text, code, func.__qualname__)
     if not same:
         raise StaleSourceError(
             f"{func.__qualname__}: its source file changed since the function was defined "
@@ -243,6 +243,32 @@ def _check_current(func: types.FunctionType, text: str) -> None:
             code.co_firstlineno,
             hint="reload the module (importlib.reload) or restart the interpreter",
         )
+
+
+def _in_file(func: types.FunctionType) -> bool:
+    """Whether the file ``func`` was read from, compiled whole, holds the very code that
+    runs at its line (the same bytecode: a quick check, the usual case). Compiled alone,
+    the text gives other instructions for calls of a module the file imports (``np.sin``):
+    :func:`_compiles_to` compares instruction by instruction, more slowly."""
+    code = func.__code__
+    if _assertions_rewritten(code):
+        return False  # pytest's module: compiled from another tree
+    compiled = _file_code(code.co_filename, "".join(linecache.getlines(code.co_filename)))
+    if compiled is None:
+        return False
+    return any(
+        c.co_firstlineno == code.co_firstlineno and c.co_code == code.co_code and _same_code(c, code)
+        for c in _code_objects(compiled, code.co_name)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _file_code(filename: str, text: str) -> types.CodeType | None:
+    """A source file's text compiled (``None`` when it does not compile)."""
+    try:
+        return compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _compiles_to(text: str, code: types.CodeType, qualname: str) -> bool:
