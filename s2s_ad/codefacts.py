@@ -147,7 +147,8 @@ _SUSPENDING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr})
 
 
 def survey(node: ast.AST) -> Survey:
-    """The facts the passes ask of a statement, from one walk of its tree."""
+    """The facts the passes ask of a statement, from one walk of its tree (the nodes of
+    :func:`nodes`, in another order)."""
     loads: set[str] = set()
     load_nodes: list[ast.Name] = []
     out: set[str] = set()
@@ -155,8 +156,12 @@ def survey(node: ast.AST) -> Survey:
     effect_free = True
     suspends = False
     name_cls, load_cls, call_cls = ast.Name, ast.Load, ast.Call
-    sub_cls, attr_cls = ast.Subscript, ast.Attribute
-    for sub in nodes(node):
+    sub_cls, attr_cls, const_cls = ast.Subscript, ast.Attribute, ast.Constant
+    table = _CHILD_FIELDS
+    todo = [node]
+    pop, push, extend = todo.pop, todo.append, todo.extend
+    while todo:
+        sub = pop()
         cls = sub.__class__
         if cls is name_cls:
             if sub.ctx.__class__ is load_cls:  # type: ignore[attr-defined]
@@ -164,7 +169,10 @@ def survey(node: ast.AST) -> Survey:
                 load_nodes.append(sub)  # type: ignore[arg-type]
             else:
                 out.add(sub.id)  # type: ignore[attr-defined]
-        elif cls is call_cls:
+            continue  # nothing under a name
+        if cls is const_cls:
+            continue
+        if cls is call_cls:
             calls.append(sub)  # type: ignore[arg-type]
             effect_free = effect_free and pure_call(sub)  # type: ignore[arg-type]
         elif cls is sub_cls or cls is attr_cls:
@@ -177,6 +185,18 @@ def survey(node: ast.AST) -> Survey:
         elif cls in _SUSPENDING:
             effect_free = False
             suspends = True
+        fields = table.get(cls)
+        if fields is None:
+            fields = _child_fields(cls)
+        if fields[1]:
+            extend(children(sub))
+            continue
+        for name in fields[0]:
+            v = getattr(sub, name, None)
+            if v.__class__ is list:
+                extend(v)
+            elif v is not None:
+                push(v)
     return Survey(loads, load_nodes, out, calls, effect_free, suspends)
 
 
@@ -314,9 +334,10 @@ class Info:
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
         self.surveys: dict[int, Survey] = {}
+        self.tape_uses: dict[int, tuple[str | None, str | None]] = {}
         #: name -> its bit in the masks :class:`Liveness` computes with
         self.bits: dict[str, int] = {}
-        self.masks: dict[int, tuple[int, int]] = {}
+        self.masks: dict[int, tuple[int, int, bool]] = {}
         self.load_masks: dict[int, int] = {}
         self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
 
@@ -349,6 +370,15 @@ class Info:
             self.known.append(s)
         return found
 
+    def tape_use(self, s: ast.stmt) -> tuple[str | None, str | None]:
+        """:func:`pop_target` and :func:`push_name` of ``s`` (computed once)."""
+        key = id(s)
+        found = self.tape_uses.get(key)
+        if found is None:
+            found = self.tape_uses[key] = (pop_target(s, self.tape), push_name(s, self.tape))
+            self.known.append(s)
+        return found
+
     def of(self, s: ast.AST) -> tuple[set[str], set[str]]:
         """``(reads, kills)`` of a simple statement."""
         assert isinstance(s, ast.stmt)
@@ -373,6 +403,7 @@ class Info:
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
         self.surveys.pop(id(s), None)
+        self.tape_uses.pop(id(s), None)
         self.masks.pop(id(s), None)
         self.load_masks.pop(id(s), None)
         for attr in ("test", "iter"):
@@ -392,13 +423,13 @@ class Info:
             out |= bit
         return out
 
-    def of_masks(self, s: ast.stmt) -> tuple[int, int]:
-        """:meth:`of` as bit masks."""
+    def of_masks(self, s: ast.stmt) -> tuple[int, int, bool]:
+        """:meth:`of` as bit masks, and :meth:`dead_if_unread`."""
         key = id(s)
         found = self.masks.get(key)
         if found is None:
-            reads, kills = self.of(s)
-            found = self.masks[key] = (self.mask(reads), self.mask(kills))
+            reads, kills, removable, _ = self._facts(s)
+            found = self.masks[key] = (self.mask(reads), self.mask(kills), removable)
         return found
 
     def load_mask(self, node: ast.AST) -> int:
@@ -422,6 +453,10 @@ class Info:
             self.known.append(node)
         return self.loads[key]
 
+
+#: The statements :class:`Liveness` follows the control flow of (any other is read as a
+#: whole, with its reads and kills).
+_FLOW = frozenset({ast.Return, ast.Break, ast.Continue, ast.If, ast.For, ast.While})
 
 _SHARED: list[Info] = []
 
@@ -480,6 +515,15 @@ class Liveness:
         """The names live before ``s`` (see :meth:`block`)."""
         self.after[id(s)] = live
         info = self.info
+        if s.__class__ not in _FLOW:  # a simple statement (or one read as a whole)
+            key = id(s)
+            found = info.masks.get(key)
+            if found is None:
+                found = info.of_masks(s)
+            s_reads, s_kills, removable = found
+            if removable and not (s_kills & live):
+                return live
+            return (live & ~s_kills) | s_reads
         if isinstance(s, ast.Return):
             return info.load_mask(s)
         if isinstance(s, ast.Break):
@@ -502,10 +546,7 @@ class Liveness:
             if isinstance(s, ast.For):
                 return head | info.load_mask(s.iter)
             return head
-        s_reads, s_kills = info.of_masks(s)
-        if not (s_kills & live) and info.dead_if_unread(s):
-            return live
-        return (live & ~s_kills) | s_reads
+        raise AssertionError(f"not a control statement: {s!r}")
 
 
 def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:

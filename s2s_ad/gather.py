@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .codefacts import COMPOUND, Info, names, pop_target
+from .codefacts import COMPOUND, Info, names
 from .fold import WIDTH
 
 _TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
@@ -34,7 +34,7 @@ def _crossable(s: ast.stmt, info: Info, tape: str) -> bool:
     """A simple statement whose only effects are on the names it writes."""
     if isinstance(s, COMPOUND) or not isinstance(s, (ast.Assign, ast.AugAssign)):
         return False
-    if pop_target(s, tape) is not None:
+    if info.tape_use(s)[0] is not None:
         return True
     if not info.effect_free(s) or tape in info.of(s)[0]:
         return False

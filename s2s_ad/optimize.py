@@ -35,15 +35,13 @@ from .codefacts import (
     COMPOUND,
     Info,
     Liveness,
-    pop_target,
-    push_name,
     sharing,
     statements,
 )
 from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
 from .reuse import reuse_calls
-from .rewrite import comments, remove, render, site
+from .rewrite import Unparsed, comments, remove, render, site
 from .trip_records import TripList, apply, plan
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -65,25 +63,29 @@ def _dead(
     """Ids of the statements to drop (and, with ``decide``, the dead tape sites), and
     whether tape traffic is among them."""
     lv = Liveness(info).run(func.body)
+    after, masks = lv.after, info.masks
     drop: set[int] = set()
     pops: dict[int, bool] = {}  # site -> every pop of it is dead
     every = statements(func.body)
     for s in every:
-        if id(s) not in lv.after:
+        live = after.get(id(s))
+        if live is None:
             continue
-        target = pop_target(s, tape)
+        target = info.tape_use(s)[0]
         mark = site(s, lines) if target is not None else None
         if mark is not None:
             pops[mark] = pops.get(mark, True) and not lv.live_after(s, target)  # type: ignore[arg-type]
             continue
-        if info.dead_if_unread(s) and not lv.any_live_after(s, info.of_masks(s)[1]):
+        found = masks.get(id(s))  # (reads, kills, dead if unread): a simple statement's
+        if found is not None and found[2] and not (live & found[1]):
             drop.add(id(s))
     if decide:
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}
     traffic = False
     if facts.dead_sites:
         for s in every:
-            if pop_target(s, tape) is not None or push_name(s, tape) is not None:
+            popped, pushed = info.tape_use(s)
+            if popped is not None or pushed is not None:
                 if site(s, lines) in facts.dead_sites:
                     drop.add(id(s))
                     traffic = True
@@ -191,14 +193,19 @@ def optimize_function(
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     _forget(func, changed, info)
     reuse_calls(blocks(func.body), changed, info)  # adjoints folded into fresh values
+    header = lines[func.lineno - 1]
+    unparsed: Unparsed = {}  # statements rendered twice are unparsed once
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
         with sharing(info):  # the liveness sweeps of trip_records: the facts known
             if decide_tape or plan_trips:
                 facts.trip_lists = plan(func, tape)
                 if facts.trip_lists:  # what shape variants lower (then plan again)
                     facts.untripped = "\n".join(
-                        [lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)]
+                        [header, *render(func.body, text, notes, "    ", changed, unparsed)]
                     )
-            apply(func, tape, facts.trip_lists, changed, notes)
-    header = lines[func.lineno - 1]
-    return "\n".join([header, *render(func.body, text, notes, "    ", changed)])
+            touched: set[int] = set()
+            apply(func, tape, facts.trip_lists, touched, notes)
+        for key in touched:
+            unparsed.pop(key, None)
+        changed |= touched
+    return "\n".join([header, *render(func.body, text, notes, "    ", changed, unparsed)])

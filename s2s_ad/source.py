@@ -256,8 +256,9 @@ def _in_file(func: types.FunctionType) -> bool:
     compiled = _file_code(code.co_filename, "".join(linecache.getlines(code.co_filename)))
     if compiled is None:
         return False
+    line, bytecode = code.co_firstlineno, code.co_code
     return any(
-        c.co_firstlineno == code.co_firstlineno and c.co_code == code.co_code and _same_code(c, code)
+        c.co_firstlineno == line and c.co_code == bytecode and _same_code(c, code)
         for c in _code_objects(compiled, code.co_name)
     )
 
