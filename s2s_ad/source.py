@@ -178,11 +178,14 @@ def parse_function(func: Any) -> ParsedFunction:
         closure = dict(zip(code.co_freevars, func.__closure__))
     if code.co_name == "<lambda>":
         return _parse_lambda(func, code, closure)
-    try:
-        # from the code object: inspect.getsourcelines(func) would follow __wrapped__
-        lines, start = inspect.getsourcelines(code)
-    except (OSError, TypeError) as exc:
-        raise _no_source(func, f"source is not available ({exc})") from None
+    found = _block(func)
+    if found is None:
+        try:
+            # from the code object: inspect.getsourcelines(func) would follow __wrapped__
+            found = inspect.getsourcelines(code)
+        except (OSError, TypeError) as exc:
+            raise _no_source(func, f"source is not available ({exc})") from None
+    lines, start = found
     raw = "".join(lines)
     text = textwrap.dedent(raw)
     col_offset = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
@@ -206,6 +209,66 @@ def parse_function(func: Any) -> ParsedFunction:
         func.__globals__,
         closure,
     )
+
+
+_HEAD = re.compile(r"\s*(@|def\s|async\s+def\s)")
+
+
+def _block(func: types.FunctionType) -> tuple[list[str], int] | None:
+    """The lines of ``func``'s ``def`` (decorators included) and the number of the first,
+    as ``inspect.getsourcelines`` gives them, found without tokenizing the file: its
+    lines up to the last one the code's instructions span, then those after it that are
+    blank, comments or indented under the ``def``, less the blank lines and the comments
+    less indented than the body at the end. ``None`` unless the file holds the code that
+    runs (:func:`_in_file`) and its line starts the function as expected: ask ``inspect``."""
+    code = func.__code__
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    if not _in_file(func):
+        return None  # the instructions' lines are not those of the file
+    lines = linecache.getlines(filename, func.__globals__)
+    start = code.co_firstlineno
+    if not 1 <= start <= len(lines) or not _HEAD.match(lines[start - 1]):
+        return None
+    last = _last_line(code)
+    if last < start or last > len(lines):
+        return None
+    first = lines[start - 1]
+    indent = len(first) - len(first.lstrip())
+    end = last
+    while end < len(lines):
+        text = lines[end]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent:
+            break
+        end += 1
+    # comments at the end belong to the block when indented as much as its body
+    body = min(
+        (
+            len(text) - len(text.lstrip())
+            for text in lines[start:last]
+            if text.strip() and not text.lstrip().startswith("#")
+        ),
+        default=indent + 1,
+    )
+    while end > last:
+        text = lines[end - 1]
+        if text.strip() and (len(text) - len(text.lstrip()) >= max(body, indent + 1)):
+            break  # (a comment: a line after the last code line holds none)
+        end -= 1
+    return lines[start - 1 : end], start
+
+
+def _last_line(code: types.CodeType) -> int:
+    """The last line the instructions of ``code`` (nested code included) span."""
+    last = 0
+    for _, end, _, _ in code.co_positions():
+        if end is not None and end > last:
+            last = end
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
 
 
 # --- is the text read the code that runs? ------------------------------------------------
