@@ -179,20 +179,24 @@ def parse_function(func: Any) -> ParsedFunction:
     if code.co_name == "<lambda>":
         return _parse_lambda(func, code, closure)
     found = _block(func)
-    if found is None:
+    for attempt in ("quick", "inspect"):
+        if found is None:
+            try:
+                # from the code object: inspect.getsourcelines(func) would follow __wrapped__
+                found = inspect.getsourcelines(code)
+            except (OSError, TypeError) as exc:
+                raise _no_source(func, f"source is not available ({exc})") from None
+        lines, start = found
+        raw = "".join(lines)
+        text = textwrap.dedent(raw)
+        col_offset = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
         try:
-            # from the code object: inspect.getsourcelines(func) would follow __wrapped__
-            found = inspect.getsourcelines(code)
-        except (OSError, TypeError) as exc:
-            raise _no_source(func, f"source is not available ({exc})") from None
-    lines, start = found
-    raw = "".join(lines)
-    text = textwrap.dedent(raw)
-    col_offset = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
-    try:
-        module, positions = _parse_file(code.co_filename + ":" + str(start), text)
-    except cst.ParserSyntaxError as exc:
-        raise _no_source(func, f"source could not be parsed ({exc.message})") from None
+            module, positions = _parse_file(code.co_filename + ":" + str(start), text)
+            break
+        except cst.ParserSyntaxError as exc:
+            if attempt == "inspect":
+                raise _no_source(func, f"source could not be parsed ({exc.message})") from None
+            found = None  # lines past the last instruction cut short (a string): inspect
     node = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if node is None:
         raise _no_source(func, "source is not a function definition")
@@ -242,19 +246,20 @@ def _block(func: types.FunctionType) -> tuple[list[str], int] | None:
         if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent:
             break
         end += 1
-    # comments at the end belong to the block when indented as much as its body
-    body = min(
-        (
-            len(text) - len(text.lstrip())
-            for text in lines[start:last]
-            if text.strip() and not text.lstrip().startswith("#")
-        ),
-        default=indent + 1,
+    # comments at the end belong to the block when indented as much as its body (the
+    # line of its first instruction past the first line; none for a one-line ``def``)
+    first_body = min(
+        (line for line, _, _, _ in code.co_positions() if line is not None and line > start),
+        default=None,
     )
+    body = len(lines[first_body - 1]) - len(lines[first_body - 1].lstrip()) if first_body else 0
     while end > last:
         text = lines[end - 1]
-        if text.strip() and (len(text) - len(text.lstrip()) >= max(body, indent + 1)):
-            break  # (a comment: a line after the last code line holds none)
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            break  # code without instructions (a docstring, ``pass``)
+        if stripped and first_body and len(text) - len(text.lstrip()) >= max(body, indent + 1):
+            break
         end -= 1
     return lines[start - 1 : end], start
 
