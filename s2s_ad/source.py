@@ -81,6 +81,9 @@ class ParsedFunction:
         text = self.positions.line_text(node)
         if text is not None:  # an original statement line: its text as written
             return text
+        text = _dotted(node)
+        if text is not None:  # ``np.linalg.norm``: the names and dots
+            return text
         if hasattr(node, "leading_lines"):
             node = node.with_changes(leading_lines=())
         text = self.module.code_for_node(node)
@@ -99,6 +102,34 @@ class ParsedFunction:
             return TransformError(construct, self.filename, self.first_line, None, hint)
         line, col = self.position(node)
         return TransformError(construct, self.filename, line, col, hint)
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    """The text of a name or a dotted name (``np.linalg.norm``) written without spaces,
+    parentheses or line breaks (as libcst writes it), else ``None``."""
+    import libcst as cst
+
+    parts = []
+    while type(node) is cst.Attribute:
+        dot = node.dot
+        if (
+            node.lpar
+            or node.rpar
+            or not (_tight(dot.whitespace_before) and _tight(dot.whitespace_after))
+        ):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not cst.Name or node.lpar or node.rpar:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _tight(space: Any) -> bool:
+    import libcst as cst
+
+    return type(space) is cst.SimpleWhitespace and space.value == ""
 
 
 def _no_source(func: Any, why: str) -> TransformError:
