@@ -280,7 +280,7 @@ def _block(func: types.FunctionType) -> tuple[list[str], int] | None:
     # comments at the end belong to the block when indented as much as its body (the
     # line of its first instruction past the first line; none for a one-line ``def``)
     first_body = min(
-        (line for line, _, _, _ in code.co_positions() if line is not None and line > start),
+        (line for _, _, line in code.co_lines() if line is not None and line > start),
         default=None,
     )
     body = len(lines[first_body - 1]) - len(lines[first_body - 1].lstrip()) if first_body else 0
