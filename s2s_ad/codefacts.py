@@ -9,6 +9,9 @@ module answers them, from the tree and never from the text.
 from __future__ import annotations
 
 import ast
+import contextlib
+from collections.abc import Iterator
+from typing import NamedTuple
 
 # runtime helpers without effects (``_ad.<name>``): their result is all they give
 PURE_HELPERS = frozenset(
@@ -23,57 +26,73 @@ PURE_BUILTINS = frozenset(
 COMPOUND = (ast.If, ast.For, ast.While, ast.With, ast.Try)
 
 
-#: Fields that never hold a node (names, flags, markers): :func:`nodes` does not read them.
+#: Fields that never hold a node (names, flags, markers) or only an operator (``+``,
+#: ``<``, ``not``: no pass looks at them): :func:`nodes` does not read them.
 _LEAF_FIELDS = frozenset(
-    "ctx id attr arg asname module level kind type_comment conversion is_async simple".split()
+    """ctx id attr arg asname module level kind type_comment conversion is_async simple
+    op ops""".split()
 )
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+#: Fields that may hold something other than a node, ``None`` or a list of nodes (a name;
+#: a list holding names, or ``None`` for ``**d`` in a dict display and a keyword-only
+#: parameter without default): a class with one has each item checked.
+_MIXED_FIELDS = frozenset("name names rest kwd_attrs keys kw_defaults".split())
+#: node class -> (its fields that may hold nodes, in ``_fields`` order; whether one of
+#: them is of ``_MIXED_FIELDS``)
+_CHILD_FIELDS: dict[type, tuple[tuple[str, ...], bool]] = {}
 
 
-def _child_fields(cls: type) -> tuple[str, ...]:
-    """The fields of node class ``cls`` that may hold nodes, in ``_fields`` order."""
+def _child_fields(cls: type) -> tuple[tuple[str, ...], bool]:
+    """The fields of node class ``cls`` that may hold nodes (see ``_CHILD_FIELDS``)."""
     fields = _CHILD_FIELDS.get(cls)
     if fields is None:
         skip = set(_LEAF_FIELDS)
-        if cls is ast.Constant:
-            skip.add("value")
+        if cls in (ast.Constant, ast.MatchSingleton, ast.TypeIgnore):
+            skip.update(cls._fields)  # type: ignore[attr-defined]
         if cls in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.alias):
             skip.add("name")
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+        kept = tuple(f for f in cls._fields if f not in skip)  # type: ignore[attr-defined]
+        fields = _CHILD_FIELDS[cls] = (kept, any(f in _MIXED_FIELDS for f in kept))
     return fields
 
 
 def nodes(node: ast.AST) -> list[ast.AST]:
     """``node`` and every node under it (as ``ast.walk``, in another order, without the
-    ``Load``/``Store`` markers; a list: the passes walk many small trees)."""
+    ``Load``/``Store`` markers and the operators; a list: the passes walk many small
+    trees)."""
     out = [node]
     i = 0
     table = _CHILD_FIELDS
+    extend = out.extend
+    append = out.append
     while i < len(out):
         n = out[i]
         i += 1
-        cls = n.__class__
-        fields = table.get(cls)
+        fields = table.get(n.__class__)
         if fields is None:
-            fields = _child_fields(cls)
-        for name in fields:
+            fields = _child_fields(n.__class__)
+        names, mixed = fields
+        if mixed:
+            extend(children(n))
+            continue
+        for name in names:
             v = getattr(n, name, None)
             if v.__class__ is list:
-                out.extend([x for x in v if isinstance(x, ast.AST)])
-            elif isinstance(v, ast.AST):
-                out.append(v)
+                extend(v)
+            elif v is not None:
+                append(v)
     return out
 
 
 def children(node: ast.AST) -> list[ast.AST]:
     """The nodes directly under ``node`` (as ``ast.iter_child_nodes``, without the
-    ``Load``/``Store`` markers)."""
+    ``Load``/``Store`` markers and the operators)."""
     out: list[ast.AST] = []
-    for name in _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__):
+    names, mixed = _CHILD_FIELDS.get(node.__class__) or _child_fields(node.__class__)
+    for name in names:
         v = getattr(node, name, None)
         if v.__class__ is list:
-            out.extend([x for x in v if isinstance(x, ast.AST)])
-        elif isinstance(v, ast.AST):
+            out.extend([x for x in v if isinstance(x, ast.AST)] if mixed else v)
+        elif v is not None and (not mixed or isinstance(v, ast.AST)):
             out.append(v)
     return out
 
@@ -104,17 +123,81 @@ def kills(node: ast.stmt) -> set[str]:
 
 def written(node: ast.stmt) -> set[str]:
     """Names a statement binds or writes into (``x[i] = v`` and ``x += v`` write ``x``)."""
+    return survey(node).written
+
+
+class Survey(NamedTuple):
+    """What one walk of a tree finds (see :func:`survey`)."""
+
+    #: the names read
+    loads: set[str]
+    #: the ``Name`` nodes that read them (which passes rename)
+    load_nodes: list[ast.Name]
+    #: the names bound or written into (see :func:`written`)
+    written: set[str]
+    #: the calls
+    calls: list[ast.Call]
+    #: no call but to pure functions (:func:`pure_call`), no ``yield``, ``await``, ``:=``
+    effect_free: bool
+    #: a ``yield``, ``await`` or ``:=`` is there
+    suspends: bool
+
+
+_SUSPENDING = frozenset({ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr})
+
+
+def survey(node: ast.AST) -> Survey:
+    """The facts the passes ask of a statement, from one walk of its tree (the nodes of
+    :func:`nodes`, in another order)."""
+    loads: set[str] = set()
+    load_nodes: list[ast.Name] = []
     out: set[str] = set()
-    for sub in nodes(node):
-        if isinstance(sub, ast.Name) and not isinstance(sub.ctx, ast.Load):
-            out.add(sub.id)
-        elif isinstance(sub, (ast.Subscript, ast.Attribute)) and not isinstance(sub.ctx, ast.Load):
-            base = sub.value
-            while isinstance(base, (ast.Subscript, ast.Attribute)):
-                base = base.value
-            if isinstance(base, ast.Name):
-                out.add(base.id)
-    return out
+    calls: list[ast.Call] = []
+    effect_free = True
+    suspends = False
+    name_cls, load_cls, call_cls = ast.Name, ast.Load, ast.Call
+    sub_cls, attr_cls, const_cls = ast.Subscript, ast.Attribute, ast.Constant
+    table = _CHILD_FIELDS
+    todo = [node]
+    pop, push, extend = todo.pop, todo.append, todo.extend
+    while todo:
+        sub = pop()
+        cls = sub.__class__
+        if cls is name_cls:
+            if sub.ctx.__class__ is load_cls:  # type: ignore[attr-defined]
+                loads.add(sub.id)  # type: ignore[attr-defined]
+                load_nodes.append(sub)  # type: ignore[arg-type]
+            else:
+                out.add(sub.id)  # type: ignore[attr-defined]
+            continue  # nothing under a name
+        if cls is const_cls:
+            continue
+        if cls is call_cls:
+            calls.append(sub)  # type: ignore[arg-type]
+            effect_free = effect_free and pure_call(sub)  # type: ignore[arg-type]
+        elif cls is sub_cls or cls is attr_cls:
+            if sub.ctx.__class__ is not load_cls:  # type: ignore[attr-defined]
+                base = sub.value  # type: ignore[attr-defined]
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    out.add(base.id)
+        elif cls in _SUSPENDING:
+            effect_free = False
+            suspends = True
+        fields = table.get(cls)
+        if fields is None:
+            fields = _child_fields(cls)
+        if fields[1]:
+            extend(children(sub))
+            continue
+        for name in fields[0]:
+            v = getattr(sub, name, None)
+            if v.__class__ is list:
+                extend(v)
+            elif v is not None:
+                push(v)
+    return Survey(loads, load_nodes, out, calls, effect_free, suspends)
 
 
 def pure(expr: ast.expr, tape: str) -> bool:
@@ -229,31 +312,32 @@ def statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
 def scan(node: ast.AST) -> tuple[set[str], bool]:
     """The names ``node`` reads and whether it is free of effects (no call but to pure
     functions, no ``yield``, ``await`` or ``:=``), from one walk of the tree."""
-    loads: set[str] = set()
-    effect_free = True
-    for sub in nodes(node):
-        if isinstance(sub, ast.Name):
-            if isinstance(sub.ctx, ast.Load):
-                loads.add(sub.id)
-        elif isinstance(sub, ast.Call):
-            effect_free = effect_free and pure_call(sub)
-        elif isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
-            effect_free = False
-    return loads, effect_free
+    found = survey(node)
+    return found.loads, found.effect_free
 
 
 class Info:
     """Read and write sets of simple statements, computed once per statement (one walk
-    of its tree)."""
+    of its tree).
+
+    Inside :func:`sharing` an ``Info`` made for the same tape shares the facts of the one
+    shared (passes that make their own, such as :mod:`trip_records`, then do not walk
+    every statement again).
+    """
 
     def __init__(self, tape: str) -> None:
         self.tape = tape
+        active = _SHARED[-1] if _SHARED else None
+        if active is not None and active.tape == tape:
+            self.__dict__.update(active.__dict__)  # the same dictionaries
+            return
         self.facts: dict[int, tuple[set[str], set[str], bool, bool]] = {}
         self.loads: dict[int, set[str]] = {}
-        self.writes: dict[int, set[str]] = {}
+        self.surveys: dict[int, Survey] = {}
+        self.tape_uses: dict[int, tuple[str | None, str | None]] = {}
         #: name -> its bit in the masks :class:`Liveness` computes with
         self.bits: dict[str, int] = {}
-        self.masks: dict[int, tuple[int, int]] = {}
+        self.masks: dict[int, tuple[int, int, bool]] = {}
         self.load_masks: dict[int, int] = {}
         self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
 
@@ -261,7 +345,8 @@ class Info:
         key = id(s)
         found = self.facts.get(key)
         if found is None:
-            loads, effect_free = scan(s)
+            walked = self.survey(s)
+            loads, effect_free = walked.loads, walked.effect_free
             targets = store_targets(s)
             s_reads = loads
             if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
@@ -274,6 +359,23 @@ class Info:
             )
             found = (s_reads, kills(s), removable, effect_free)
             self.facts[key] = found
+        return found
+
+    def survey(self, s: ast.stmt) -> Survey:
+        """:func:`survey` of ``s``, walked once (shared: do not change what it holds)."""
+        key = id(s)
+        found = self.surveys.get(key)
+        if found is None:
+            found = self.surveys[key] = survey(s)
+            self.known.append(s)
+        return found
+
+    def tape_use(self, s: ast.stmt) -> tuple[str | None, str | None]:
+        """:func:`pop_target` and :func:`push_name` of ``s`` (computed once)."""
+        key = id(s)
+        found = self.tape_uses.get(key)
+        if found is None:
+            found = self.tape_uses[key] = (pop_target(s, self.tape), push_name(s, self.tape))
             self.known.append(s)
         return found
 
@@ -289,20 +391,26 @@ class Info:
 
     def written(self, s: ast.stmt) -> set[str]:
         """:func:`written` of ``s``, walked once (the set is shared: do not change it)."""
-        key = id(s)
-        found = self.writes.get(key)
-        if found is None:
-            found = self.writes[key] = written(s)
-            self.known.append(s)
-        return found
+        return self.survey(s).written
+
+    def pure_value(self, s: ast.Assign) -> bool:
+        """:func:`pure` of the value of ``s``, an assignment to one name."""
+        return self._facts(s)[3] and self.tape not in self.survey(s).loads
 
     def forget(self, s: ast.AST) -> None:
-        """Drop what is known of ``s`` (after it was rewritten)."""
+        """Drop what is known of ``s`` (after it was rewritten), and of a compound
+        statement's head (its test or iterable)."""
         self.facts.pop(id(s), None)
         self.loads.pop(id(s), None)
-        self.writes.pop(id(s), None)
+        self.surveys.pop(id(s), None)
+        self.tape_uses.pop(id(s), None)
         self.masks.pop(id(s), None)
         self.load_masks.pop(id(s), None)
+        for attr in ("test", "iter"):
+            head = getattr(s, attr, None)
+            if head is not None:
+                self.loads.pop(id(head), None)
+                self.load_masks.pop(id(head), None)
 
     def mask(self, names: set[str] | frozenset[str]) -> int:
         """The names as a bit mask (each name its own bit, given at its first use)."""
@@ -315,13 +423,13 @@ class Info:
             out |= bit
         return out
 
-    def of_masks(self, s: ast.stmt) -> tuple[int, int]:
-        """:meth:`of` as bit masks."""
+    def of_masks(self, s: ast.stmt) -> tuple[int, int, bool]:
+        """:meth:`of` as bit masks, and :meth:`dead_if_unread`."""
         key = id(s)
         found = self.masks.get(key)
         if found is None:
-            reads, kills = self.of(s)
-            found = self.masks[key] = (self.mask(reads), self.mask(kills))
+            reads, kills, removable, _ = self._facts(s)
+            found = self.masks[key] = (self.mask(reads), self.mask(kills), removable)
         return found
 
     def load_mask(self, node: ast.AST) -> int:
@@ -344,6 +452,27 @@ class Info:
             self.loads[key] = names(node, ast.Load)
             self.known.append(node)
         return self.loads[key]
+
+
+#: The statements :class:`Liveness` follows the control flow of (any other is read as a
+#: whole, with its reads and kills).
+_FLOW = frozenset({ast.Return, ast.Break, ast.Continue, ast.If, ast.For, ast.While})
+
+_SHARED: list[Info] = []
+
+
+@contextlib.contextmanager
+def sharing(info: Info) -> Iterator[None]:
+    """Every :class:`Info` made for ``info``'s tape in this block shares its facts.
+
+    Whoever rewrites a statement in the block must :meth:`Info.forget` it, as with
+    ``info`` itself.
+    """
+    _SHARED.append(info)
+    try:
+        yield
+    finally:
+        _SHARED.pop()
 
 
 class Liveness:
@@ -386,6 +515,15 @@ class Liveness:
         """The names live before ``s`` (see :meth:`block`)."""
         self.after[id(s)] = live
         info = self.info
+        if s.__class__ not in _FLOW:  # a simple statement (or one read as a whole)
+            key = id(s)
+            found = info.masks.get(key)
+            if found is None:
+                found = info.of_masks(s)
+            s_reads, s_kills, removable = found
+            if removable and not (s_kills & live):
+                return live
+            return (live & ~s_kills) | s_reads
         if isinstance(s, ast.Return):
             return info.load_mask(s)
         if isinstance(s, ast.Break):
@@ -408,14 +546,11 @@ class Liveness:
             if isinstance(s, ast.For):
                 return head | info.load_mask(s.iter)
             return head
-        s_reads, s_kills = info.of_masks(s)
-        if not (s_kills & live) and info.dead_if_unread(s):
-            return live
-        return (live & ~s_kills) | s_reads
+        raise AssertionError(f"not a control statement: {s!r}")
 
 
 def uses(s: ast.stmt) -> tuple[list[ast.Name], set[str]]:
     """The names a statement reads (the nodes, which passes rename) and the names it
     binds or writes into."""
-    loads = [n for n in nodes(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
-    return loads, written(s)
+    found = survey(s)
+    return found.load_nodes, found.written

@@ -24,38 +24,17 @@ from __future__ import annotations
 import ast
 import re
 
-from .codefacts import COMPOUND, Info, names, nodes, pop_target, pure
+from .codefacts import COMPOUND, Info, names
 from .fold import WIDTH
 
 _TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
-
-
-def _adjoint_write(s: ast.stmt, tape: str) -> bool:
-    """``a_bar = e``, ``a_bar += e`` or ``a_bar[i] += e`` with ``e`` free of effects."""
-    if isinstance(s, ast.Assign):
-        if len(s.targets) != 1:
-            return False
-        target, value = s.targets[0], s.value
-    elif isinstance(s, ast.AugAssign):
-        target, value = s.target, s.value
-    else:
-        return False
-    if isinstance(target, ast.Subscript):
-        if not (isinstance(target.value, ast.Name) and pure(target.slice, tape)):
-            return False
-        name = target.value.id
-    elif isinstance(target, ast.Name):
-        name = target.id
-    else:
-        return False
-    return name.endswith("_bar") and pure(value, tape)
 
 
 def _crossable(s: ast.stmt, info: Info, tape: str) -> bool:
     """A simple statement whose only effects are on the names it writes."""
     if isinstance(s, COMPOUND) or not isinstance(s, (ast.Assign, ast.AugAssign)):
         return False
-    if pop_target(s, tape) is not None:
+    if info.tape_use(s)[0] is not None:
         return True
     if not info.effect_free(s) or tape in info.of(s)[0]:
         return False
@@ -69,30 +48,6 @@ def _targets(s: ast.stmt) -> list[ast.expr]:
 
 def _reads(s: ast.stmt, info: Info) -> set[str]:
     return info.of(s)[0]
-
-
-def _merge(d: ast.stmt, u: ast.stmt) -> bool:
-    """``t = a`` then ``t = t + b`` (``b`` not reading ``t``): ``d`` becomes ``t = a + b``."""
-    if not (
-        isinstance(d, ast.Assign)
-        and isinstance(u, ast.Assign)
-        and len(d.targets) == 1
-        and len(u.targets) == 1
-        and isinstance(d.targets[0], ast.Name)
-        and isinstance(u.targets[0], ast.Name)
-        and d.targets[0].id == u.targets[0].id
-        and _TEMPORARY.fullmatch(d.targets[0].id)
-        and isinstance(u.value, ast.BinOp)
-        and isinstance(u.value.op, ast.Add)
-        and isinstance(u.value.left, ast.Name)
-        and u.value.left.id == d.targets[0].id
-    ):
-        return False
-    t = d.targets[0].id
-    if any(isinstance(n, ast.Name) and n.id == t for n in nodes(u.value.right)):
-        return False
-    d.value = ast.BinOp(d.value, ast.Add(), u.value.right)
-    return True
 
 
 def _copies_of(stmts: list[ast.stmt], i: int, name: str, info: Info) -> set[str]:
@@ -117,17 +72,39 @@ def _copies_of(stmts: list[ast.stmt], i: int, name: str, info: Info) -> set[str]
     return out
 
 
-def _sink(stmts: list[ast.stmt], i: int, info: Info, tape: str, notes: dict[int, str]) -> bool:
+def _copied(stmts: list[ast.stmt]) -> set[str]:
+    """The names some temporary of ``stmts`` is bound to a copy of (``_t3_bar = s_bar``)."""
+    return {
+        s.value.id
+        for s in stmts
+        if isinstance(s, ast.Assign)
+        and len(s.targets) == 1
+        and isinstance(s.targets[0], ast.Name)
+        and isinstance(s.value, ast.Name)
+        and _TEMPORARY.fullmatch(s.targets[0].id)
+    }
+
+
+def _sink(
+    stmts: list[ast.stmt],
+    i: int,
+    info: Info,
+    tape: str,
+    notes: dict[int, str],
+    copied: set[str],
+) -> bool:
     """Move ``a_bar = e`` at ``stmts[i]`` below the last later reader of a copy of the old
     ``a_bar`` (or of a temporary computed from one), across statements that neither read
-    nor write ``a_bar`` nor write what ``e`` reads."""
+    nor write ``a_bar`` nor write what ``e`` reads. ``copied``: :func:`_copied` of
+    ``stmts`` (no other name has a copy to sink below)."""
     u = stmts[i]
     if not (
         isinstance(u, ast.Assign)
         and len(u.targets) == 1
         and isinstance(u.targets[0], ast.Name)
+        and u.targets[0].id in copied
         and u.targets[0].id.endswith("_bar")
-        and pure(u.value, tape)
+        and info.pure_value(u)
     ):
         return False
     name = u.targets[0].id
@@ -164,7 +141,7 @@ def _merge(
         and len(d.targets) == 1
         and isinstance(d.targets[0], ast.Name)
         and _TEMPORARY.fullmatch(d.targets[0].id)
-        and pure(d.value, tape)
+        and info.pure_value(d)
     ):
         return None
     t = d.targets[0].id
@@ -207,8 +184,9 @@ def gather(
             if isinstance(inner, list) and inner:
                 drop |= gather(inner, info, tape, notes, changed)
     i = 0
+    copied = _copied(stmts)  # moving statements makes no copy
     while i < len(stmts):
-        if id(stmts[i]) not in notes and _sink(stmts, i, info, tape, notes):
+        if id(stmts[i]) not in notes and _sink(stmts, i, info, tape, notes, copied):
             continue  # the statement now at ``i`` is another
         i += 1
     for i, d in enumerate(stmts):

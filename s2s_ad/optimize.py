@@ -35,15 +35,13 @@ from .codefacts import (
     COMPOUND,
     Info,
     Liveness,
-    pop_target,
-    push_name,
+    sharing,
     statements,
-    uses,
 )
 from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
 from .reuse import reuse_calls
-from .rewrite import comments, remove, render, site
+from .rewrite import Unparsed, comments, remove, render, site
 from .trip_records import TripList, apply, plan
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -65,42 +63,47 @@ def _dead(
     """Ids of the statements to drop (and, with ``decide``, the dead tape sites), and
     whether tape traffic is among them."""
     lv = Liveness(info).run(func.body)
+    after, masks = lv.after, info.masks
     drop: set[int] = set()
     pops: dict[int, bool] = {}  # site -> every pop of it is dead
     every = statements(func.body)
     for s in every:
-        if id(s) not in lv.after:
+        live = after.get(id(s))
+        if live is None:
             continue
-        target = pop_target(s, tape)
+        target = info.tape_use(s)[0]
         mark = site(s, lines) if target is not None else None
         if mark is not None:
             pops[mark] = pops.get(mark, True) and not lv.live_after(s, target)  # type: ignore[arg-type]
             continue
-        if info.dead_if_unread(s) and not lv.any_live_after(s, info.of_masks(s)[1]):
+        found = masks.get(id(s))  # (reads, kills, dead if unread): a simple statement's
+        if found is not None and found[2] and not (live & found[1]):
             drop.add(id(s))
     if decide:
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}
     traffic = False
     if facts.dead_sites:
         for s in every:
-            if pop_target(s, tape) is not None or push_name(s, tape) is not None:
+            popped, pushed = info.tape_use(s)
+            if popped is not None or pushed is not None:
                 if site(s, lines) in facts.dead_sites:
                     drop.add(id(s))
                     traffic = True
     return drop, traffic
 
 
-def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
+def _propagate(stmts: list[ast.stmt], changed: set[int], info: Info) -> bool:
     """Copy propagation in straight-line code: after ``a = b``, later reads of ``a`` in the
     same block read ``b`` until either name is bound or written again (the copy itself
-    then dies). Both names hold the same object, so reads see the same value."""
+    then dies). Both names hold the same object, so reads see the same value. The
+    statements rewritten go into ``changed`` (and are to be forgotten in ``info``)."""
     progress = False
-    seen: dict[int, tuple[list[ast.Name], set[str]]] = {}  # per statement, walked once
+    tape = info.tape
     for i, s in enumerate(stmts):
         for attr in ("body", "orelse"):
             inner = getattr(s, attr, None)
             if isinstance(inner, list):
-                progress = _propagate(inner, changed, tape) or progress
+                progress = _propagate(inner, changed, info) or progress
         if not (
             isinstance(s, ast.Assign)
             and len(s.targets) == 1
@@ -116,18 +119,24 @@ def _propagate(stmts: list[ast.stmt], changed: set[int], tape: str) -> bool:
         for t in stmts[i + 1 :]:
             if isinstance(t, COMPOUND):
                 break
-            if id(t) not in seen:
-                seen[id(t)] = uses(t)
-            loads, bound = seen[id(t)]
-            hit = [n for n in loads if n.id == a]
+            # the nodes reading a name, and the names written (renaming a read keeps both)
+            found = info.survey(t)
+            hit = [n for n in found.load_nodes if n.id == a]
             for n in hit:
                 n.id = b
             if hit:
                 changed.add(id(t))
                 progress = True
-            if a in bound or b in bound:
+            if a in found.written or b in found.written:
                 break
     return progress
+
+
+def _forget(func: ast.FunctionDef, changed: set[int], info: Info) -> None:
+    """Forget in ``info`` the statements of ``func`` that were rewritten (``changed``)."""
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
 
 
 def optimize_function(
@@ -159,7 +168,7 @@ def optimize_function(
     again = True
     for _ in range(10):
         touched: set[int] = set()
-        copied = _propagate(func.body, touched, tape)
+        copied = _propagate(func.body, touched, info)
         if not copied and not again:
             break
         for s in statements(func.body):
@@ -177,20 +186,26 @@ def optimize_function(
         again = traffic or bool(hollowed)
     merge_doubles(func.body, changed, tape, lines)
     drop = assign_first(func.body, changed, tape, notes)
-    reuse_calls(blocks(func.body), changed, tape)  # before folding: holders stay named
-    for s in statements(func.body):
-        if id(s) in changed:
-            info.forget(s)
+    _forget(func, changed, info)
+    reuse_calls(blocks(func.body), changed, info)  # before folding: holders stay named
     drop |= fold_temporaries(func, info, lines, notes, changed)
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
-    reuse_calls(blocks(func.body), changed, tape)  # adjoints folded into fresh values
-    if (decide_tape or plan_trips) and facts.per_loop:
-        facts.trip_lists = plan(func, tape)
-        if facts.trip_lists:  # what shape variants lower (then plan again)
-            facts.untripped = "\n".join(
-                [lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)]
-            )
-    apply(func, tape, facts.trip_lists, changed, notes)
+    _forget(func, changed, info)
+    reuse_calls(blocks(func.body), changed, info)  # adjoints folded into fresh values
     header = lines[func.lineno - 1]
-    return "\n".join([header, *render(func.body, text, notes, "    ", changed)])
+    unparsed: Unparsed = {}  # statements rendered twice are unparsed once
+    if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
+        with sharing(info):  # the liveness sweeps of trip_records: the facts known
+            if decide_tape or plan_trips:
+                facts.trip_lists = plan(func, tape)
+                if facts.trip_lists:  # what shape variants lower (then plan again)
+                    facts.untripped = "\n".join(
+                        [header, *render(func.body, text, notes, "    ", changed, unparsed)]
+                    )
+            touched: set[int] = set()
+            apply(func, tape, facts.trip_lists, touched, notes)
+        for key in touched:
+            unparsed.pop(key, None)
+        changed |= touched
+    return "\n".join([header, *render(func.body, text, notes, "    ", changed, unparsed)])

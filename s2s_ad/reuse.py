@@ -34,10 +34,9 @@ from .codefacts import (
     DEFERRED,
     PURE_BUILTINS,
     PURE_HELPERS,
+    Info,
     children,
-    nodes,
     store_targets,
-    written,
 )
 from .rules import vjps
 
@@ -97,7 +96,7 @@ def _harmless(call: ast.Call) -> bool:
     return attr in PURE_HELPERS or attr in _RULE_HELPERS
 
 
-def _stops_all(s: ast.stmt, fresh: set[str]) -> bool:
+def _stops_all(s: ast.stmt, fresh: set[str], info: Info) -> bool:
     """Whether nothing held before ``s`` may be reused after it: ``s`` is compound, writes
     in place into something other than a fresh value (``fresh``: names of operator
     results no other name can alias), or calls a function that may write into its
@@ -109,12 +108,8 @@ def _stops_all(s: ast.stmt, fresh: set[str]) -> bool:
         return True  # loops, branches, ...
     if any(not isinstance(t, ast.Name) for t in store_targets(s)):
         return True  # v[i] = ..., v.a = ...
-    for sub in nodes(s):
-        if isinstance(sub, ast.Call) and not _harmless(sub):
-            return True
-        if isinstance(sub, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
-            return True
-    return False
+    found = info.survey(s)
+    return found.suspends or not all(_harmless(call) for call in found.calls)
 
 
 def _escaping(node: ast.AST, parent: ast.AST | None = None) -> set[str]:
@@ -168,25 +163,29 @@ def _substitute(node: ast.AST, held: list[_Held]) -> bool:
     return hit
 
 
-def reuse_calls(blocks: list[list[ast.stmt]], changed: set[int], tape: str) -> bool:
+def reuse_calls(blocks: list[list[ast.stmt]], changed: set[int], info: Info) -> bool:
     """Reuse held ufunc values in each of ``blocks`` (statement lists; see the module's
-    docstring). Adds the ids of the statements rewritten to ``changed``; returns whether
-    there were any."""
+    docstring). Adds the ids of the statements rewritten to ``changed`` (and forgets them
+    in ``info``, which must know no statement as it was before a rewrite); returns
+    whether there were any."""
+    tape = info.tape
     progress = False
     for block in blocks:
         held: list[_Held] = []
         fresh: set[str] = set()  # bound to an operator's result, never passed on since
         for s in block:
             value = getattr(s, "value", None)
-            fresh -= _escaping(value) if isinstance(value, ast.AST) else set(fresh)
-            if _stops_all(s, fresh):
+            if fresh:
+                fresh -= _escaping(value) if isinstance(value, ast.AST) else set(fresh)
+            if _stops_all(s, fresh, info):
                 held = []
                 fresh.clear()
                 continue
+            bound = info.written(s)  # (a substitution below rewrites only reads)
             if held and value is not None and _substitute(value, held):
                 changed.add(id(s))
+                info.forget(s)
                 progress = True
-            bound = written(s)
             held = [h for h in held if h.name not in bound and not h.reads & bound]
             if not isinstance(s, ast.AugAssign):
                 fresh -= bound

@@ -89,12 +89,23 @@ def _hollow(s: ast.stmt) -> bool:
     return False
 
 
+#: A statement's id -> the statement and its unparsed text (see :func:`render`).
+Unparsed = dict[int, tuple[ast.stmt, str]]
+
+
 def render(
-    stmts: list[ast.stmt], source: str, notes: dict[int, str], pad: str, changed: set[int]
+    stmts: list[ast.stmt],
+    source: str,
+    notes: dict[int, str],
+    pad: str,
+    changed: set[int],
+    unparsed: Unparsed | None = None,
 ) -> list[str]:
     """Statements back to text: a kept statement's own text (``changed`` ones unparsed),
-    its comment above it."""
-    return _render(stmts, source, source.split("\n"), notes, pad, changed)
+    its comment above it. ``unparsed`` keeps the text of each statement unparsed, for
+    another rendering of the same tree: drop from it a statement rewritten since."""
+    memo: Unparsed = {} if unparsed is None else unparsed
+    return _render(stmts, source, source.split("\n"), notes, pad, changed, memo)
 
 
 def _render(
@@ -104,6 +115,7 @@ def _render(
     notes: dict[int, str],
     pad: str,
     changed: set[int],
+    memo: Unparsed,
 ) -> list[str]:
     out: list[str] = []
     for s in stmts:
@@ -119,19 +131,23 @@ def _render(
             test = None if id(s) in changed else ast.get_source_segment(source, s.test)
             test = test or ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
-            out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
+            out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed, memo))
             continue
         if id(s) in changed:
-            out.append(pad + _head(s))
+            known = memo.get(id(s))
+            if known is None or known[0] is not s:
+                known = memo[id(s)] = (s, _head(s))
+            out.append(pad + known[1])
         else:
             out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
         if isinstance(s, (ast.If, ast.For, ast.While)):
             out.extend(
-                _render(s.body, source, lines, notes, pad + "    ", changed) or [pad + "    pass"]
+                _render(s.body, source, lines, notes, pad + "    ", changed, memo)
+                or [pad + "    pass"]
             )
             if s.orelse:
                 out.append(pad + "else:")
-                out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed))
+                out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed, memo))
     return out
 
 

@@ -81,6 +81,9 @@ class ParsedFunction:
         text = self.positions.line_text(node)
         if text is not None:  # an original statement line: its text as written
             return text
+        text = _dotted(node)
+        if text is not None:  # ``np.linalg.norm``: the names and dots
+            return text
         if hasattr(node, "leading_lines"):
             node = node.with_changes(leading_lines=())
         text = self.module.code_for_node(node)
@@ -99,6 +102,34 @@ class ParsedFunction:
             return TransformError(construct, self.filename, self.first_line, None, hint)
         line, col = self.position(node)
         return TransformError(construct, self.filename, line, col, hint)
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    """The text of a name or a dotted name (``np.linalg.norm``) written without spaces,
+    parentheses or line breaks (as libcst writes it), else ``None``."""
+    import libcst as cst
+
+    parts = []
+    while type(node) is cst.Attribute:
+        dot = node.dot
+        if (
+            node.lpar
+            or node.rpar
+            or not (_tight(dot.whitespace_before) and _tight(dot.whitespace_after))
+        ):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not cst.Name or node.lpar or node.rpar:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
+
+
+def _tight(space: Any) -> bool:
+    import libcst as cst
+
+    return type(space) is cst.SimpleWhitespace and space.value == ""
 
 
 def _no_source(func: Any, why: str) -> TransformError:
@@ -178,18 +209,25 @@ def parse_function(func: Any) -> ParsedFunction:
         closure = dict(zip(code.co_freevars, func.__closure__))
     if code.co_name == "<lambda>":
         return _parse_lambda(func, code, closure)
-    try:
-        # from the code object: inspect.getsourcelines(func) would follow __wrapped__
-        lines, start = inspect.getsourcelines(code)
-    except (OSError, TypeError) as exc:
-        raise _no_source(func, f"source is not available ({exc})") from None
-    raw = "".join(lines)
-    text = textwrap.dedent(raw)
-    col_offset = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
-    try:
-        module, positions = _parse_file(code.co_filename + ":" + str(start), text)
-    except cst.ParserSyntaxError as exc:
-        raise _no_source(func, f"source could not be parsed ({exc.message})") from None
+    found = _block(func)
+    for attempt in ("quick", "inspect"):
+        if found is None:
+            try:
+                # from the code object: inspect.getsourcelines(func) would follow __wrapped__
+                found = inspect.getsourcelines(code)
+            except (OSError, TypeError) as exc:
+                raise _no_source(func, f"source is not available ({exc})") from None
+        lines, start = found
+        raw = "".join(lines)
+        text = textwrap.dedent(raw)
+        col_offset = len(lines[0]) - len(lines[0].lstrip()) if text != raw else 0
+        try:
+            module, positions = _parse_file(code.co_filename + ":" + str(start), text)
+            break
+        except cst.ParserSyntaxError as exc:
+            if attempt == "inspect":
+                raise _no_source(func, f"source could not be parsed ({exc.message})") from None
+            found = None  # lines past the last instruction cut short (a string): inspect
     node = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if node is None:
         raise _no_source(func, "source is not a function definition")
@@ -206,6 +244,67 @@ def parse_function(func: Any) -> ParsedFunction:
         func.__globals__,
         closure,
     )
+
+
+_HEAD = re.compile(r"\s*(@|def\s|async\s+def\s)")
+
+
+def _block(func: types.FunctionType) -> tuple[list[str], int] | None:
+    """The lines of ``func``'s ``def`` (decorators included) and the number of the first,
+    as ``inspect.getsourcelines`` gives them, found without tokenizing the file: its
+    lines up to the last one the code's instructions span, then those after it that are
+    blank, comments or indented under the ``def``, less the blank lines and the comments
+    less indented than the body at the end. ``None`` unless the file holds the code that
+    runs (:func:`_in_file`) and its line starts the function as expected: ask ``inspect``."""
+    code = func.__code__
+    filename = code.co_filename
+    linecache.checkcache(filename)
+    if not _in_file(func):
+        return None  # the instructions' lines are not those of the file
+    lines = linecache.getlines(filename, func.__globals__)
+    start = code.co_firstlineno
+    if not 1 <= start <= len(lines) or not _HEAD.match(lines[start - 1]):
+        return None
+    last = _last_line(code)
+    if last < start or last > len(lines):
+        return None
+    first = lines[start - 1]
+    indent = len(first) - len(first.lstrip())
+    end = last
+    while end < len(lines):
+        text = lines[end]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#") and len(text) - len(text.lstrip()) <= indent:
+            break
+        end += 1
+    # comments at the end belong to the block when indented as much as its body (the
+    # line of its first instruction past the first line; none for a one-line ``def``)
+    first_body = min(
+        (line for _, _, line in code.co_lines() if line is not None and line > start),
+        default=None,
+    )
+    body = len(lines[first_body - 1]) - len(lines[first_body - 1].lstrip()) if first_body else 0
+    while end > last:
+        text = lines[end - 1]
+        stripped = text.strip()
+        if stripped and not stripped.startswith("#"):
+            break  # code without instructions (a docstring, ``pass``)
+        if stripped and first_body and len(text) - len(text.lstrip()) >= max(body, indent + 1):
+            break
+        end -= 1
+    return lines[start - 1 : end], start
+
+
+def _last_line(code: types.CodeType) -> int:
+    """The last line the instructions of ``code`` (nested code included) span."""
+    last = 0
+    for _, end, _, _ in code.co_positions():
+        if end is not None and end > last:
+            last = end
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            last = max(last, _last_line(const))
+    return last
 
 
 # --- is the text read the code that runs? ------------------------------------------------
@@ -234,7 +333,7 @@ def _check_current(func: types.FunctionType, text: str) -> None:
     key = (code, text)
     same = _CHECKED.get(key)
     if same is None:
-        same = _CHECKED[key] = _compiles_to(text, code, func.__qualname__)
+        same = _CHECKED[key] = _in_file(func) or _compiles_to(text, code, func.__qualname__)
     if not same:
         raise StaleSourceError(
             f"{func.__qualname__}: its source file changed since the function was defined "
@@ -243,6 +342,33 @@ def _check_current(func: types.FunctionType, text: str) -> None:
             code.co_firstlineno,
             hint="reload the module (importlib.reload) or restart the interpreter",
         )
+
+
+def _in_file(func: types.FunctionType) -> bool:
+    """Whether the file ``func`` was read from, compiled whole, holds the very code that
+    runs at its line (the same bytecode: a quick check, the usual case). Compiled alone,
+    the text gives other instructions for calls of a module the file imports (``np.sin``):
+    :func:`_compiles_to` compares instruction by instruction, more slowly."""
+    code = func.__code__
+    if _assertions_rewritten(code):
+        return False  # pytest's module: compiled from another tree
+    compiled = _file_code(code.co_filename, "".join(linecache.getlines(code.co_filename)))
+    if compiled is None:
+        return False
+    line, bytecode = code.co_firstlineno, code.co_code
+    return any(
+        c.co_firstlineno == line and c.co_code == bytecode and _same_code(c, code)
+        for c in _code_objects(compiled, code.co_name)
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _file_code(filename: str, text: str) -> types.CodeType | None:
+    """A source file's text compiled (``None`` when it does not compile)."""
+    try:
+        return compile(text, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _compiles_to(text: str, code: types.CodeType, qualname: str) -> bool:
