@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -327,7 +328,8 @@ class Info:
 
     def __init__(self, tape: str) -> None:
         self.tape = tape
-        active = _SHARED[-1] if _SHARED else None
+        stack = _SHARED.stack
+        active = stack[-1] if stack else None
         if active is not None and active.tape == tape:
             self.__dict__.update(active.__dict__)  # the same dictionaries
             return
@@ -458,7 +460,15 @@ class Info:
 #: whole, with its reads and kills).
 _FLOW = frozenset({ast.Return, ast.Break, ast.Continue, ast.If, ast.For, ast.While})
 
-_SHARED: list[Info] = []
+
+class _Shared(threading.local):
+    def __init__(self) -> None:
+        self.stack: list[Info] = []
+
+
+#: Per thread: the :class:`Info` whose facts new ones share (transforms in two threads
+#: each see their own).
+_SHARED = _Shared()
 
 
 @contextlib.contextmanager
@@ -468,11 +478,12 @@ def sharing(info: Info) -> Iterator[None]:
     Whoever rewrites a statement in the block must :meth:`Info.forget` it, as with
     ``info`` itself.
     """
-    _SHARED.append(info)
+    stack = _SHARED.stack
+    stack.append(info)
     try:
         yield
     finally:
-        _SHARED.pop()
+        stack.pop()
 
 
 class Liveness:
