@@ -83,9 +83,7 @@ class _Plan:
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _EMPTY: Any = types.MappingProxyType({})  # a tape's mappings before its block runs
 _NO_NAMES: frozenset[str] = frozenset()
-# what a tape's block run writes when it needs them (the class's defaults until then)
-_PER_INPUTS = ("_code", "_user_code", "_user_functions", "_held", "_holders")
-_PER_BLOCK = ("_variable_calls", "_nested_plans", "_checkpoints", "_end", "_assigns")
+_NO_IDS: frozenset[int] = frozenset()
 
 
 class GradientTape:
@@ -117,7 +115,7 @@ class GradientTape:
     _entry: dict[str, Any] = _EMPTY
     _assigned: set[str] = frozenset()  # type: ignore[assignment]  # Variables the block assigned
     _user_code = False  # the block calls code that may read Variables
-    _held: set[int] = frozenset()  # type: ignore[assignment]
+    _held: set[int] = _NO_IDS  # type: ignore[assignment]
     _holders: list[str] = ()  # type: ignore[assignment]
     # ids of the arrays the block read from before it
     _arrays: dict[int, str] = _EMPTY
@@ -132,6 +130,7 @@ class GradientTape:
     # assigned it last, its array when the block ended)
     _assigns: dict[int, list[Any]] = _EMPTY
     _entered = False  # whether the tape's block was entered (its state is then its own)
+    _taken = False  # whether _take_inputs ran (its mappings and flags are then its own)
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
@@ -154,9 +153,9 @@ class GradientTape:
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
         if self._entered:  # a tape entered again: what its last block left, forgotten
-            own = self.__dict__
-            for name in _PER_BLOCK:
-                own.pop(name, None)
+            self._variable_calls = self._nested_plans = self._assigns = _EMPTY
+            self._checkpoints = ()  # type: ignore[assignment]
+            self._end = None
         self._entered = True
         self._read = read = {}
         _variable.READS.append(read)
@@ -198,10 +197,11 @@ class GradientTape:
         self._before = before = {}
         self._objects = objects = {}
         self._arrays = arrays = {}
-        own = self.__dict__  # the others are the class's empty defaults until written
-        if "_code" in own or "_user_code" in own or "_held" in own:  # taken again: forgotten
-            for name in _PER_INPUTS:
-                own.pop(name, None)
+        if self._taken:  # taken again (reset(), a tape entered again): forgotten
+            self._code = _EMPTY
+            self._user_code = self._user_functions = False
+            self._held, self._holders = _NO_IDS, ()  # type: ignore[assignment]
+        self._taken = True  # (until then the class's empty defaults: built when written)
         written = self._block.written_set if self._block is not None else frozenset()
         watched = self._watched_ids
         watch_all = self.watch_accessed_variables
@@ -241,7 +241,7 @@ class GradientTape:
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
-                        if "_held" not in self.__dict__:
+                        if self._held is _NO_IDS:
                             self._held, self._holders = set(), []
                         self._held.update(held)
                         self._holders.append(name)

@@ -13,6 +13,14 @@ under the same names, each source read, watched, of a float dtype and not change
 it was read, the block's run with no draws, no kept calls, no assignment and no
 gradient called inside it. Any other request, or any failed check, takes the general
 way, so the answer is the same either way.
+
+The Keras step (``tape.gradient(loss, model.trainable_variables)``: every source a
+Variable the block reached through its objects, none with a name in the block) is kept
+the same way (:func:`_remember_variables`) and answered by :func:`fast_variables`, which
+checks what the general way would decide (the same target name; each source read,
+unchanged, watched, named nowhere in the block and given once; no assignment, no
+gradient called in the block, no outer tape recording) and runs the remembered plan
+through :meth:`GradientTape._run`, kept calls and all.
 """
 
 from __future__ import annotations
