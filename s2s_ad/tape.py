@@ -82,8 +82,6 @@ class _Plan:
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _EMPTY: Any = types.MappingProxyType({})  # a tape's mappings before its block runs
-_NO_NAMES: frozenset[str] = frozenset()
-_NO_IDS: frozenset[int] = frozenset()
 
 
 class GradientTape:
@@ -115,7 +113,7 @@ class GradientTape:
     _entry: dict[str, Any] = _EMPTY
     _assigned: set[str] = frozenset()  # type: ignore[assignment]  # Variables the block assigned
     _user_code = False  # the block calls code that may read Variables
-    _held: set[int] = _NO_IDS  # type: ignore[assignment]
+    _held: set[int] = frozenset()  # type: ignore[assignment]
     _holders: list[str] = ()  # type: ignore[assignment]
     # ids of the arrays the block read from before it
     _arrays: dict[int, str] = _EMPTY
@@ -129,8 +127,6 @@ class GradientTape:
     # id of a Variable assigned in the block -> (the Variable, the statement that
     # assigned it last, its array when the block ended)
     _assigns: dict[int, list[Any]] = _EMPTY
-    _entered = False  # whether the tape's block was entered (its state is then its own)
-    _taken = False  # whether _take_inputs ran (its mappings and flags are then its own)
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
@@ -152,13 +148,13 @@ class GradientTape:
         self._start = 0
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
-        if self._entered:  # a tape entered again: what its last block left, forgotten
-            self._variable_calls = self._nested_plans = self._assigns = _EMPTY
-            self._checkpoints = ()  # type: ignore[assignment]
-            self._end = None
-        self._entered = True
-        self._read = read = {}
-        _variable.READS.append(read)
+        self._variable_calls = {}
+        self._nested_plans = {}
+        self._checkpoints = []
+        self._end = None
+        self._read = {}
+        _variable.READS.append(self._read)
+        self._assigns = {}
         self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
         _variable.ASSIGNS.append(noter)
         self._recorder.start(frame, _block.statement_at)
@@ -191,19 +187,19 @@ class GradientTape:
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
         and note whether it calls user code and which containers hold Variables."""
-        self._facts = _EMPTY
-        self._entry = entry = {}  # the arrays of the block's Variables on entry
+        self._facts = {}
+        self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
         self._before = before = {}
         self._objects = objects = {}
+        self._code = {}
+        self._user_code = False
+        self._user_functions = False
         self._arrays = arrays = {}
-        if self._taken:  # taken again (reset(), a tape entered again): forgotten
-            self._code = _EMPTY
-            self._user_code = self._user_functions = False
-            self._held, self._holders = _NO_IDS, ()  # type: ignore[assignment]
-        self._taken = True  # (until then the class's empty defaults: built when written)
+        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
+        self._holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
-        watched = self._watched_ids
+        entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
         for name in reads:
             value = local[name] if name in local else glob.get(name, _CODE_TYPES)
@@ -220,8 +216,6 @@ class GradientTape:
                     watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
-                    if self._code is _EMPTY:
-                        self._code = {}
                     self._code[name] = value  # a local function: passed to the slice
                 if (
                     value is not _CODE_TYPES
@@ -241,23 +235,20 @@ class GradientTape:
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
-                        if self._held is _NO_IDS:
-                            self._held, self._holders = set(), []
                         self._held.update(held)
                         self._holders.append(name)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
         self._frame = None
-        self._facts = _EMPTY
+        self._facts = {}
         notes, noter = _variable.ASSIGNS, self._noter
         if notes and notes[-1] is noter:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
-        if self._assigns:
-            for entry in self._assigns.values():
-                entry[2] = entry[0].value  # its array when the block ended
+        for entry in self._assigns.values():
+            entry[2] = entry[0].value  # its array when the block ended
         reads, read = _variable.READS, self._read
         if reads and reads[-1] is read:
             reads.pop()
@@ -275,16 +266,13 @@ class GradientTape:
                 after[n] = glob[n]
         # a Variable assigned in the block is read afterwards with its new value (its
         # assign itself is not differentiated: TensorFlow cuts the gradient there too)
-        assigned: set[str] | None = None
+        self._assigned = assigned = set()
         objects, before = self._objects, self._before
         for name, first in self._entry.items():
             value = objects[name].value  # assign() makes a new array: no copy needed
             before[name] = value
             if value is not first:
-                if assigned is None:
-                    assigned = set()
                 assigned.add(name)
-        self._assigned = _NO_NAMES if assigned is None else assigned
 
     def _note_assign(self, variable: Variable) -> None:
         """A Variable assigned while the block runs: the statement of the block that did
@@ -295,8 +283,6 @@ class GradientTape:
         if frame is None or self._block is None:
             return  # not by the block's code (a re-run, another thread)
         index = self._block.statement_at(frame.f_lineno)
-        if self._assigns is _EMPTY:
-            self._assigns = {}
         self._assigns[id(variable)] = [variable, index, None]
 
     def _watch_one(self, value: Any) -> None:
@@ -489,7 +475,7 @@ class GradientTape:
         }
         objects = self._objects
         self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
-        self._facts = _EMPTY
+        self._facts = {}
         self._end = end
         recording = self._recorder.recording
         paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
@@ -509,8 +495,6 @@ class GradientTape:
         if self._checkpoints and self._checkpoints[-1][0] == end:
             return  # the rows of one jacobian, or a second gradient at the same statement
         held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
-        if not self._checkpoints:
-            self._checkpoints = []
         self._checkpoints.append((end, [(v, v.value) for v in held]))
 
     def _check_checkpoints(self, plan: _Plan) -> None:
@@ -612,8 +596,6 @@ class GradientTape:
         facts = self._facts
         inputs = facts.get("inputs")
         if inputs is None:  # the first name wins
-            if facts is _EMPTY:
-                facts = self._facts = {}
             inputs = facts["inputs"] = {
                 id(v): (n, "input") for n, v in reversed(self._objects.items())
             }
@@ -694,8 +676,6 @@ class GradientTape:
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
-            if self._variable_calls is _EMPTY:
-                self._variable_calls = {}
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
@@ -789,8 +769,6 @@ class GradientTape:
         if reusable:
             _PLANS[key] = plan
         else:  # for this run only: the inner tapes it calls are this run's
-            if self._nested_plans is _EMPTY:
-                self._nested_plans = {}
             self._nested_plans[key] = plan
         return self._register(plan, targets)
 
