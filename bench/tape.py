@@ -77,10 +77,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu", action="store_true", help="time CPU time (time.process_time), not wall time"
     )
+    parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds")
+    parser.add_argument("--number", type=int, default=30, help="calls per case per round")
     args = parser.parse_args(argv)
     if args.cpu:
         CLOCK[0] = time.process_time
-    rounds, number = (3, 5) if args.quick else (30, 30)
+    rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
     rng = np.random.default_rng(0)
 
     x = rng.standard_normal(32).astype(np.float32)

@@ -155,7 +155,8 @@ class GradientTape:
         self._read = {}
         _variable.READS.append(self._read)
         self._assigns = {}
-        _variable.ASSIGNS.append(self._note_assign)
+        self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
+        _variable.ASSIGNS.append(noter)
         self._recorder.start(frame, _block.statement_at)
         self._bind_constant()
         return self
@@ -241,8 +242,11 @@ class GradientTape:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
-        notes = _variable.ASSIGNS
-        notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
+        notes, noter = _variable.ASSIGNS, self._noter
+        if notes and notes[-1] is noter:
+            notes.pop()
+        else:
+            notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
         for entry in self._assigns.values():
             entry[2] = entry[0].value  # its array when the block ended
         reads, read = _variable.READS, self._read
@@ -360,6 +364,10 @@ class GradientTape:
                 fast = tape_fast.fast_gradient(self, target, sources, _ones_like)
                 if fast is not None:
                     return fast
+                grads = tape_fast.fast_variables(self, target, sources, _ones_like)
+                if grads is not None:  # Variables reached through objects (a Keras model)
+                    out = [None if g is None else _as_tensor(g, v) for g, v in zip(grads, sources)]
+                    return out if kind is list else tuple(out)
         return self._gradient(target, sources, output_gradients, unconnected_gradients)
 
     def _gradient(

@@ -13,6 +13,14 @@ under the same names, each source read, watched, of a float dtype and not change
 it was read, the block's run with no draws, no kept calls, no assignment and no
 gradient called inside it. Any other request, or any failed check, takes the general
 way, so the answer is the same either way.
+
+The Keras step (``tape.gradient(loss, model.trainable_variables)``: every source a
+Variable the block reached through its objects, none with a name in the block) is kept
+the same way (:func:`_remember_variables`) and answered by :func:`fast_variables`, which
+checks what the general way would decide (the same target name; each source read,
+unchanged, watched, named nowhere in the block and given once; no assignment, no
+gradient called in the block, no outer tape recording) and runs the remembered plan
+through :meth:`GradientTape._run`, kept calls and all.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import variable as _variable
 from .api import fix_grad
 from .variable import EagerTensor, ResourceVariable, Variable, tensor
 
@@ -59,7 +68,11 @@ def remember(
     found_names: list[tuple[str | None, str]],
     hidden: list[Any],
 ) -> None:
-    """Keep a request the general way answered, when it has the common shape."""
+    """Keep a request the general way answered, when it has the common shape (or its
+    sources are all Variables reached through the block's objects)."""
+    if hidden:
+        _remember_variables(tape, plan, targets, found, found_names, hidden)
+        return
     block = tape._block
     if (
         block is None
@@ -147,6 +160,100 @@ def fast_gradient(
             g = fix_grad(g, value)  # the shape of its source
         result.append(as_tensor(g, value.dtype))
     return result if type(sources) is list else tuple(result)
+
+
+class VariablesRequest:
+    """A request whose sources are all Variables the block reached through its objects
+    (``model.trainable_variables``: none has a name in the block), for one block: the
+    target's name and the plan that answered it."""
+
+    __slots__ = ("block", "start", "target", "targets", "count", "plan")
+
+    def __init__(self, block: Any, start: int, target: str, count: int, plan: Any):
+        self.block = block
+        self.start = start
+        self.target = target
+        self.targets = [target]
+        self.count = count
+        self.plan = plan
+
+
+# id(block) -> the last request of that block whose sources were all reached Variables
+_VARIABLE_REQUESTS: dict[int, VariablesRequest] = {}
+
+
+def _remember_variables(
+    tape: GradientTape,
+    plan: _Plan,
+    targets: list[str],
+    found: list[Any],
+    found_names: list[tuple[str | None, str]],
+    hidden: list[Any],
+) -> None:
+    """Keep a request whose sources were all hidden Variables (given by the plan's
+    table, none a parameter), each once."""
+    block = tape._block
+    if (
+        block is None
+        or tape._end is not None
+        or len(targets) != 1
+        or not plan.variables
+        or plan.wrt
+        or plan.containers
+        or plan.nested
+        or plan.cuts
+        or any(p is plan for p in tape._nested_plans.values())
+        or len(hidden) != len(found)
+        or any(h is not leaf for h, leaf in zip(hidden, found))
+        or any(type(leaf) is not ResourceVariable for leaf in found)
+        or any(name is not None for name, _ in found_names)
+    ):
+        return
+    _VARIABLE_REQUESTS[id(block)] = VariablesRequest(
+        block, tape._start, targets[0], len(found), plan
+    )
+
+
+def fast_variables(
+    tape: GradientTape, target: Any, sources: list[Any] | tuple[Any, ...], seed: Any
+) -> list[Any] | None:
+    """The gradients (arrays, ``None`` when not connected) of ``target`` with respect to
+    ``sources`` as :meth:`GradientTape._gradients` gives them for a request of the
+    remembered variables shape, or ``None`` when a condition of that shape fails.
+    ``seed(out)`` is the cotangent of the target's value ``out``."""
+    block = tape._block
+    request = _VARIABLE_REQUESTS.get(id(block))
+    if (
+        request is None
+        or request.block is not block
+        or request.start != tape._start
+        or request.count != len(sources)
+        or tape._assigned
+        or tape._checkpoints
+        or tape._holders
+        or _variable.READS  # inside another tape's block: the general way keeps more
+    ):
+        return None
+    if tape._after.get(request.target) is not target or isinstance(target, Variable):
+        return None
+    named = {id(v) for v in tape._objects.values()}  # a source with a name in the block
+    named.update(id(v) for v in tape._after.values())  # is a parameter: the general way
+    read, watched = tape._read, tape._watched_ids
+    watch_all = tape.watch_accessed_variables
+    ids = set()
+    for leaf in sources:
+        key = id(leaf)
+        if type(leaf) is not ResourceVariable or key in named or key in ids:
+            return None
+        if read.get(key) is not leaf.value:
+            return None  # not read (None), or changed since it was read: the general way
+        if key not in watched and not (watch_all and leaf.trainable):
+            return None
+        ids.add(key)
+    plan = request.plan
+    tape._ran.append((plan, request.targets))  # what ``tape._register`` keeps
+    _, table = tape._run(plan, list(sources), seed)
+    return [table.get(id(leaf)) for leaf in sources]
 
 
 def as_tensor(g: Any, dtype: Any) -> Any:
