@@ -178,9 +178,10 @@ def parse_function(func: Any) -> ParsedFunction:
         closure = dict(zip(code.co_freevars, func.__closure__))
     if code.co_name == "<lambda>":
         return _parse_lambda(func, code, closure)
+    own = _registered(code)
     try:
         # from the code object: inspect.getsourcelines(func) would follow __wrapped__
-        lines, start = inspect.getsourcelines(code)
+        lines, start = own if own is not None else inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
         raise _no_source(func, f"source is not available ({exc})") from None
     raw = "".join(lines)
@@ -193,7 +194,8 @@ def parse_function(func: Any) -> ParsedFunction:
     node = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if node is None:
         raise _no_source(func, "source is not a function definition")
-    _check_current(func, text)
+    if own is None:
+        _check_current(func, text)
     return ParsedFunction(
         func,
         node,
@@ -206,6 +208,15 @@ def parse_function(func: Any) -> ParsedFunction:
         func.__globals__,
         closure,
     )
+
+
+def _registered(code: types.CodeType) -> tuple[list[str], int] | None:
+    """The source s2s_ad compiled a function from (a helper whose inner tapes were
+    rewritten, see ``tape_inner``), or ``None``."""
+    import sys
+
+    inner = sys.modules.get("s2s_ad.tape_inner")
+    return None if inner is None else inner.SOURCES.get(code)
 
 
 # --- is the text read the code that runs? ------------------------------------------------

@@ -852,6 +852,8 @@ class GradientTape:
                 # an inner tape's gradient computes its block's draws again, several
                 # times: given back by the object that drew them
                 inner = self._inner_draws(plan) if plan.nested and draws else None
+                if inner is None and draws and recording.inner:  # see tape_inner
+                    draws, inner = recording.split(draws)
                 with replay.replaying(draws, roots, given, lazy, keyed=inner):
                     out, saved = fns["fwd"](*values)
                     grads = fns["bwd"](saved, cotangent(out))
