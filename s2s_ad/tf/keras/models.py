@@ -10,10 +10,11 @@ import numpy as np
 from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import Variable, tensor
+from ..module import outside_scopes
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from .base import InputLayer, KerasTensor, Layer, _unique
+from .base import InputLayer, KerasTensor, Layer, _unique, fresh_names
 from .callbacks import CallbackList, History
 from .progbar import Progbar, verbosity
 from .summary import summarize
@@ -89,7 +90,9 @@ class Model(Layer):
         shape (``None`` dimensions taken as 1), as Keras 2 builds it on a placeholder:
         their Variables are named without the model's name (``'dense/kernel:0'``)."""
         if self._output_index is None and type(self).call is not Model.call:
-            with unrecorded():
+            # also from a build of the model's own (super().build(shape)), inside the
+            # model's first call: Keras names the sub-layers' Variables 'block/...'
+            with unrecorded(), outside_scopes(), fresh_names():
                 self.call(_zeros(input_shape))
         self.built = True
 
