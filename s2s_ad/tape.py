@@ -137,7 +137,7 @@ class GradientTape:
         self._used = False
         # the plans this tape ran, with their targets: for an outer tape that
         # differentiates this tape's gradient call (see ``_calls``)
-        self._ran: list[tuple[_Plan, list[str]]] = []
+        self._ran = _Ran()
         self._recorder = replay.Recorder()
 
     # --- the block ----------------------------------------------------------------------
@@ -1056,6 +1056,30 @@ class GradientTape:
             return None
         value = _value(source)
         return tensor(np.zeros(np.shape(value)), dtype=np.asarray(value).dtype)
+
+
+class _Ran:
+    """The plans a tape ran, with their targets, for an outer tape that differentiates
+    its ``gradient`` calls: one entry per (plan, targets), the latest last (a persistent
+    tape's ``gradient`` called at every step of a loop does not make it grow)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[int, tuple[str, ...]], tuple[_Plan, list[str]]] = {}
+
+    def append(self, item: tuple[_Plan, list[str]]) -> None:
+        key = (id(item[0]), tuple(item[1]))  # the entry keeps the plan: its id stays its own
+        entries = self.entries
+        if key in entries:
+            del entries[key]  # moved to the end: the latest wins in ``_calls``
+        entries[key] = item
+
+    def __iter__(self) -> Any:
+        return iter(self.entries.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
 @dataclass

@@ -226,3 +226,19 @@ def test_dropout_and_batch_norm_give_the_same_step_inside_the_block_as_after_it(
             np.testing.assert_allclose(a, b, rtol=1e-12)
         for a, b in zip(state_in, state_after):  # moving statistics updated once per step
             np.testing.assert_array_equal(a, b)
+
+
+def test_a_persistent_tapes_gradient_in_a_loop_keeps_its_results_and_bounded_records():
+    w = tf.Variable(np.array([0.3, -0.7]))
+    x = np.array([1.5, 0.5])
+    with tf.GradientTape(persistent=True) as tape:
+        loss = tf.reduce_sum(tf.sin(w * x))
+        sq = tf.reduce_sum((w * x) ** 2)
+    seen = []
+    for _ in range(50):
+        seen.append(tape.gradient(loss, w).numpy())
+        seen.append(tape.gradient(sq, [w])[0].numpy())
+    for k in range(0, 100, 2):
+        np.testing.assert_allclose(seen[k], np.cos(np.array([0.3, -0.7]) * x) * x)
+        np.testing.assert_allclose(seen[k + 1], 2.0 * np.array([0.3, -0.7]) * x**2)
+    assert len(tape._ran) <= 2  # one record per (slice, target), not one per call
