@@ -113,39 +113,60 @@ class InnerVariablesGradient:
         self.label = label
         self.__name__ = self.__qualname__ = "inner_gradient"
 
-    def _gradient(self, sources: Any) -> Any:
+    def _gradient(self, sources: Any) -> tuple[Any, list[Any], list[int]]:
+        """The inner gradient for the Variables among ``sources`` (the others, unwatched
+        constants, get ``None`` as in TensorFlow): the ``VariablesGradient`` (``None``
+        when there is no Variable), the sources as a list and the Variables' places."""
         from .tape_nested import VariablesGradient
         from .variable import Variable
 
-        many = isinstance(sources, (list, tuple))
-        found = list(sources) if many else [sources]
-        if not all(isinstance(v, Variable) for v in found):
+        found = list(sources) if isinstance(sources, (list, tuple)) else [sources]
+        if any(isinstance(v, (list, tuple, dict)) for v in found):
             raise TransformError(
-                f"the inner tape's gradient {self.label}: the sources of an inner tape in "
-                "a function the outer tape differentiates are names the block reads, or "
-                "Variables (one, a list or a tuple of them) reached through objects"
+                f"the inner tape's gradient {self.label}: nested sources, in a function "
+                "the outer tape differentiates (give one Variable, or a flat list of them)"
             )
-        return VariablesGradient(
-            self.fn, (), sources, [None] * len(found), np.float64(1.0), self.label
-        )
+        at = [k for k, v in enumerate(found) if isinstance(v, Variable)]
+        if not at:
+            return None, found, at
+        variables = [found[k] for k in at]
+        seed = np.float64(1.0)  # the function returns the sum of the target
+        gradient = VariablesGradient(self.fn, (), variables, [None] * len(at), seed, self.label)
+        return gradient, found, at
+
+    @staticmethod
+    def _placed(sources: Any, found: list[Any], at: list[int], values: Any) -> Any:
+        out: list[Any] = [None] * len(found)
+        for k, value in zip(at, values or ()):
+            out[k] = value
+        if isinstance(sources, (list, tuple)):
+            return type(sources)(out)
+        return out[0]
 
     def __call__(self, sources: Any, *args: Any) -> Any:
-        return self._gradient(sources)(*args)
+        gradient, found, at = self._gradient(sources)
+        values = gradient(*args) if gradient is not None else None
+        return self._placed(sources, found, at, values)
 
     def _s2s_pullback(
         self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
-        inner = self._gradient(args[0])
+        gradient, found, at = self._gradient(args[0])
+        if gradient is None:
+            value = self._placed(args[0], found, at, None)
+            return value, lambda cotangent: tuple(0.0 for _ in labels)
         kept = tuple(label - 1 for label in labels if isinstance(label, int) and label > 0)
-        value, pullback = inner._s2s_pullback(kept, args[1:], kwargs)
+        values, pullback = gradient._s2s_pullback(kept, args[1:], kwargs)
+        many = isinstance(args[0], (list, tuple))
 
         def by_label(cotangent: Any) -> tuple[Any, ...]:
-            got = dict(zip(kept, pullback(cotangent)))
+            parts = list(cotangent) if many else [cotangent]
+            got = dict(zip(kept, pullback([parts[k] for k in at])))
             return tuple(
                 got.get(label - 1, 0.0) if isinstance(label, int) else 0.0 for label in labels
             )
 
-        return value, by_label
+        return self._placed(args[0], found, at, values), by_label
 
 
 # --- the rewrite -------------------------------------------------------------------------
@@ -436,21 +457,32 @@ class _Rewriter(cst.CSTTransformer):
         if (
             isinstance(sources, (cst.List, cst.Tuple))
             and sources.elements
-            and all(
-                isinstance(e, cst.Element)
-                and isinstance(e.value, cst.Name)
-                and e.value.value in self.locals
-                for e in sources.elements
-            )
-        ):
+            and all(isinstance(e, cst.Element) for e in sources.elements)
+            and any(self._named(e.value) for e in sources.elements)
+        ):  # one gradient per source: by name, or of a Variable reached through objects
             kind = cst.List if isinstance(sources, cst.List) else cst.Tuple
             return kind(
                 [
-                    cst.Element(self._by_name(block, target.value, e.value.value))  # type: ignore[attr-defined]
+                    cst.Element(
+                        self._by_name(block, target.value, e.value.value)  # type: ignore[attr-defined]
+                        if self._named(e.value)
+                        else self._by_objects(block, target.value, e.value)
+                    )
                     for e in sources.elements
                 ]
             )
-        alias = self._function(block, target.value, "variables")
+        return self._by_objects(block, target.value, sources)
+
+    def _named(self, node: cst.BaseExpression) -> bool:
+        """A source the helper holds by name (a watched input, a Variable passed in)."""
+        return isinstance(node, cst.Name) and node.value in self.locals
+
+    def _by_objects(
+        self, block: _Block, target: str, sources: cst.BaseExpression
+    ) -> cst.BaseExpression:
+        """The gradient with respect to Variables reached through objects
+        (``model.trainable_variables``), evaluated where the helper asks for it."""
+        alias = self._function(block, target, "variables")
         call_args = [cst.Arg(sources), *(cst.Arg(cst.Name(p)) for p in block.params)]
         return cst.Call(cst.Name(alias), call_args)
 

@@ -310,3 +310,66 @@ def test_an_inner_tapes_jacobian_in_a_helper_is_refused_with_its_place():
         tape.gradient(total, critic.trainable_variables)
     assert "test_tf_inner_tape_helpers.py" in str(caught.value)
     assert "return tf.reduce_sum(t.jacobian(score, x))" in str(caught.value)
+
+
+_CONSTANT = tf.constant(np.ones(3))
+
+
+@tf.function
+def input_and_weight_gradients(w, v, x):
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(x)
+        y = tf.reduce_sum(tf.sin(w * x) * v)
+    gx = t.gradient(y, x)
+    gw, unwatched = t.gradient(y, [w, _CONSTANT])
+    assert unwatched is None
+    return tf.reduce_sum(gx**2) + tf.reduce_sum(gw * x)
+
+
+def _two_gradients_numpy(w, v, x):
+    gx = np.cos(w * x) * w * v
+    gw = np.cos(w * x) * x * v
+    return float(np.sum(gx**2) + np.sum(gw * x))
+
+
+def test_a_decorated_helper_with_a_persistent_inner_tape_and_two_gradients():
+    w = tf.Variable(np.array([0.3, -0.7, 1.1]))
+    v = tf.Variable(np.array([0.5, 0.2, -0.4]))
+    x = tf.constant(np.array([0.4, 1.0, -0.6]))
+    with tf.GradientTape() as tape:
+        out = input_and_weight_gradients(w, v, x)
+    grads = tape.gradient(out, [w, v])
+    args = [w.numpy(), v.numpy(), x.numpy()]
+    assert float(out) == pytest.approx(_two_gradients_numpy(*args), rel=1e-12)
+    want = numerical_grad(_two_gradients_numpy, args, (0, 1))
+    for got, expected in zip(grads, want):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-7, atol=1e-9)
+
+
+def _make_scaled_helper(scale):
+    def helper(w, x):
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = tf.reduce_sum(tf.sin(w * x)) * scale
+        if scale > 0.0:
+            g = t.gradient(y, x)
+        else:
+            g = tf.zeros_like(x)
+        return tf.reduce_sum(g**2) + y
+
+    return helper
+
+
+def test_a_closure_helper_taking_its_inner_gradient_in_a_branch():
+    w = tf.Variable(np.array([0.3, -0.7, 1.1]))
+    x = tf.constant(np.array([0.4, 1.0, -0.6]))
+    helper = _make_scaled_helper(2.0)
+    with tf.GradientTape() as tape:
+        out = helper(w, x)
+    got = tape.gradient(out, w)
+
+    def reference(a):
+        return float(np.sum((2.0 * np.cos(a * x.numpy()) * a) ** 2 + 2.0 * np.sin(a * x.numpy())))
+
+    assert float(out) == pytest.approx(reference(w.numpy()), rel=1e-12)
+    np.testing.assert_allclose(got.numpy(), numerical_grad(reference, [w.numpy()]), rtol=1e-7)
