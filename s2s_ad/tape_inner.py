@@ -55,11 +55,6 @@ _MADE: weakref.WeakKeyDictionary[Any, types.FunctionType] = weakref.WeakKeyDicti
 SOURCES: dict[types.CodeType, tuple[list[str], int]] = {}
 
 
-def has_inner_tape(func: types.FunctionType) -> bool:
-    """Whether a function may open a ``GradientTape`` (cheap: the names its code uses)."""
-    return "GradientTape" in func.__code__.co_names
-
-
 def rewritten(func: types.FunctionType) -> types.FunctionType:
     """``func`` with its inner tapes' blocks and gradient calls made into calls the
     transformer can differentiate (``func`` itself when it opens no tape)."""

@@ -16,6 +16,7 @@ from . import metrics as metrics_module
 from . import optimizers as optimizers_module
 from .base import InputLayer, KerasTensor, Layer, _unique, fresh_names
 from .callbacks import CallbackList, History
+from .compiled import CompiledLoss, CompiledMetrics
 from .progbar import Progbar, verbosity
 from .summary import summarize
 
@@ -34,7 +35,8 @@ class Model(Layer):
         self._output_index: Any = None
         self.optimizer: Any = None
         self.loss: Any = None
-        self.compiled_metrics: list[Any] = []
+        self.compiled_loss: Any = None
+        self.compiled_metrics: CompiledMetrics = CompiledMetrics()
         if inputs is not None and outputs is not None:
             self._build_graph(inputs, outputs)
 
@@ -163,21 +165,42 @@ class Model(Layer):
     ) -> None:
         """Choose the optimizer, the loss and the metrics ``fit`` and ``evaluate`` use."""
         self.optimizer = optimizers_module.get(optimizer)
-        self.loss = losses_module.get(loss)
-        self.compiled_metrics = [metrics_module.get(m, loss) for m in metrics or []]
+        self.loss = losses_module.get(loss) if loss is not None else None
+        self.compiled_loss = CompiledLoss(self.loss) if self.loss is not None else None
+        self.compiled_metrics = CompiledMetrics(metrics_module.get(m, loss) for m in metrics or [])
 
-    def train_step(self, x: Any, y: Any) -> Any:
+    @property
+    def metrics(self) -> list[Any]:
+        """The ``loss`` metric and the compiled metrics, then the metrics the model holds
+        in its attributes (``self.loss_tracker = keras.metrics.Mean(name="loss")``)."""
+        found = list(self.compiled_loss.metrics) if self.compiled_loss is not None else []
+        found += list(self.compiled_metrics)
+        for name, value in vars(self).items():
+            if not name.startswith("_") and isinstance(value, metrics_module.Metric):
+                if all(value is not m for m in found):
+                    found.append(value)
+        return found
+
+    @property
+    def metrics_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def train_step(self, data: Any) -> Any:
+        """One step on a batch ``(x, y)``: the logs (each metric's result), as Keras 2's
+        ``train_step``, which a subclass may override."""
+        x, y = data
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.loss(y, y_pred)
-            if self.losses:
-                loss = loss + sum(self.losses)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        for metric in self.compiled_metrics:
-            metric.update_state(y, y_pred)
-        return loss
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
 
     def fit(
         self,
@@ -195,7 +218,8 @@ class Model(Layer):
         """Train for ``epochs`` passes over ``(x, y)`` in batches (32 by default),
         calling the ``callbacks`` (``keras.callbacks``) as Keras does; the ``History``
         returned (also ``model.history``) holds the logs of each epoch."""
-        if self.optimizer is None or self.loss is None:
+        own_step = type(self).train_step is not Model.train_step
+        if self.optimizer is None or self.loss is None and not own_step:
             raise RuntimeError("You must compile your model before training/testing.")
         x, y = np.asarray(x), np.asarray(y)
         size = batch_size or 32
@@ -215,17 +239,19 @@ class Model(Layer):
             bar = Progbar(steps, shown)
             seen = 0
             order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
-            for metric in self.compiled_metrics:
-                metric.reset_state()
+            self.reset_metrics()
             total, count = 0.0, 0
             for step in range(steps):
                 hooks.on_train_batch_begin(step)
                 rows = order[step * size : (step + 1) * size]
-                loss = self.train_step(tensor(x[rows]), tensor(y[rows]))
-                total += float(loss) * len(rows)
-                count += len(rows)
-                logs = {"loss": total / count}  # the epoch's running mean, as Keras logs
-                logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
+                out = self.train_step((tensor(x[rows]), tensor(y[rows])))
+                if isinstance(out, dict):  # the metrics' running values, as Keras logs
+                    logs = {k: float(np.asarray(v)) for k, v in out.items()}
+                else:  # a step that returns its loss: the epoch's running mean
+                    total += float(out) * len(rows)
+                    count += len(rows)
+                    logs = {"loss": total / count}
+                    logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
                 hooks.on_train_batch_end(step, logs)
                 seen = step + 1
                 bar.update(seen, logs)
