@@ -81,9 +81,7 @@ class PiecewiseConstantDecay(LearningRateSchedule):
 
     def __init__(self, boundaries: list[Any], values: list[Any], name: str | None = None) -> None:
         if len(values) != len(boundaries) + 1:
-            raise ValueError(
-                "The length of boundaries should be 1 less than the length of values"
-            )
+            raise ValueError("The length of boundaries should be 1 less than the length of values")
         self.boundaries = list(boundaries)
         self.values = list(values)
         self.name = name
