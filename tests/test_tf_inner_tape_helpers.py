@@ -373,3 +373,98 @@ def test_a_closure_helper_taking_its_inner_gradient_in_a_branch():
 
     assert float(out) == pytest.approx(reference(w.numpy()), rel=1e-12)
     np.testing.assert_allclose(got.numpy(), numerical_grad(reference, [w.numpy()]), rtol=1e-7)
+
+
+class FittedWGAN(keras.Model):
+    """A WGAN-GP trained by ``fit``: extra critic steps, the penalty a method."""
+
+    def __init__(self, discriminator, generator, latent_dim, d_steps=2, gp_weight=10.0):
+        super().__init__()
+        self.discriminator = discriminator
+        self.generator = generator
+        self.latent_dim = latent_dim
+        self.d_steps = d_steps
+        self.gp_weight = gp_weight
+        self.draws = 0
+
+    def compile(self, d_optimizer, g_optimizer, d_loss_fn, g_loss_fn):
+        super().compile(run_eagerly=True)
+        self.d_optimizer = d_optimizer
+        self.g_optimizer = g_optimizer
+        self.d_loss_fn = d_loss_fn
+        self.g_loss_fn = g_loss_fn
+
+    def noise(self, batch_size):
+        """Latent vectors (deterministic: the same in the TensorFlow run)."""
+        self.draws += 1
+        return _w((batch_size, self.latent_dim), 100.0 + self.draws, 1.0)
+
+    def gradient_penalty(self, batch_size, real_images, fake_images):
+        alpha = tf.reshape(tf.linspace(0.2, 0.8, batch_size), [batch_size, 1])
+        interpolated = real_images + alpha * (fake_images - real_images)
+        with tf.GradientTape() as gp_tape:
+            gp_tape.watch(interpolated)
+            pred = self.discriminator(interpolated, training=True)
+        grads = gp_tape.gradient(pred, [interpolated])[0]
+        norm = tf.sqrt(tf.reduce_sum(tf.square(grads), axis=[1]))
+        return tf.reduce_mean((norm - 1.0) ** 2)
+
+    def train_step(self, real_images):
+        if isinstance(real_images, tuple):
+            real_images = real_images[0]
+        batch_size = tf.shape(real_images)[0]
+        for _ in range(self.d_steps):
+            latent = self.noise(batch_size)
+            with tf.GradientTape() as tape:
+                fake_images = self.generator(latent, training=True)
+                fake_logits = self.discriminator(fake_images, training=True)
+                real_logits = self.discriminator(real_images, training=True)
+                d_cost = self.d_loss_fn(real_img=real_logits, fake_img=fake_logits)
+                gp = self.gradient_penalty(batch_size, real_images, fake_images)
+                d_loss = d_cost + gp * self.gp_weight
+            d_gradient = tape.gradient(d_loss, self.discriminator.trainable_variables)
+            self.d_optimizer.apply_gradients(
+                zip(d_gradient, self.discriminator.trainable_variables)
+            )
+        latent = self.noise(batch_size)
+        with tf.GradientTape() as tape:
+            generated = self.generator(latent, training=True)
+            g_loss = self.g_loss_fn(self.discriminator(generated, training=True))
+        g_gradient = tape.gradient(g_loss, self.generator.trainable_variables)
+        self.g_optimizer.apply_gradients(zip(g_gradient, self.generator.trainable_variables))
+        return {"d_loss": d_loss, "g_loss": g_loss}
+
+
+def critic_loss(real_img, fake_img):
+    return tf.reduce_mean(fake_img) - tf.reduce_mean(real_img)
+
+
+def generator_loss(fake_img):
+    return -tf.reduce_mean(fake_img)
+
+
+def test_a_wgan_gp_trained_by_fit_without_targets():
+    d = keras.Sequential(
+        [layers.Dense(16), layers.LeakyReLU(0.2), layers.Dense(8), layers.LeakyReLU(0.2)]
+        + [layers.Dense(1)]
+    )
+    g = keras.Sequential([layers.Dense(16), layers.LeakyReLU(0.2), layers.Dense(4, "tanh")])
+    d(np.zeros((1, 4), np.float32))
+    g(np.zeros((1, 3), np.float32))
+    d.set_weights([_w(w.shape, 10 + k, 0.5) for k, w in enumerate(d.get_weights())])
+    g.set_weights([_w(w.shape, 30 + k, 0.5) for k, w in enumerate(g.get_weights())])
+    wgan = FittedWGAN(d, g, latent_dim=3)
+    wgan.compile(
+        d_optimizer=keras.optimizers.Adam(0.0002, beta_1=0.5, beta_2=0.9),
+        g_optimizer=keras.optimizers.Adam(0.0002, beta_1=0.5, beta_2=0.9),
+        d_loss_fn=critic_loss,
+        g_loss_fn=generator_loss,
+    )
+    real = _w((16, 4), 7.0, 0.9)
+    history = wgan.fit(real, batch_size=8, epochs=2, verbose=0, shuffle=False)
+    np.testing.assert_allclose(history.history["d_loss"], [5.250261, 5.064761], atol=3e-6)
+    np.testing.assert_allclose(history.history["g_loss"], [-1.41712, -1.411645], atol=2e-6)
+    tf_d = [-0.2702690064907074, -0.46367499232292175, 0.08463600277900696, 0.4980629980564]
+    tf_g = [-0.4945169985294342, -0.023049000650644302, 0.4846870005130768, 0.2156540006399]
+    np.testing.assert_allclose(d.get_weights()[0].ravel()[:4], tf_d, atol=2e-6)
+    np.testing.assert_allclose(g.get_weights()[0].ravel()[:4], tf_g, atol=2e-6)

@@ -221,7 +221,8 @@ class Model(Layer):
         own_step = type(self).train_step is not Model.train_step
         if self.optimizer is None or self.loss is None and not own_step:
             raise RuntimeError("You must compile your model before training/testing.")
-        x, y = np.asarray(x), np.asarray(y)
+        x = np.asarray(x)
+        y = np.asarray(y) if y is not None else None  # a step of one's own may need none
         size = batch_size or 32
         steps = -(-len(x) // size)
         hooks = CallbackList(
@@ -244,7 +245,9 @@ class Model(Layer):
             for step in range(steps):
                 hooks.on_train_batch_begin(step)
                 rows = order[step * size : (step + 1) * size]
-                out = self.train_step((tensor(x[rows]), tensor(y[rows])))
+                # the batch, as Keras gives it: (x, y), or x alone without targets
+                batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+                out = self.train_step(batch)
                 if isinstance(out, dict):  # the metrics' running values, as Keras logs
                     logs = {k: float(np.asarray(v)) for k, v in out.items()}
                 else:  # a step that returns its loss: the epoch's running mean
