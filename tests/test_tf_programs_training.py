@@ -219,3 +219,49 @@ def test_an_actor_critic_step_with_two_tapes_in_one_with_statement():
     np.testing.assert_allclose(seen, tf_seen, rtol=2e-6, atol=2e-6)
     tf_kernel = [-0.04163900017738342, 0.47663000226020813, 0.39914101362228394, -0.293247014]
     np.testing.assert_allclose(model.get_weights()[0].ravel()[:4], tf_kernel, atol=2e-6)
+
+
+class EvaluatedModel(keras.Model):
+    def train_step(self, data):
+        x, y = data
+        with tf.GradientTape() as tape:
+            y_pred = self(x, training=True)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        grads = tape.gradient(loss, self.trainable_variables)
+        grads, _ = tf.clip_by_global_norm(grads, 0.5)
+        self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+    def test_step(self, data):
+        x, y = data
+        y_pred = self(x, training=False) * 2.0
+        self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
+
+def test_a_custom_test_step_serves_validation_and_evaluate():
+    inputs = keras.Input(shape=(3,))
+    outputs = layers.Dense(1)(layers.Dense(4, activation="relu")(inputs))
+    model = EvaluatedModel(inputs, outputs)
+    model.set_weights([_w(w.shape, k, 0.5) for k, w in enumerate(model.get_weights())])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+    x, y = _w((12, 3), 1.0, 1.0), _w((12, 1), 2.0, 1.0)
+    xv, yv = _w((6, 3), 3.0, 1.0), _w((6, 1), 4.0, 1.0)
+    history = model.fit(
+        x, y, batch_size=4, epochs=2, verbose=0, shuffle=False, validation_data=(xv, yv)
+    )
+    tf_history = {
+        "loss": [0.692347, 0.659532],
+        "mae": [0.662375, 0.644238],
+        "val_loss": [0.754486, 0.65677],
+        "val_mae": [0.686512, 0.683572],
+    }
+    assert list(history.history) == list(tf_history)
+    for key, values in tf_history.items():
+        np.testing.assert_allclose(history.history[key], values, atol=2e-6)
+    scores = model.evaluate(xv, yv, batch_size=4, verbose=0)
+    np.testing.assert_allclose(scores, [0.65677, 0.683572], atol=2e-6)
+    named = model.evaluate(xv, yv, batch_size=4, verbose=0, return_dict=True)
+    assert list(named) == ["loss", "mae"]

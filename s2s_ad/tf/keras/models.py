@@ -271,6 +271,15 @@ class Model(Layer):
         assert hooks.history is not None
         return hooks.history
 
+    def test_step(self, data: Any) -> Any:
+        """One evaluation step on a batch ``(x, y)``: the logs, as Keras 2's
+        ``test_step`` (``evaluate`` calls a subclass's own, batch by batch)."""
+        x, y = data
+        y_pred = self(x, training=False)
+        self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
     def evaluate(
         self,
         x: Any = None,
@@ -281,6 +290,8 @@ class Model(Layer):
         **kwargs: Any,
     ) -> Any:
         """The loss (and metrics) on ``(x, y)``."""
+        if type(self).test_step is not Model.test_step:
+            return self._evaluate_steps(x, y, batch_size, verbose, return_dict)
         steps = -(-len(np.asarray(x)) // (batch_size or 32))
         bar = Progbar(steps, verbosity(verbose))  # timed from here
         y_pred = self.predict(x, batch_size=batch_size, verbose=0)
@@ -293,6 +304,28 @@ class Model(Layer):
         if return_dict:
             return scores
         return scores["loss"] if len(scores) == 1 else list(scores.values())
+
+    def _evaluate_steps(
+        self, x: Any, y: Any, batch_size: Any, verbose: Any, return_dict: bool
+    ) -> Any:
+        """``evaluate`` through a ``test_step`` of the model's own: the metrics reset,
+        the step called on each batch, the last batch's logs returned (Keras 2's)."""
+        x = np.asarray(x)
+        y = np.asarray(y) if y is not None else None
+        size = batch_size or 32
+        steps = -(-len(x) // size)
+        bar = Progbar(steps, verbosity(verbose))
+        self.reset_metrics()
+        logs: dict[str, float] = {}
+        for step in range(steps):
+            rows = slice(step * size, (step + 1) * size)
+            batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+            logs = {k: float(np.asarray(v)) for k, v in self.test_step(batch).items()}
+        bar.update(steps, logs, finalize=True)
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
         steps = -(-len(np.asarray(x)) // (batch_size or 32))
