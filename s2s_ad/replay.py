@@ -51,7 +51,7 @@ _NUMPY_DRAWS = (
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
-    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "constant")
+    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "constant", "inner")
 
     def __init__(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
         self.frame: types.FrameType | None = frame
@@ -61,19 +61,37 @@ class Recording:
         self.keeps_calls = False  # whether the block's calls may be kept (see the tape)
         # whether a value is a constant of the block: an input it read and does not watch
         self.constant: Callable[[Any], bool] = _never
+        # ids of the draws made in the block of an inner tape opened by a function the
+        # block called (a gradient penalty's helper; see ``tape_inner``)
+        self.inner: set[int] = set()
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
+        others = [r.frame for r in _RECORDING if r is not self] if len(_RECORDING) > 1 else ()
+        inner = False
         frame = caller
         while frame is not None and frame is not self.frame:
+            if others and any(frame is other for other in others):
+                inner = True  # in another tape's block, below this one's
             frame = frame.f_back
         if frame is None:
             return  # not drawn by this block's code
         index = self.statement_at(frame.f_lineno)
-        self.draws.setdefault(index, []).append((name, _copy(value), owner_of(caller, frame)))
+        entry = (name, _copy(value), owner_of(caller, frame))
+        self.draws.setdefault(index, []).append(entry)
+        if inner:
+            self.inner.add(id(entry))
 
     def queue(self, statements: list[int]) -> list[tuple[str, Any, int | None]]:
         """The draws of these statements, in order (name, value, owner)."""
         return [d for k in statements for d in self.draws.get(k, ())]
+
+    def split(
+        self, draws: list[tuple[str, Any, int | None]]
+    ) -> tuple[list[tuple[str, Any, int | None]], list[tuple[str, Any, int | None]]]:
+        """The draws made outside and inside inner tapes' blocks of called functions:
+        the re-run computes the latter again (see :class:`Keyed`)."""
+        inner = self.inner
+        return [d for d in draws if id(d) not in inner], [d for d in draws if id(d) in inner]
 
     def unused_calls(self, statements: list[int]) -> list[Call]:
         """The recorded calls of these statements not yet handed back, in order."""
@@ -151,7 +169,7 @@ class Keyed:
         return values[0]
 
 
-_AGAIN = ("second_order.py", "tape_nested.py")
+_AGAIN = ("second_order.py", "tape_nested.py", "tape_inner.py")
 
 
 def _computed_again(frame: types.FrameType | None) -> bool:

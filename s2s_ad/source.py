@@ -209,7 +209,8 @@ def parse_function(func: Any) -> ParsedFunction:
         closure = dict(zip(code.co_freevars, func.__closure__))
     if code.co_name == "<lambda>":
         return _parse_lambda(func, code, closure)
-    found = _block(func)
+    own = _registered(code)
+    found = own or _block(func)
     for attempt in ("quick", "inspect"):
         if found is None:
             try:
@@ -231,7 +232,8 @@ def parse_function(func: Any) -> ParsedFunction:
     node = next((s for s in module.body if isinstance(s, cst.FunctionDef)), None)
     if node is None:
         raise _no_source(func, "source is not a function definition")
-    _check_current(func, text)
+    if own is None:
+        _check_current(func, text)
     return ParsedFunction(
         func,
         node,
@@ -305,6 +307,15 @@ def _last_line(code: types.CodeType) -> int:
         if isinstance(const, types.CodeType):
             last = max(last, _last_line(const))
     return last
+
+
+def _registered(code: types.CodeType) -> tuple[list[str], int] | None:
+    """The source s2s_ad compiled a function from (a helper whose inner tapes were
+    rewritten, see ``tape_inner``), or ``None``."""
+    import sys
+
+    inner = sys.modules.get("s2s_ad.tape_inner")
+    return None if inner is None else inner.SOURCES.get(code)
 
 
 # --- is the text read the code that runs? ------------------------------------------------

@@ -125,7 +125,8 @@ class GradientTape:
     # later gradient through statements before it needs those arrays unchanged
     _checkpoints: list[tuple[int, list[tuple[Variable, Any]]]] = ()  # type: ignore[assignment]
     # id of a Variable assigned in the block -> (the Variable, the statement that
-    # assigned it last, its array when the block ended)
+    # assigned it last, its array when the block ended, [(statement, array before,
+    # array after)] for each assignment)
     _assigns: dict[int, list[Any]] = _EMPTY
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
@@ -136,7 +137,7 @@ class GradientTape:
         self._used = False
         # the plans this tape ran, with their targets: for an outer tape that
         # differentiates this tape's gradient call (see ``_calls``)
-        self._ran: list[tuple[_Plan, list[str]]] = []
+        self._ran = _Ran()
         self._recorder = replay.Recorder()
 
     # --- the block ----------------------------------------------------------------------
@@ -274,16 +275,22 @@ class GradientTape:
             if value is not first:
                 assigned.add(name)
 
-    def _note_assign(self, variable: Variable) -> None:
+    def _note_assign(self, variable: Variable, old: Any) -> None:
         """A Variable assigned while the block runs: the statement of the block that did
-        it (a later statement reads its new value only)."""
+        it (a later statement reads its new value only), and its arrays before and
+        after, statement by statement (a gradient of statements that ran before reads
+        the array they read)."""
         frame: types.FrameType | None = sys._getframe(1)
         while frame is not None and frame is not self._frame:
             frame = frame.f_back
         if frame is None or self._block is None:
             return  # not by the block's code (a re-run, another thread)
         index = self._block.statement_at(frame.f_lineno)
-        self._assigns[id(variable)] = [variable, index, None]
+        entry = self._assigns.get(id(variable))
+        if entry is None:
+            entry = self._assigns[id(variable)] = [variable, index, None, []]
+        entry[1] = index
+        entry[3].append((index, old, variable.value))
 
     def _watch_one(self, value: Any) -> None:
         if id(value) not in self._watched_ids:
@@ -497,7 +504,7 @@ class GradientTape:
         held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
         self._checkpoints.append((end, [(v, v.value) for v in held]))
 
-    def _check_checkpoints(self, plan: _Plan) -> None:
+    def _check_checkpoints(self, plan: _Plan, pins: dict[int, Any]) -> None:
         """Refuse to re-run statements that ran before a gradient called in the block
         when a Variable that gradient saw has changed since (an optimizer step in the
         block): the re-run would read its new value."""
@@ -510,7 +517,7 @@ class GradientTape:
             if first >= end:
                 continue
             for variable, value in pairs:
-                if variable.value is not value:
+                if variable.value is not value and id(variable) not in pins:
                     raise TransformError(
                         f"a gradient through statements of the block that ran before the "
                         f"Variable {variable.name} changed (after the gradient called at "
@@ -526,6 +533,7 @@ class GradientTape:
         found: list[Any],
         found_names: list[tuple[str | None, str]],
         read: dict[int, Any],
+        pins: dict[int, Any],
     ) -> None:
         """Refuse a source Variable that changed after the block first read it, by code
         the tape cannot see (``optimizer.apply_gradients`` in the block): the re-run
@@ -540,7 +548,7 @@ class GradientTape:
             if not isinstance(leaf, Variable):
                 continue
             then = read.get(id(leaf))
-            if then is None or then is leaf.value:
+            if then is None or then is leaf.value or id(leaf) in pins:
                 continue
             if name is not None and any(
                 f"{name}.assign" in block.source(st) for st in block.statements[: self._end]
@@ -665,12 +673,13 @@ class GradientTape:
         plan = self._plan(targets, named, cuts, hidden)
         if plan is None:
             return [None] * len(found)
+        pins = self._pins(plan, found, read)
         if self._assigned:
-            self._check_assigned(plan)
+            self._check_assigned(plan, pins)
         if self._checkpoints:
-            self._check_checkpoints(plan)
+            self._check_checkpoints(plan, pins)
         if plan.statements:
-            self._check_changed(plan, found, found_names, read)
+            self._check_changed(plan, found, found_names, read, pins)
         if self._end is not None:
             self._checkpoint(found)
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
@@ -679,7 +688,7 @@ class GradientTape:
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
-        by_name, table = self._run(plan, hidden, cotangent)
+        by_name, table = self._run(plan, hidden, cotangent, pins)
         if cotangent is _ones_like:
             tape_fast.remember(self, plan, targets, found, found_names, hidden)
         grads: list[Any] = []
@@ -820,10 +829,58 @@ class GradientTape:
                     calls[(targets[0], n)] = (plan.fn, plan.params)
         return calls
 
+    def _pins(
+        self, plan: _Plan, found: list[Any], read: dict[int, Any]
+    ) -> dict[int, tuple[Variable, Any]]:
+        """The Variables whose array is known for the whole run of the slice's statements
+        in the block, with that array: those assigned in the block (the array they held
+        when the slice's first statement ran: TensorFlow differentiates the values that
+        were read), unless an assignment falls between its first and last statements,
+        and the sources changed since the block read them (an optimizer step after it).
+        The re-run reads these arrays."""
+        if not plan.statements or not (self._assigns or found):
+            return {}
+        first, last = min(plan.statements), max(plan.statements)
+        pins: dict[int, tuple[Variable, Any]] = {}
+        for variable, _, _, entries in self._assigns.values():
+            if any(first <= k <= last for k, _, _ in entries):
+                continue  # changed while the slice ran: the checks decide
+            earlier = [new for k, _, new in entries if k < first]
+            pins[id(variable)] = (variable, earlier[-1] if earlier else entries[0][1])
+        for leaf in found:
+            if isinstance(leaf, Variable) and id(leaf) not in self._assigns:
+                then = read.get(id(leaf))
+                if then is not None and then is not leaf.value:
+                    pins[id(leaf)] = (leaf, then)  # changed after the block
+        return pins
+
     def _run(
-        self, plan: _Plan, hidden: list[Variable], cotangent: Any
+        self,
+        plan: _Plan,
+        hidden: list[Variable],
+        cotangent: Any,
+        pins: dict[int, tuple[Variable, Any]] | None = None,
     ) -> tuple[dict[str, Any], dict[int, Any]]:
         """Run the plan's sweeps; gradients by parameter name and by Variable id."""
+        swapped = [(v, v.value) for v, then in pins.values() if v.value is not then] if pins else []
+        if not swapped:
+            return self._sweeps(plan, hidden, cotangent, None)
+        for variable, _ in swapped:
+            variable.value = pins[id(variable)][1]  # type: ignore[index]
+        try:
+            return self._sweeps(plan, hidden, cotangent, pins)
+        finally:
+            for variable, now in swapped:
+                variable.value = now
+
+    def _sweeps(
+        self,
+        plan: _Plan,
+        hidden: list[Variable],
+        cotangent: Any,
+        pins: dict[int, tuple[Variable, Any]] | None,
+    ) -> tuple[dict[str, Any], dict[int, Any]]:
+        """The plan's forward and backward sweeps on the block's values."""
         before, objects = self._before, self._objects
         if plan.plain and self._frame is None:  # every parameter a value the block started
             # from (after the block: a Variable's entry is its array)
@@ -839,6 +896,11 @@ class GradientTape:
                 values = [before[n] for n in plan.params]
         else:
             values = self._values(plan)
+        if pins:  # Variables passed by name: the arrays the slice read
+            for k, n in enumerate(plan.params):
+                obj = objects.get(n)
+                if isinstance(obj, Variable) and id(obj) in pins and values[k] is not obj:
+                    values[k] = pins[id(obj)][1]
         recording = self._recorder.recording
         draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
@@ -860,6 +922,8 @@ class GradientTape:
                 # an inner tape's gradient computes its block's draws again, several
                 # times: given back by the object that drew them
                 inner = self._inner_draws(plan) if plan.nested and draws else None
+                if inner is None and draws and recording.inner:  # see tape_inner
+                    draws, inner = recording.split(draws)
                 with replay.replaying(draws, roots, given, lazy, keyed=inner):
                     out, saved = fns["fwd"](*values)
                     grads = fns["bwd"](saved, cotangent(out))
@@ -921,13 +985,16 @@ class GradientTape:
                 values.append(before[n])
         return values
 
-    def _check_assigned(self, plan: _Plan) -> None:
+    def _check_assigned(self, plan: _Plan, pins: dict[int, Any]) -> None:
         """A Variable the block assigns is read, when the slice runs again, with the value
-        the block left; refuse when the slice also reads it before the assignment (the
-        two reads saw different values)."""
+        it had when the slice's first statement ran (``pins``); refuse when the slice
+        reads it both before and after an assignment (the two reads saw different
+        values)."""
         block = self._block
         assert block is not None
         for name in self._assigned & set(plan.params):
+            if id(self._objects[name]) in pins:
+                continue
             assigns = [
                 k
                 for k, st in enumerate(block.statements[: self._end])
@@ -997,6 +1064,30 @@ class GradientTape:
             return None
         value = _value(source)
         return tensor(np.zeros(np.shape(value)), dtype=np.asarray(value).dtype)
+
+
+class _Ran:
+    """The plans a tape ran, with their targets, for an outer tape that differentiates
+    its ``gradient`` calls: one entry per (plan, targets), the latest last (a persistent
+    tape's ``gradient`` called at every step of a loop does not make it grow)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[int, tuple[str, ...]], tuple[_Plan, list[str]]] = {}
+
+    def append(self, item: tuple[_Plan, list[str]]) -> None:
+        key = (id(item[0]), tuple(item[1]))  # the entry keeps the plan: its id stays its own
+        entries = self.entries
+        if key in entries:
+            del entries[key]  # moved to the end: the latest wins in ``_calls``
+        entries[key] = item
+
+    def __iter__(self) -> Any:
+        return iter(self.entries.values())
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
 
 @dataclass

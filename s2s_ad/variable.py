@@ -20,8 +20,8 @@ from .rules.registry import nondiff, set_jvps, vjp_rule
 # each with the array it held when first read (a tape refuses to re-run a read of a
 # Variable that changed since, where it cannot tell which value the read saw)
 READS: list[dict[int, Any]] = []
-# while tapes' blocks run: called with each Variable assigned (a tape notes in which
-# statement of its block, see GradientTape._note_assign)
+# while tapes' blocks run: called with each Variable assigned and its array before (a
+# tape notes in which statement of its block, see GradientTape._note_assign)
 ASSIGNS: list[Any] = []
 
 
@@ -276,9 +276,10 @@ class Variable:
         return tensor(self)
 
     def assign(self, value: Any) -> Variable:
-        self.value = np.array(np.asarray(value, dtype=self.value.dtype).reshape(self.shape))
+        old = self.value
+        self.value = np.array(np.asarray(value, dtype=old.dtype).reshape(self.shape))
         for note in ASSIGNS:
-            note(self)
+            note(self, old)
         return self
 
     def assign_add(self, delta: Any) -> Variable:

@@ -38,7 +38,7 @@ LAYERS: list[set[str]] = [
     | {"second_order"},
     # the API and what is built on it
     {"api", "wrapper", "transforms", "stages", "testing", "tape", "tape_block", "replay"}
-    | {"tape_nested", "tape_fast", "tf", "__init__", "__main__"},
+    | {"tape_nested", "tape_inner", "tape_fast", "tf", "__init__", "__main__"},
 ]
 LAYER = {name: k for k, names in enumerate(LAYERS) for name in names}
 

@@ -12,7 +12,6 @@ import pytest
 from fd import numerical_grad
 
 import s2s_ad.tf as tf
-from s2s_ad.errors import TransformError
 from s2s_ad.tf import keras
 
 layers = keras.layers
@@ -198,21 +197,3 @@ def test_leaky_relu_and_relu_layers():
     with tf.GradientTape() as tape:
         y = tf.reduce_sum(layers.LeakyReLU(0.2)(v * v * np.sign(x)))
     np.testing.assert_allclose(tape.gradient(y, v).numpy(), [[0.8, 0.2, 0.0, 1.0, 6.0]])
-
-
-def _penalty_in_a_helper(critic, xhat):
-    with tf.GradientTape() as inner:
-        inner.watch(xhat)
-        pred = critic(xhat)
-    return tf.reduce_mean(inner.gradient(pred, xhat) ** 2)
-
-
-def test_an_inner_tape_inside_a_helper_function_is_refused_with_its_place():
-    _, critic = _gan()
-    xhat = _w((4, 3), 1.0)
-    with tf.GradientTape() as tape:
-        gp = _penalty_in_a_helper(critic, xhat)
-    with pytest.raises(TransformError, match="GradientTape inside a function") as caught:
-        tape.gradient(gp, critic.trainable_variables)
-    assert "test_tf_programs_gan.py" in str(caught.value)
-    assert "outer tape's block" in str(caught.value)

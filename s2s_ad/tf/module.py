@@ -114,6 +114,18 @@ def name_scope(name: str) -> Iterator[str]:
         _SCOPES.pop()
 
 
+@contextmanager
+def outside_scopes() -> Iterator[None]:
+    """No name scope inside (Keras 2 builds a subclassed model's layers in a graph of its
+    own: their Variables are not named under the model's name)."""
+    saved = _SCOPES[:]
+    _SCOPES.clear()
+    try:
+        yield
+    finally:
+        _SCOPES[:] = saved
+
+
 def scoped(name: str) -> str:
     """``name`` under the open name scopes (``'dense/kernel'``)."""
     return "/".join([*_SCOPES, name])

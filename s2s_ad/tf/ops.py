@@ -93,7 +93,9 @@ def range(  # noqa: A001
 
 
 def linspace(start: Any, stop: Any, num: int, name: str | None = None, axis: int = 0) -> Tensor:
-    return tensor(np.linspace(start, stop, int(num), axis=axis), np.asarray(start * 1.0).dtype)
+    # TensorFlow's dtype is the start's: a Python float is float32, an int float64
+    dtype = np.float32 if type(start) is float else np.asarray(start * 1.0).dtype
+    return tensor(np.linspace(start, stop, int(num), axis=axis), dtype)
 
 
 def reshape(x: Any, shape: Any, name: str | None = None) -> Tensor:

@@ -28,9 +28,24 @@ _NAMES: collections.Counter[str] = collections.Counter()
 
 def unique_name(base: str) -> str:
     """``'dense'``, then ``'dense_1'``, ``'dense_2'``... as Keras names layers."""
-    count = _NAMES[base]
-    _NAMES[base] += 1
+    names = _COUNTERS[-1]
+    count = names[base]
+    names[base] += 1
     return base if count == 0 else f"{base}_{count}"
+
+
+_COUNTERS = [_NAMES]
+
+
+@contextlib.contextmanager
+def fresh_names() -> Any:
+    """Layers made inside are numbered from zero (Keras 2 builds a subclassed model in
+    a graph of its own, which numbers the layers made there afresh)."""
+    _COUNTERS.append(collections.Counter())
+    try:
+        yield
+    finally:
+        _COUNTERS.pop()
 
 
 class KerasTensor:
@@ -111,10 +126,32 @@ class Layer(Module):
     def __setattr__(self, key: str, value: Any) -> None:
         tracked = self.__dict__.get("_tracked")
         if tracked is not None and not key.startswith("_"):
-            for leaf in _tracked_leaves(value):
+            new = _tracked_leaves(value)
+            old = self.__dict__.get(key)
+            if old is not None and old is not value:
+                self._untrack(key, old, new)
+            for leaf in new:
                 if all(leaf is not t for t in tracked):
                     tracked.append(leaf)
         object.__setattr__(self, key, value)
+
+    def _untrack(self, key: str, old: Any, new: list[Any]) -> None:
+        """An attribute given another value: the Variables and layers it held that no
+        other attribute holds are no longer the layer's (as in Keras 2: a ``build`` run
+        twice, ``self.w = self.add_weight(...)``, keeps only the second weight)."""
+        gone = [leaf for leaf in _tracked_leaves(old) if all(leaf is not n for n in new)]
+        if not gone:
+            return
+        held = [
+            leaf
+            for name, v in self.__dict__.items()
+            if name != key and not name.startswith("_")
+            for leaf in _tracked_leaves(v)
+        ]
+        tracked = self._tracked
+        for leaf in gone:
+            if all(leaf is not h for h in held):
+                tracked[:] = [t for t in tracked if t is not leaf]
 
     # --- building and calling ---------------------------------------------------------------
 

@@ -105,6 +105,19 @@ mae = MAE = mean_absolute_error
 kld = KLD = kl_divergence
 
 
+class Reduction:
+    """The ways a ``Loss`` reduces its per-example values (``keras.losses.Reduction``)."""
+
+    AUTO = "auto"
+    NONE = "none"
+    SUM = "sum"
+    SUM_OVER_BATCH_SIZE = "sum_over_batch_size"
+
+    @classmethod
+    def all(cls) -> tuple[str, ...]:
+        return (cls.AUTO, cls.NONE, cls.SUM, cls.SUM_OVER_BATCH_SIZE)
+
+
 class Loss:
     """A loss function averaged over the batch (``reduction='sum_over_batch_size'``),
     summed (``'sum'``) or per example (``'none'``)."""

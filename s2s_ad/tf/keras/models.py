@@ -10,11 +10,13 @@ import numpy as np
 from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import Variable, tensor
+from ..module import outside_scopes
 from . import losses as losses_module
 from . import metrics as metrics_module
 from . import optimizers as optimizers_module
-from .base import InputLayer, KerasTensor, Layer, _unique
+from .base import InputLayer, KerasTensor, Layer, _unique, fresh_names
 from .callbacks import CallbackList, History
+from .compiled import CompiledLoss, CompiledMetrics
 from .progbar import Progbar, verbosity
 from .summary import summarize
 
@@ -33,7 +35,8 @@ class Model(Layer):
         self._output_index: Any = None
         self.optimizer: Any = None
         self.loss: Any = None
-        self.compiled_metrics: list[Any] = []
+        self.compiled_loss: Any = None
+        self.compiled_metrics: CompiledMetrics = CompiledMetrics()
         if inputs is not None and outputs is not None:
             self._build_graph(inputs, outputs)
 
@@ -89,7 +92,9 @@ class Model(Layer):
         shape (``None`` dimensions taken as 1), as Keras 2 builds it on a placeholder:
         their Variables are named without the model's name (``'dense/kernel:0'``)."""
         if self._output_index is None and type(self).call is not Model.call:
-            with unrecorded():
+            # also from a build of the model's own (super().build(shape)), inside the
+            # model's first call: Keras names the sub-layers' Variables 'block/...'
+            with unrecorded(), outside_scopes(), fresh_names():
                 self.call(_zeros(input_shape))
         self.built = True
 
@@ -160,21 +165,42 @@ class Model(Layer):
     ) -> None:
         """Choose the optimizer, the loss and the metrics ``fit`` and ``evaluate`` use."""
         self.optimizer = optimizers_module.get(optimizer)
-        self.loss = losses_module.get(loss)
-        self.compiled_metrics = [metrics_module.get(m, loss) for m in metrics or []]
+        self.loss = losses_module.get(loss) if loss is not None else None
+        self.compiled_loss = CompiledLoss(self.loss) if self.loss is not None else None
+        self.compiled_metrics = CompiledMetrics(metrics_module.get(m, loss) for m in metrics or [])
 
-    def train_step(self, x: Any, y: Any) -> Any:
+    @property
+    def metrics(self) -> list[Any]:
+        """The ``loss`` metric and the compiled metrics, then the metrics the model holds
+        in its attributes (``self.loss_tracker = keras.metrics.Mean(name="loss")``)."""
+        found = list(self.compiled_loss.metrics) if self.compiled_loss is not None else []
+        found += list(self.compiled_metrics)
+        for name, value in vars(self).items():
+            if not name.startswith("_") and isinstance(value, metrics_module.Metric):
+                if all(value is not m for m in found):
+                    found.append(value)
+        return found
+
+    @property
+    def metrics_names(self) -> list[str]:
+        return [m.name for m in self.metrics]
+
+    def reset_metrics(self) -> None:
+        for metric in self.metrics:
+            metric.reset_state()
+
+    def train_step(self, data: Any) -> Any:
+        """One step on a batch ``(x, y)``: the logs (each metric's result), as Keras 2's
+        ``train_step``, which a subclass may override."""
+        x, y = data
         with GradientTape() as tape:
             y_pred = self(x, training=True)
-            loss = self.loss(y, y_pred)
-            if self.losses:
-                loss = loss + sum(self.losses)
+            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        for metric in self.compiled_metrics:
-            metric.update_state(y, y_pred)
-        return loss
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
 
     def fit(
         self,
@@ -192,9 +218,11 @@ class Model(Layer):
         """Train for ``epochs`` passes over ``(x, y)`` in batches (32 by default),
         calling the ``callbacks`` (``keras.callbacks``) as Keras does; the ``History``
         returned (also ``model.history``) holds the logs of each epoch."""
-        if self.optimizer is None or self.loss is None:
+        own_step = type(self).train_step is not Model.train_step
+        if self.optimizer is None or self.loss is None and not own_step:
             raise RuntimeError("You must compile your model before training/testing.")
-        x, y = np.asarray(x), np.asarray(y)
+        x = np.asarray(x)
+        y = np.asarray(y) if y is not None else None  # a step of one's own may need none
         size = batch_size or 32
         steps = -(-len(x) // size)
         hooks = CallbackList(
@@ -212,17 +240,21 @@ class Model(Layer):
             bar = Progbar(steps, shown)
             seen = 0
             order = rng.permutation(len(x)) if shuffle else np.arange(len(x))
-            for metric in self.compiled_metrics:
-                metric.reset_state()
+            self.reset_metrics()
             total, count = 0.0, 0
             for step in range(steps):
                 hooks.on_train_batch_begin(step)
                 rows = order[step * size : (step + 1) * size]
-                loss = self.train_step(tensor(x[rows]), tensor(y[rows]))
-                total += float(loss) * len(rows)
-                count += len(rows)
-                logs = {"loss": total / count}  # the epoch's running mean, as Keras logs
-                logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
+                # the batch, as Keras gives it: (x, y), or x alone without targets
+                batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+                out = self.train_step(batch)
+                if isinstance(out, dict):  # the metrics' running values, as Keras logs
+                    logs = {k: float(np.asarray(v)) for k, v in out.items()}
+                else:  # a step that returns its loss: the epoch's running mean
+                    total += float(out) * len(rows)
+                    count += len(rows)
+                    logs = {"loss": total / count}
+                    logs.update({m.name: float(m.result()) for m in self.compiled_metrics})
                 hooks.on_train_batch_end(step, logs)
                 seen = step + 1
                 bar.update(seen, logs)
@@ -239,6 +271,15 @@ class Model(Layer):
         assert hooks.history is not None
         return hooks.history
 
+    def test_step(self, data: Any) -> Any:
+        """One evaluation step on a batch ``(x, y)``: the logs, as Keras 2's
+        ``test_step`` (``evaluate`` calls a subclass's own, batch by batch)."""
+        x, y = data
+        y_pred = self(x, training=False)
+        self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        self.compiled_metrics.update_state(y, y_pred)
+        return {m.name: m.result() for m in self.metrics}
+
     def evaluate(
         self,
         x: Any = None,
@@ -249,6 +290,8 @@ class Model(Layer):
         **kwargs: Any,
     ) -> Any:
         """The loss (and metrics) on ``(x, y)``."""
+        if type(self).test_step is not Model.test_step:
+            return self._evaluate_steps(x, y, batch_size, verbose, return_dict)
         steps = -(-len(np.asarray(x)) // (batch_size or 32))
         bar = Progbar(steps, verbosity(verbose))  # timed from here
         y_pred = self.predict(x, batch_size=batch_size, verbose=0)
@@ -261,6 +304,28 @@ class Model(Layer):
         if return_dict:
             return scores
         return scores["loss"] if len(scores) == 1 else list(scores.values())
+
+    def _evaluate_steps(
+        self, x: Any, y: Any, batch_size: Any, verbose: Any, return_dict: bool
+    ) -> Any:
+        """``evaluate`` through a ``test_step`` of the model's own: the metrics reset,
+        the step called on each batch, the last batch's logs returned (Keras 2's)."""
+        x = np.asarray(x)
+        y = np.asarray(y) if y is not None else None
+        size = batch_size or 32
+        steps = -(-len(x) // size)
+        bar = Progbar(steps, verbosity(verbose))
+        self.reset_metrics()
+        logs: dict[str, float] = {}
+        for step in range(steps):
+            rows = slice(step * size, (step + 1) * size)
+            batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+            logs = {k: float(np.asarray(v)) for k, v in self.test_step(batch).items()}
+        bar.update(steps, logs, finalize=True)
+        if return_dict:
+            return logs
+        values = list(logs.values())
+        return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
         steps = -(-len(np.asarray(x)) // (batch_size or 32))

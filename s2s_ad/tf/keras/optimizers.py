@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from ...variable import Variable
+from ...variable import Variable, tensor
+from . import schedules  # keras.optimizers.schedules
 
 
 class Optimizer:
@@ -20,11 +21,24 @@ class Optimizer:
         self._slots: dict[int, dict[str, np.ndarray]] = {}
 
     @property
-    def lr(self) -> Any:
-        return self.learning_rate
+    def learning_rate(self) -> Any:
+        """The rate; for a schedule (``keras.optimizers.schedules``, or any function of
+        the step), the value the last step used (the first step's before any), as Keras
+        2 gives it."""
+        rate = self._learning_rate
+        if callable(rate):
+            last = max(int(self.iterations.numpy()) - 1, 0)
+            return tensor(np.asarray(rate(last), dtype=np.float32))
+        return rate
+
+    @learning_rate.setter
+    def learning_rate(self, rate: Any) -> None:
+        self._learning_rate = rate
+
+    lr = learning_rate
 
     def _rate(self) -> float:
-        rate = self.learning_rate
+        rate = self._learning_rate
         return float(rate(int(self.iterations.numpy())) if callable(rate) else rate)
 
     def _slot(self, var: Variable, name: str) -> np.ndarray:
@@ -130,6 +144,8 @@ class RMSprop(Optimizer):
             self._slots[id(var)]["momentum"] = step
         var.assign_sub(step)
 
+
+__all__ = ["SGD", "Adam", "Optimizer", "RMSprop", "get", "schedules"]
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "rmsprop": RMSprop}
 
