@@ -2,7 +2,8 @@
 source a Variable the block reached through its objects) is answered after its first
 time without the general bookkeeping (``tape_fast.fast_variables``); whatever would make
 the general way answer otherwise takes the general way: a source with a name in the
-block, a Variable not read or not watched, a Variable changed after the block, a
+block, a Variable not read or not watched, a Variable changed after the block (its
+gradient is at the weights the block read), a
 repeated source, another target, a gradient taken inside another tape's block."""
 
 import numpy as np
@@ -10,7 +11,6 @@ import pytest
 
 import s2s_ad.tf as tf
 from s2s_ad import tape_fast
-from s2s_ad.errors import TransformError
 
 
 def _mlp(seed: int = 3) -> tuple[tf.keras.Sequential, np.ndarray, np.ndarray]:
@@ -157,22 +157,23 @@ def test_unwatched_variables_after_a_remembered_step(monkeypatch):
     assert short == [False, True, False]
 
 
-def test_a_variable_changed_between_the_block_and_the_gradient_is_refused_every_time(
+def test_a_variable_changed_between_the_block_and_the_gradient_takes_the_general_way(
     monkeypatch,
 ):
     model, x, y = _mlp(11)
     short = _spy(monkeypatch)
     mse = tf.keras.losses.MeanSquaredError()
     for step in range(3):
+        expected = _expected(model, x, y)  # at the weights the block reads
         with tf.GradientTape() as tape:
             loss = mse(y, model(x, training=True))
         if step == 2:
             kernel = model.layers[0].kernel
             kernel.assign(kernel.numpy() * 0.5)
-            with pytest.raises(TransformError, match="changed in the block after it was read"):
-                tape.gradient(loss, model.trainable_variables)
-        else:
-            tape.gradient(loss, model.trainable_variables)
+        # TensorFlow differentiates what ran: the gradient is at the weights the block read
+        grads = tape.gradient(loss, model.trainable_variables)
+        for g, e in zip(grads, expected):
+            np.testing.assert_allclose(g, e, rtol=2e-3, atol=1e-5)
     assert short == [False, True, False]
 
 
