@@ -1043,7 +1043,7 @@ class Normalizer:
 
         ``v = v + w`` and ``v = v - w`` stay as they are (their adjoints read no operand).
         """
-        reads = _expr_atoms(expr)
+        reads = ir.expr_atoms(expr)
         linear = (isinstance(expr, ir.BinOp) and expr.op in "+-") or (
             isinstance(expr, ir.UnaryOp) and expr.op in "-+"
         )
@@ -2283,33 +2283,8 @@ def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     return iter(found)
 
 
-def _expr_atoms(expr: ir.Expr) -> list[ir.Atom]:
-    if isinstance(expr, ir.Copy):
-        return [expr.value]
-    if isinstance(expr, ir.BinOp):
-        return [expr.left, expr.right]
-    if isinstance(expr, ir.UnaryOp):
-        return [expr.operand]
-    if isinstance(expr, ir.Compare):
-        return [expr.left, *expr.comparators]
-    if isinstance(expr, ir.Call):
-        extra = [expr.callee.receiver] if expr.callee.receiver is not None else []
-        if expr.callee.var is not None:
-            extra.append(expr.callee.var)
-        packed = [a for a in (expr.star, expr.starstar) if a is not None]
-        return [*extra, *expr.args, *(v for _, v in expr.kwargs), *packed]
-    if isinstance(expr, ir.Attr):
-        return [expr.obj]
-    if isinstance(expr, ir.Subscript):
-        return [expr.obj, *(ir.Var(n) for n in expr.index.reads)]
-    if isinstance(expr, ir.Build):
-        return list(expr.elts)
-    if isinstance(expr, ir.Opaque):
-        return [ir.Var(n) for n in expr.reads]
-    raise TypeError(expr)
-
-
-expr_atoms = _expr_atoms
+#: its home is :mod:`ir`; kept here for the sweeps that import it from this module
+expr_atoms = ir.expr_atoms
 
 
 # --- single exit ------------------------------------------------------------------------
