@@ -21,7 +21,6 @@ import builtins
 import collections
 import functools
 import types
-from collections.abc import Iterator
 from typing import Any
 
 import libcst as cst
@@ -30,6 +29,18 @@ from . import ir
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
 from .codegen import GENERATED_CODES
 from .cstwalk import walk
+from .norm_queries import (
+    all_params,
+    early_return,
+    endless_loop,
+    header,
+    inner_defs,
+    is_pure,
+    own_nodes,
+    single_return,
+    target_names,
+    yields_in,
+)
 from .ordering import lower_ordering
 from .partials import Bound, bind_partial, expand_partial, lambda_value, opaque_lambda
 from .rules import REGISTRY
@@ -227,7 +238,7 @@ class _Names(cst.CSTVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth += 1
         self._not_reads.add(id(node.name))
-        if self._depth > 1 and _single_return(node) is not None:
+        if self._depth > 1 and single_return(node) is not None:
             self.lambdas.setdefault(node.name.value, []).append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
@@ -361,7 +372,9 @@ class Normalizer:
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
         # a generator function: the list its yields fill (see run)
-        generator = isinstance(parsed.node, cst.FunctionDef) and bool(_own(parsed.node, cst.Yield))
+        generator = isinstance(parsed.node, cst.FunctionDef) and bool(
+            own_nodes(parsed.node, cst.Yield)
+        )
         self.items: str | None = self.fresh("_items") if generator else None
         if self.items is not None:
             self.locals.add(self.items)
@@ -372,7 +385,7 @@ class Normalizer:
 
     def _check_ends(self, fdef: cst.FunctionDef) -> None:
         """Refuse a generator that never stops (it runs to its end where it is called)."""
-        loop = _endless_loop(fdef)
+        loop = endless_loop(fdef)
         if loop is not None:
             raise self.error(
                 "a generator that never stops ('while True' without break or return)",
@@ -515,7 +528,7 @@ class Normalizer:
         if isinstance(node, cst.SimpleStatementLine):
             self.src = self.p.code(node)
         elif isinstance(node, (cst.If, cst.While, cst.For)):
-            self.src = _header(self.p, node)
+            self.src = header(self.p, node)
         if self.generated is not None:
             # generated code differentiated again: comments name the user's lines
             self.line, self.src = self.generated.get(self.line, (self.line, ""))
@@ -684,7 +697,7 @@ class Normalizer:
             if value != ir.Var(target.value):
                 self.assign(target.value, ir.Copy(value))
         elif isinstance(target, (cst.Tuple, cst.List)):
-            if isinstance(value, ir.Var) and value.name in _target_names(target):
+            if isinstance(value, ir.Var) and value.name in target_names(target):
                 # ``a, p = p``: the unpacked value gets a name of its own, so the sweeps
                 # never take the rebound ``p`` for the tuple it came from
                 tmp = self.fresh()
@@ -1109,7 +1122,7 @@ class Normalizer:
             return ir.Const(self.p.code(node))
         if isinstance(node, cst.Ellipsis):
             return ir.Const("...")
-        key = self.p.code(node) if not self.env and _pure(node) else None
+        key = self.p.code(node) if not self.env and is_pure(node) else None
         if key is not None and key in self.memo:
             # the same pure subexpression twice in one statement: compute it once
             atom = self.memo[key]
@@ -1286,7 +1299,7 @@ class Normalizer:
             return
         if isinstance(node, cst.FunctionDef):
             self.src = self.p.code(node)
-            body = _single_return(node)
+            body = single_return(node)
             assert body is not None
 
             def bare(param: cst.Param) -> cst.Param:
@@ -1304,13 +1317,13 @@ class Normalizer:
             node = cst.Lambda(params=params, body=body)
         code = cst.Module([]).code_for_node(node)
         code = " ".join(part.strip() for part in code.splitlines())
-        own = {q.name.value for q in _all_params(node.params)}
+        own = {q.name.value for q in all_params(node.params)}
         reads = tuple(r for r in _reads(node.body) if r not in own)
         self.locals.add(name)
         self.assign(name, ir.Opaque(code, reads, f"local function {name!r} used as a value"))
 
     def opaque(self, node: cst.BaseExpression, what: str) -> ir.Opaque:
-        for found in _walk_yields(node):
+        for found in yields_in(node):
             raise self.error("'yield' (generator)", found)
         if self.env:
             raise self.error(f"{what} inside an inlined lambda", node)
@@ -1779,9 +1792,9 @@ class Normalizer:
             problem = "an async local function"
         elif name in self.nested or name in self.locals:
             problem = f"local function {name} defined twice or also assigned"
-        elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in _inner_defs(node)):
+        elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
             problem = "a function or class defined inside a local function"
-        elif _early_return(node):
+        elif early_return(node):
             problem = "a local function that returns before its last statement"
         if problem:
             raise self.error(problem, node, "define the function at module level")
@@ -1919,7 +1932,7 @@ class Normalizer:
         renamed = [stmt.visit(renamer) for stmt in body]
         line, src, memo, items = self.line, self.src, self.memo, self.items
         # a generator runs to its end where it is called: the items it yields, as a list
-        self.items = self.fresh(f"_{name}_items") if _own(fdef, cst.Yield) else None
+        self.items = self.fresh(f"_{name}_items") if own_nodes(fdef, cst.Yield) else None
         if self.items is not None:
             self._check_ends(fdef)
             self.locals.add(self.items)
@@ -1968,7 +1981,7 @@ class Normalizer:
             if node is None:
                 raise self.error(f"call missing argument {param.name.value!r}", call)
             bound[param.name.value] = self.atom(node)
-        body = lam.body if isinstance(lam, cst.Lambda) else _single_return(lam)
+        body = lam.body if isinstance(lam, cst.Lambda) else single_return(lam)
         assert body is not None
         saved = self.env
         self.env = {**saved, **bound}
@@ -2069,121 +2082,8 @@ class _Rename(cst.CSTTransformer):
         return result
 
 
-def _inner_defs(node: cst.FunctionDef) -> list[cst.CSTNode]:
-    """Function and class definitions nested in ``node``'s body."""
-    found: list[cst.CSTNode] = []
-
-    class Visit(cst.CSTVisitor):
-        def visit_FunctionDef(self, n: cst.FunctionDef) -> bool:
-            found.append(n)
-            return False
-
-        def visit_ClassDef(self, n: cst.ClassDef) -> bool:
-            found.append(n)
-            return False
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-    node.body.visit(Visit())
-    return found
-
-
-def _early_return(node: cst.FunctionDef) -> bool:
-    """Whether a ``return`` stands anywhere but as the function's last statement."""
-    returns: list[cst.Return] = []
-
-    class Visit(cst.CSTVisitor):
-        def visit_Return(self, n: cst.Return) -> None:
-            returns.append(n)
-
-        def visit_Lambda(self, n: cst.Lambda) -> bool:
-            return False
-
-    node.body.visit(Visit())
-    last = node.body.body[-1] if node.body.body else None
-    final = (
-        last.body[-1]
-        if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
-        else None
-    )
-    return any(r is not final for r in returns)
-
-
 def _generated_codes() -> set[Any]:
     return GENERATED_CODES
-
-
-def _all_params(params: cst.Parameters) -> list[cst.Param]:
-    out = [*params.posonly_params, *params.params, *params.kwonly_params]
-    if isinstance(params.star_arg, cst.Param):
-        out.append(params.star_arg)
-    if params.star_kwarg is not None:
-        out.append(params.star_kwarg)
-    return out
-
-
-def _single_return(node: cst.FunctionDef) -> cst.BaseExpression | None:
-    """The returned expression of a function whose body is one ``return`` (after a docstring)."""
-    if not isinstance(node.body, cst.IndentedBlock):
-        stmts = list(node.body.body)
-    else:
-        stmts = []
-        for line in node.body.body:
-            if not isinstance(line, cst.SimpleStatementLine):
-                return None
-            stmts.extend(line.body)
-    if stmts and isinstance(stmts[0], cst.Expr) and isinstance(stmts[0].value, cst.SimpleString):
-        stmts = stmts[1:]
-    if len(stmts) == 1 and isinstance(stmts[0], cst.Return) and stmts[0].value is not None:
-        return stmts[0].value
-    return None
-
-
-_IMPURE = (
-    cst.Call,
-    cst.Lambda,
-    cst.Yield,
-    cst.Await,
-    cst.NamedExpr,
-    cst.ListComp,
-    cst.SetComp,
-    cst.DictComp,
-    cst.GeneratorExp,
-    cst.IfExp,
-    cst.BooleanOperation,
-)
-
-
-def _pure(node: cst.BaseExpression) -> bool:
-    """Whether an expression is free of calls and side effects (safe to compute once)."""
-    if not isinstance(
-        node,
-        (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
-    ):
-        return False
-    found = _Impure()
-    walk(node, found)
-    return not found.hit
-
-
-class _Impure(cst.CSTVisitor):
-    """Whether a node of the ``_IMPURE`` kinds is found."""
-
-    hit = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _IMPURE):
-            self.hit = True
-        return not self.hit
-
-
-def _header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
-    if isinstance(node, cst.If):
-        return f"if {parsed.code(node.test)}:"
-    if isinstance(node, cst.While):
-        return f"while {parsed.code(node.test)}:"
-    return f"for {parsed.code(node.target)} in {parsed.code(node.iter)}:"
 
 
 def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] | None:
@@ -2217,70 +2117,9 @@ def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] 
         return None
     inner = last.body[0].value.value
     defs = [st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == inner]
-    if len(defs) != 1 or len(_own(node, cst.Return)) != 1:
+    if len(defs) != 1 or len(own_nodes(node, cst.Return)) != 1:
         return None
     return node, inner
-
-
-def _endless_loop(fdef: cst.FunctionDef) -> cst.While | None:
-    """A ``while True:`` loop of a generator that neither breaks nor returns: run to its
-    end at once (as generators are here), it would never stop."""
-    for loop in _own(fdef, cst.While):
-        assert isinstance(loop, cst.While)
-        test = loop.test
-        if not (isinstance(test, cst.Name) and test.value == "True"):
-            continue
-        if not (_inside(loop, cst.Break) or _inside(loop, cst.Return)):
-            return loop
-    return None
-
-
-def _inside(node: cst.CSTNode, kind: type[cst.CSTNode]) -> bool:
-    """Whether ``node`` holds a node of type ``kind`` outside nested functions."""
-    found: list[cst.CSTNode] = []
-
-    class _Find(cst.CSTVisitor):
-        def on_visit(self, n: cst.CSTNode) -> bool:
-            if isinstance(n, kind):
-                found.append(n)
-            return not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef))
-
-    walk(node, _Find())
-    return bool(found)
-
-
-def _own(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
-    """The nodes of type ``kind`` in a function's own scope (not in nested functions,
-    lambdas or classes): its ``return`` statements, its ``yield`` expressions."""
-    own = _Own(fdef, kind)
-    walk(fdef, own)
-    return own.found
-
-
-class _Own(cst.CSTVisitor):
-    """The nodes of one kind in a function's own scope (see ``_own``)."""
-
-    def __init__(self, fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> None:
-        self.fdef, self.kind = fdef, kind
-        self.found: list[cst.CSTNode] = []
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.kind):
-            self.found.append(node)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            return node is self.fdef
-        return True
-
-
-def _walk_yields(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Yield(self, n: cst.Yield) -> None:
-            found.append(n)
-
-    node.visit(_V())
-    return iter(found)
 
 
 #: its home is :mod:`ir`; kept here for the sweeps that import it from this module
@@ -2560,14 +2399,3 @@ def _bound_alias_checks(body: list[ir.Stmt], params: set[str]) -> list[ir.Stmt]:
         for name in sorted(unbound_first)
     ]
     return inits + body
-
-
-def _target_names(target: cst.BaseExpression) -> set[str]:
-    """The names an assignment target binds, nested tuples and starred entries included."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_target_names(el.value) for el in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()

@@ -26,7 +26,7 @@ LAYERS: list[set[str]] = [
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
     # the normal form and the facts read from it
-    {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
+    {"normalize", "norm_queries", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
