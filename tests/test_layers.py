@@ -26,8 +26,9 @@ LAYERS: list[set[str]] = [
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
     # the normal form and the facts read from it
-    {"normalize", "norm_queries", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
-    | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"},
+    {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
+    | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
+    | {"norm_queries", "norm_scan"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},
