@@ -25,12 +25,11 @@ from typing import Any
 import libcst as cst
 
 from . import ir
-from .codegen import GENERATED_CODES
 from .cstwalk import walk
+from .norm_base import MISSING, NormalizerBase, still_resolves
 from .norm_queries import (
     all_params,
     early_return,
-    endless_loop,
     header,
     inner_defs,
     is_pure,
@@ -41,12 +40,14 @@ from .norm_queries import (
 )
 from .norm_scan import BindingCount, NameScan, names_read
 from .ordering import lower_ordering
-from .partials import Bound, bind_partial, expand_partial, lambda_value, opaque_lambda
+from .partials import bind_partial, expand_partial, lambda_value, opaque_lambda
 from .rules import REGISTRY
 from .rules.containers import concat, pack_args, pack_kwargs, unzip
 from .runtime import not_a_view, reduce_start, sequence, unpack_count
 from .scatter import lower_ufunc_at
-from .source import ParsedFunction, parse_function, user_lines
+from .source import ParsedFunction, parse_function
+
+__all__ = ["Normalizer", "expr_atoms", "normalize", "normalize_resolving", "still_resolves"]
 
 _BINOPS = {
     cst.Add: "+",
@@ -93,143 +94,12 @@ _CMPOPS = {
 }
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
-_MISSING = object()
 
 _Comp = cst.ListComp | cst.GeneratorExp | cst.DictComp
 
 
-class Normalizer:
+class Normalizer(NormalizerBase):
     """Lowers one parsed function. Use :func:`normalize`."""
-
-    def __init__(self, parsed: ParsedFunction) -> None:
-        self.p = parsed
-        self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
-        #: for generated code: its line -> the user's line and source its comments name
-        self.generated = user_lines(parsed.filename) or None
-        #: (dotted) non-local name -> the object it resolved to while lowering
-        self.resolved: dict[tuple[str, ...], Any] = {}
-        scan = NameScan()
-        walk(parsed.node, scan)
-        self.reserved = set(scan.all)
-        self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
-        # local functions also used as values (grad(inner), map(inner, xs)) stay defined
-        self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
-        self.views = scan.views
-        self.entries = scan.entries
-        self.copies = scan.copies
-        self.holders = scan.holders
-        self.viewed = scan.viewed
-        self.scan = scan
-        self.params = self._params()
-        self.locals = scan.assigned | set(self.params)
-        self._counter = 0
-        self.temps: set[str] = set()
-        self.shared: set[str] = set()
-        self.comp_names: set[str] = set()
-        self.memo: dict[str, ir.Atom] = {}
-        self.index_parts: list[ir.Atom | tuple[ir.Atom, ...]] = []
-        self.env: dict[str, ir.Atom] = {}
-        self.line = parsed.first_line
-        self.src = ""
-        self.out: list[ir.Stmt] = []
-        self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
-        self.partials: dict[str, Bound] = {}  # names of partials, called as their function
-        self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
-        self.inlining: list[str] = []
-        # a generator function: the list its yields fill (see run)
-        generator = isinstance(parsed.node, cst.FunctionDef) and bool(
-            own_nodes(parsed.node, cst.Yield)
-        )
-        self.items: str | None = self.fresh("_items") if generator else None
-        if self.items is not None:
-            self.locals.add(self.items)
-            assert isinstance(parsed.node, cst.FunctionDef)
-            self._check_ends(parsed.node)
-
-    # --- helpers --------------------------------------------------------------------
-
-    def _check_ends(self, fdef: cst.FunctionDef) -> None:
-        """Refuse a generator that never stops (it runs to its end where it is called)."""
-        loop = endless_loop(fdef)
-        if loop is not None:
-            raise self.error(
-                "a generator that never stops ('while True' without break or return)",
-                loop,
-                "give the loop an end (while i < n), or iterate a range",
-            )
-
-    def fresh(self, base: str = "_t") -> str:
-        """A new temporary name that no user name collides with."""
-        while True:
-            self._counter += 1
-            name = f"{base}{self._counter}"
-            if name not in self.reserved:
-                self.reserved.add(name)
-                return name
-
-    def reserve(self, name: str) -> str:
-        """``name`` itself when no name of the source or the normal form has it, else a
-        numbered variant."""
-        if name in self.reserved:
-            return self.fresh(name)
-        self.reserved.add(name)
-        return name
-
-    def error(self, construct: str, node: cst.CSTNode, hint: str = "") -> Exception:
-        return self.p.error(construct, self.origin.get(node, node), hint)
-
-    def emit(self, stmt: ir.Stmt) -> None:
-        self.out.append(stmt)
-
-    def assign(self, target: str, value: ir.Expr) -> None:
-        self.emit(ir.Assign(self.line, self.src, target, value))
-
-    def _params(self) -> list[str]:
-        """Parameter names in the order of the signature (``*args`` and ``**kwargs`` keep
-        their place: a tuple and a dict inside the function)."""
-        params = self.p.node.params
-        star = [params.star_arg] if isinstance(params.star_arg, cst.Param) else []
-        starstar = [params.star_kwarg] if params.star_kwarg is not None else []
-        ordered = (*params.posonly_params, *params.params, *star, *params.kwonly_params, *starstar)
-        return [param.name.value for param in ordered]
-
-    def resolve(self, name: str) -> Any:
-        """The live object a non-local name refers to, or ``_MISSING`` (recorded in
-        ``resolved``: the normal form holds what the names resolved to)."""
-        obj = _lookup((name,), self.p.closure, self.p.globals)
-        self.resolved.setdefault((name,), obj)
-        return obj
-
-    def _stable_root(self, name: str) -> bool:
-        """Whether a name resolves to the same object for every function sharing this code.
-
-        Globals do (one module); a closure cell may hold a different object in each
-        closure made from the same code, so a callee reached through one is looked up
-        when the code runs, unless the cell holds a module (or the code is generated,
-        whose cells are fixed by the transform).
-        """
-        if name not in self.p.closure:
-            return True
-        if self.p.func.__code__ in _generated_codes():
-            return True
-        return isinstance(self.resolve(name), types.ModuleType)
-
-    def dotted(self, node: cst.BaseExpression) -> list[str] | None:
-        """``a.b.c`` -> ``['a', 'b', 'c']`` when rooted at a non-local name."""
-        parts: list[str] = []
-        while isinstance(node, cst.Attribute):
-            parts.append(node.attr.value)
-            node = node.value
-        if not isinstance(node, cst.Name) or node.value in self.locals or node.value in self.env:
-            return None
-        parts.append(node.value)
-        return parts[::-1]
-
-    def resolve_dotted(self, parts: list[str]) -> Any:
-        self.resolve(parts[0])
-        obj = _lookup(tuple(parts), self.p.closure, self.p.globals)
-        self.resolved.setdefault(tuple(parts), obj)
-        return obj
 
     # --- statements ------------------------------------------------------------------
 
@@ -1000,7 +870,7 @@ class Normalizer:
         clashes = {
             n: self.fresh(n)
             for n in names
-            if n in taken or n in self.nested or self.resolve(n) is not _MISSING
+            if n in taken or n in self.nested or self.resolve(n) is not MISSING
         }
         if not clashes:
             return node
@@ -1316,7 +1186,7 @@ class Normalizer:
                 return listed
         if parts is not None:
             obj = self.resolve_dotted(parts)
-            static = obj is not _MISSING and self._stable_root(parts[0])
+            static = obj is not MISSING and self._stable_root(parts[0])
             callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
         elif isinstance(func, cst.Attribute):
             receiver = self.atom(func.value)
@@ -1783,10 +1653,6 @@ class _Rename(cst.CSTTransformer):
         return result
 
 
-def _generated_codes() -> set[Any]:
-    return GENERATED_CODES
-
-
 def _factory(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] | None:
     """A function of the same module whose body ends by returning a function it defines
     (and returns nowhere else): its definition and the returned function's name."""
@@ -1938,33 +1804,6 @@ def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple
     function in whose scope they still do (see :func:`still_resolves`)."""
     norm = Normalizer(parsed)
     return norm.run(), norm.resolved
-
-
-def still_resolves(resolved: dict[tuple[str, ...], Any], func: types.FunctionType) -> bool:
-    """Whether every (dotted) name in ``resolved`` names the same object in ``func``'s
-    scope (its closure cells, its globals, the builtins) as when it was recorded."""
-    closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
-    scope = func.__globals__
-    return all(_lookup(parts, closure, scope) is obj for parts, obj in resolved.items())
-
-
-def _lookup(parts: tuple[str, ...], closure: dict[str, Any], scope: dict[str, Any]) -> Any:
-    """The object a dotted non-local name refers to, or ``_MISSING``."""
-    cell = closure.get(parts[0])
-    if cell is not None:
-        try:
-            obj = cell.cell_contents
-        except ValueError:
-            return _MISSING
-    elif parts[0] in scope:
-        obj = scope[parts[0]]
-    else:
-        obj = getattr(builtins, parts[0], _MISSING)
-    for part in parts[1:]:
-        if obj is _MISSING:
-            break
-        obj = getattr(obj, part, _MISSING)
-    return obj
 
 
 # --- loop exits ---------------------------------------------------------------------------
