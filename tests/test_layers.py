@@ -28,7 +28,8 @@ LAYERS: list[set[str]] = [
     # the normal form and the facts read from it
     {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
-    | {"norm_inline", "norm_base", "norm_calls", "norm_exits", "norm_queries", "norm_scan"},
+    | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
+    | {"norm_scan"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},
