@@ -16,9 +16,8 @@ from typing import Any
 
 from . import ir
 from .custom import CustomGradient
-from .ir import walk
+from .ir import expr_atoms, walk
 from .normal_forms import code_key, normalized_parts
-from .normalize import expr_atoms
 from .rules import REGISTRY
 from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY

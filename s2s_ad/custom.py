@@ -6,6 +6,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from . import runtime
 from .rules.registry import REGISTRY, nondiff, set_jvps, vjp_rule
 
 
@@ -88,8 +89,6 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 
 
 def _register_runtime_rules() -> None:
-    from . import runtime
-
     set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
     nondiff("len", [len])
     nondiff("variable_grad", [runtime.variable_grad])

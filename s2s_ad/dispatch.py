@@ -25,6 +25,7 @@ from .rules import REGISTRY
 from .rules.defaults import DEFAULTS, explicit_defaults, spread_tangent
 from .rules.registry import Rule, substitute
 from .runtime import jvp_from_vjp, rule_grads
+from .second_order import vjp_apply_pullback, vjp_apply_tangent, vjp_apply_vars_pullback
 
 _TEMPLATES: dict[tuple[int, str], types.CodeType] = {}
 
@@ -298,8 +299,6 @@ def call_with_pullback(
         if type(label) is tuple:  # a star-call's entries
             return _star_call(func, labels, args, kwargs)
     if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
-        from .second_order import vjp_apply_pullback, vjp_apply_vars_pullback
-
         if getattr(func, "_s2s_variables", False):  # _ad.vjp_apply_vars
             return vjp_apply_vars_pullback(labels, args, kwargs)
         return vjp_apply_pullback(labels, args, kwargs)
@@ -421,8 +420,6 @@ def call_with_tangent(
             hint="use an outer GradientTape (reverse mode) over the inner tape",
         )
     if getattr(func, "_s2s_dispatched", False):  # _ad.vjp_apply, differentiated again
-        from .second_order import vjp_apply_tangent
-
         return vjp_apply_tangent(labels, tangents, args, kwargs)
     from .api import compile_forward, primal
 

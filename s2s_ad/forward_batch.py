@@ -31,7 +31,8 @@ import numpy as np
 
 from . import batching, ir
 from .custom import CustomGradient
-from .emit import Compiled
+from .dispatch import _target, call_with_tangent
+from .emit import Compiled, emit_forward
 from .forward import TANGENTS, Forward, Tangents
 from .rules import REGISTRY
 from .rules import batched as _batched_rules  # noqa: F401  (attaches the batched templates)
@@ -111,7 +112,6 @@ def compile_batched(func: Any, wrt: tuple[str, ...]) -> Compiled:
     """The batched tangent program of ``func`` for the parameters ``wrt``, cached with the
     other generated programs (``clear_cache`` forgets it when the rules change)."""
     from .api import _CACHE, _resolve_callee, code_key, normalized_for, python_function
-    from .emit import emit_forward
 
     func = python_function(func)
     key = ("batched", code_key(func), wrt)
@@ -171,8 +171,6 @@ def call_batched(
 ) -> tuple[Any, Any]:
     """``func(*args, **kwargs)`` and the batched tangent of its value: the callee's own
     batched program for a Python function, one forward-mode run per column otherwise."""
-    from .dispatch import _target, call_with_tangent
-
     target, pre = _target(func)
     plain = not (
         target is None

@@ -306,6 +306,34 @@ class Function:
     all_temps: set[str] = field(default_factory=set)
 
 
+def expr_atoms(expr: Expr) -> list[Atom]:
+    """The atoms an expression reads (a call's receiver and callee variable, its packed
+    arguments; an index's names)."""
+    if isinstance(expr, Copy):
+        return [expr.value]
+    if isinstance(expr, BinOp):
+        return [expr.left, expr.right]
+    if isinstance(expr, UnaryOp):
+        return [expr.operand]
+    if isinstance(expr, Compare):
+        return [expr.left, *expr.comparators]
+    if isinstance(expr, Call):
+        extra = [expr.callee.receiver] if expr.callee.receiver is not None else []
+        if expr.callee.var is not None:
+            extra.append(expr.callee.var)
+        packed = [a for a in (expr.star, expr.starstar) if a is not None]
+        return [*extra, *expr.args, *(v for _, v in expr.kwargs), *packed]
+    if isinstance(expr, Attr):
+        return [expr.obj]
+    if isinstance(expr, Subscript):
+        return [expr.obj, *(Var(n) for n in expr.index.reads)]
+    if isinstance(expr, Build):
+        return list(expr.elts)
+    if isinstance(expr, Opaque):
+        return [Var(n) for n in expr.reads]
+    raise TypeError(expr)
+
+
 def bound_names(stmts: list[Stmt]) -> set[str]:
     """Every name a block (nested blocks too) binds."""
     out: set[str] = set()

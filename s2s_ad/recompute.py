@@ -10,8 +10,7 @@ from __future__ import annotations
 import re
 
 from . import ir
-from .ir import walk
-from .normalize import expr_atoms
+from .ir import expr_atoms, walk
 from .stmt_facts import children, reads, stmt_reads, stmt_writes
 from .sweep_base import SweepBase
 from .value_kinds import scalar_call

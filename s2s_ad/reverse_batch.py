@@ -34,8 +34,9 @@ from . import cotangents, ir
 from .analysis import CallInfo
 from .call_plans import CallPlan
 from .custom import CustomGradient
+from .dispatch import _target, call_with_pullback
 from .emit import AD as ONE_ROW
-from .emit import Compiled
+from .emit import Compiled, emit
 from .reverse import Reverse
 from .rules import REGISTRY
 from .rules.registry import Rule
@@ -188,7 +189,6 @@ def compile_batched_adjoint(func: Any, wrt: tuple[str, ...]) -> Compiled:
             ``clear_cache``).
     """
     from .api import _CACHE, code_key, normalized_for, python_function
-    from .emit import emit
 
     func = python_function(func)
     key = ("rev_batched", code_key(func), wrt)
@@ -281,7 +281,6 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
     where ``pullback`` takes a batch of cotangents: the batched sweeps of a Python
     function, else one pullback per row (``func`` called again for each: exact, slower)."""
     from .api import primal
-    from .dispatch import _target, call_with_pullback
 
     target, pre = _target(func)
     plain = not (

@@ -6,12 +6,14 @@ it wherever an adjoint can be zero.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import duck
 from .errors import TransformError
+from .source import user_lines, user_origin
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
 _ndarray = np.ndarray
@@ -409,11 +411,6 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> No
 def _refusal_here(construct: str, hint: str) -> Exception:
     """A ``TransformError`` for a write refused when it runs, located at the user's line
     that the generated code making the write comes from (its ``# L<n>:`` comment)."""
-    import sys
-
-    from .errors import TransformError
-    from .source import user_lines, user_origin
-
     frame = sys._getframe(2)  # the generated code that called the check
     filename = frame.f_code.co_filename
     where = user_lines(filename).get(frame.f_lineno)

@@ -21,8 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ir
-from .ir import walk
-from .normalize import expr_atoms
+from .ir import expr_atoms, walk
 from .stmt_facts import reads
 
 _COV, _MULT = "covariant", "multiplied"

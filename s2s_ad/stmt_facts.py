@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import ir
-from .ir import walk
-from .normalize import expr_atoms
+from .ir import expr_atoms, walk
 
 
 def count(stmts: list[ir.Stmt]) -> int:

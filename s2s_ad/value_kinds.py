@@ -15,7 +15,7 @@ import numpy as np
 
 from . import ir
 from .analysis import classify, walk
-from .normalize import expr_atoms
+from .ir import expr_atoms
 from .rules import REGISTRY
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import runtime
 from .rules.registry import nondiff, set_jvps, vjp_rule
 
 # one dict per tape whose block is running: the ids of the Variables read in it (a
@@ -367,8 +368,6 @@ for _op in (
 
 
 def _register() -> None:
-    from . import runtime
-
     # assigning cuts the gradient, as in TensorFlow; the state checks of variables mode
     nondiff("Variable.assign", [Variable.assign, Variable.assign_add, Variable.assign_sub])
     nondiff("tape state writes", [runtime.set_attribute, runtime.check_state_call])

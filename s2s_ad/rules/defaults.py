@@ -10,12 +10,14 @@ it passes its defaults explicitly and differentiates them like arguments (the la
 
 from __future__ import annotations
 
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
 
 from ..errors import TransformError
 from ..runtime import is_zero
+from ..source import user_lines, user_origin
 from .registry import set_jvps, vjp_rule
 
 #: The label of a call's callee among its differentiated arguments: the callee's defaults.
@@ -127,10 +129,6 @@ def _describe(func: Any) -> str:
 
 def _refusal(construct: str, hint: str) -> TransformError:
     """A ``TransformError`` at the user's line of the nearest generated code calling."""
-    import sys
-
-    from ..source import user_lines, user_origin
-
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename

@@ -1,0 +1,256 @@
+"""Calls lowered to ``ir.Call`` with atom arguments, and the calls rewritten first.
+
+:meth:`CallLowering.call` resolves the callee: a partial kept in a name, a local lambda
+or function (inlined, :mod:`norm_inline`), ``dict``, ``functools.reduce``, ``map`` and
+``filter`` (loops, :mod:`norm_comps`), ``sorted``/``min``/``max`` (:mod:`ordering`), a
+global or closure name resolved to its live object, a method of a local value (kept with
+its receiver), or a value computed here. ``f(a, *xs, **kw)`` packs its starred arguments
+into one sequence and one dict (:meth:`CallLowering.star_call`).
+
+A frozen SciPy distribution (``dist = norm(mu, sigma)``, bound once) keeps its arguments
+in variables of their own, and ``dist.logpdf(x)`` becomes ``norm.logpdf(x, mu, sigma)``,
+which has a rule (:meth:`CallLowering.freeze`, :meth:`CallLowering.frozen_method`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from typing import Any
+
+import libcst as cst
+
+from . import ir
+from .cstwalk import walk
+from .norm_base import MISSING, NormalizerBase
+from .norm_scan import BindingCount
+from .ordering import lower_ordering
+from .partials import expand_partial
+from .rules import REGISTRY
+from .rules.containers import pack_args, pack_kwargs, unzip
+
+_ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
+
+
+class CallLowering(NormalizerBase):
+    """Lowering of calls (a mixin of ``Normalizer``)."""
+
+    def frozen_method(self, node: cst.Call) -> cst.Call | None:
+        """A method of a frozen SciPy distribution as the distribution's own method, which
+        has a rule: ``norm(mu, sigma).logpdf(x)`` (frozen where it is called) and
+        ``dist.logpdf(x)`` after ``dist = norm(mu, sigma)`` (see :meth:`freeze`) both read
+        as ``norm.logpdf(x, mu, sigma)``, as SciPy's frozen methods compute it. Only
+        methods with a rule are rewritten (``rvs``, ``mean``... take other arguments)."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or any(a.star or a.keyword for a in node.args):
+            return None
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value in self._frozen:
+            if receiver.value in self.env:
+                return None
+            callee, frozen_args = self._frozen[receiver.value]
+        elif isinstance(func.value, cst.Call) and not any(a.star for a in func.value.args):
+            callee, frozen_args = func.value.func, list(func.value.args)
+            if self._distribution(callee) is None:
+                return None
+        else:
+            return None
+        if not self._has_rule(callee, func.attr.value):
+            return None
+        frozen_args = [a for a in frozen_args if not (a.keyword and a.keyword.value == "seed")]
+        args = [a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in (*node.args, *frozen_args)]
+        return cst.Call(cst.Attribute(callee, func.attr), args)
+
+    def freeze(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
+        """``dist = norm(mu, sigma)``, ``dist`` assigned nowhere else: the distribution's
+        arguments are kept in variables assigned with ``dist`` (so they are the values it
+        was frozen with, also in loops), which :meth:`frozen_method` passes to the methods
+        called on ``dist``. ``dist`` itself is still made: any other use of it (``rvs``,
+        passed to a function) is a call into SciPy, refused when differentiated.
+
+        Returns:
+            Whether the assignment was lowered here.
+        """
+        if len(targets) != 1 or not isinstance(targets[0], cst.Name):
+            return False
+        target = targets[0]
+        user = self.origin.get(target, target)
+        if not isinstance(value, cst.Call) or target.value in self.env:
+            return False
+        if not isinstance(user, cst.Name) or user.value not in self._frozen_names:
+            return False
+        if self._distribution(value.func) is None or any(a.star for a in value.args):
+            return False
+        names = self._parameter_names(value.func)
+        args = []
+        for k, arg in enumerate(value.args):
+            atom = self.atom(arg.value)
+            if isinstance(atom, ir.Var):
+                # the value now (the variable may be assigned again), in a variable of its
+                # own: read by the freeze and by every method call, also in later loops
+                label = arg.keyword.value if arg.keyword else (names[k] if k < len(names) else k)
+                kept = self.reserve(f"{target.value}_{label}")
+                self.locals.add(kept)
+                self.assign(kept, ir.Copy(atom))
+                atom = ir.Var(kept)
+            args.append(arg.with_changes(value=cst.parse_expression(str(atom))))
+        self._frozen[target.value] = (value.func, args)
+        self.lower_into(target.value, value.with_changes(args=args))
+        return True
+
+    def _distribution(self, func: cst.BaseExpression) -> Any:
+        """The SciPy distribution ``func`` names (``scipy.stats.norm``), else ``None``."""
+        parts = self.dotted(func)
+        if parts is None:
+            return None
+        obj = self.resolve_dotted(parts)
+        kinds = {k.__name__ for k in type(obj).__mro__}
+        return obj if kinds & {"rv_generic", "multi_rv_generic"} else None
+
+    def _parameter_names(self, func: cst.BaseExpression) -> tuple[str, ...]:
+        """The names of a distribution's parameters (``loc``, ``scale``), from its rules."""
+
+        dist = self._distribution(func)
+        for method in ("logpdf", "logpmf"):
+            rule = REGISTRY.lookup(getattr(dist, method, None))
+            if rule is not None:
+                return rule.params[1:]
+        return ()
+
+    def _has_rule(self, func: cst.BaseExpression, method: str) -> bool:
+
+        bound = getattr(self._distribution(func), method, None)
+        return callable(bound) and REGISTRY.lookup(bound) is not None
+
+    @functools.cached_property
+    def _frozen(self) -> dict[str, tuple[cst.BaseExpression, list[cst.Arg]]]:
+        """Variable -> the distribution and the (captured) arguments it was frozen with."""
+        return {}
+
+    @functools.cached_property
+    def _frozen_names(self) -> set[str]:
+        """Names bound once in the whole function, by ``name = call(...)``."""
+        scan = BindingCount()
+        walk(self.p.node, scan)
+        return {n for n in scan.calls if scan.count[n] == 1}
+
+    def call(self, node: cst.Call) -> ir.Expr:
+        node = self.frozen_method(node) or node
+        func = node.func
+        if isinstance(func, cst.Name) and func.value in self.partials:
+            if func.value not in self.env:
+                return self.call(expand_partial(self, node))
+        if isinstance(func, cst.Name) and func.value in self.lambdas and func.value not in self.env:
+            return self.inline_lambda(self.lambdas[func.value], node)
+        if isinstance(func, cst.Lambda) and not self.env:
+            return self.inline_lambda(func, node)
+        if isinstance(func, cst.Name) and func.value in self.nested and not self.env:
+            return self.inline_def(self.nested[func.value], node)
+        if any(a.star for a in node.args):
+            return self.star_call(node)
+        parts = self.dotted(func)
+        if parts is not None and self.resolve_dotted(parts) is dict:
+            literal = self.dict_call(node)
+            if literal is not None:
+                return literal
+            pairs = self.dict_of_pairs(node)
+            if pairs is not None:
+                scoped = self._scoped(pairs)
+                if scoped is not None:
+                    return ir.Copy(self.comprehension(scoped))
+        if parts is not None and self.resolve_dotted(parts) is functools.reduce:
+            folded = self.reduce_call(node)
+            if folded is not None:
+                return folded
+        if parts is not None and self.resolve_dotted(parts) in _ORDERINGS:
+            ordered = lower_ordering(self, node, self.resolve_dotted(parts))
+            if ordered is not None:
+                return ordered
+        if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
+            listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
+            if listed is not None:
+                return listed
+        if parts is not None:
+            obj = self.resolve_dotted(parts)
+            static = obj is not MISSING and self._stable_root(parts[0])
+            callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
+        elif isinstance(func, cst.Attribute):
+            receiver = self.atom(func.value)
+            callee = ir.Callee(f"{receiver}.{func.attr.value}", None, receiver, func.attr.value)
+        else:
+            target = self.atom(func)
+            callee = ir.Callee(
+                str(target), None, var=target if isinstance(target, ir.Var) else None
+            )
+        args: list[ir.Atom] = []
+        kwargs: list[tuple[str, ir.Atom]] = []
+        for arg in node.args:
+            value = self.atom(arg.value)
+            if arg.keyword is not None:
+                kwargs.append((arg.keyword.value, value))
+            else:
+                args.append(value)
+        return ir.Call(callee, args, kwargs)
+
+    def star_call(self, node: cst.Call) -> ir.Expr:
+        """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
+        packed into one sequence (``_ad.pack_args``) and the ``**`` mappings into one dict
+        (``_ad.pack_kwargs``), so the call reads ``f(a, *star, k=v, **starstar)``."""
+
+        func = node.func
+        if (
+            isinstance(func, cst.Name)
+            and self.resolve(func.value) is zip
+            and len(node.args) == 1
+            and node.args[0].star == "*"
+        ):
+            # ``zip(*pairs)``: the transpose of a sequence of sequences
+
+            callee = ir.Callee("_ad.unzip", unzip, resolved=True)
+            return ir.Call(callee, [self.atom(node.args[0].value)], [])
+        if isinstance(func, cst.Name) and (func.value in self.nested or func.value in self.lambdas):
+            raise self.error("star-call of a local function", node, "define it at module level")
+        regular = node.with_changes(args=[])
+        lead: list[cst.Arg] = []
+        pieces: list[list[cst.Arg] | cst.BaseExpression] = []
+        keywords: list[cst.Arg] = []
+        mappings: list[cst.BaseExpression] = []
+        for arg in node.args:
+            if arg.star == "**":
+                mappings.append(arg.value)
+            elif arg.keyword is not None:
+                keywords.append(arg)
+            elif arg.star == "*":
+                pieces.append(arg.value)
+            elif pieces:
+                if not isinstance(pieces[-1], list):
+                    pieces.append([])
+                pieces[-1].append(arg)  # type: ignore[union-attr]
+            else:
+                lead.append(arg)
+        call = self.call(regular.with_changes(args=[*lead, *keywords]))
+        if not isinstance(call, ir.Call):
+            raise self.error("this call with * or ** arguments", node)
+        atoms: list[ir.Atom] = []
+        for piece in pieces:
+            if isinstance(piece, list):
+                elements = [cst.Element(a.value) for a in piece]
+                atoms.append(self.atom(cst.Tuple(elements)))
+            else:
+                atoms.append(self.atom(piece))
+        if len(atoms) == 1 and not isinstance(pieces[0], list):
+            call.star = atoms[0]
+        elif atoms:
+            call.star = self._packed("_args", "_ad.pack_args", pack_args, atoms)
+        if len(mappings) == 1:
+            call.starstar = self.atom(mappings[0])
+        elif mappings:
+            parts = [self.atom(m) for m in mappings]
+            call.starstar = self._packed("_kwargs", "_ad.pack_kwargs", pack_kwargs, parts)
+        return call
+
+    def _packed(self, base: str, code: str, func: Any, atoms: list[ir.Atom]) -> ir.Var:
+        tmp = self.fresh(base)
+        self.temps.add(tmp)
+        self.assign(tmp, ir.Call(ir.Callee(code, func, resolved=True), atoms, []))
+        return ir.Var(tmp)

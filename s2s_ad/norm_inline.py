@@ -1,0 +1,335 @@
+"""Local functions, lambdas and function factories, inlined where they are called.
+
+* a lambda bound to a name, or a local ``def`` whose body is one ``return``, is inlined
+  as an expression with its parameters bound to the call's atoms (:meth:`inline_lambda`);
+  when its name is also used as a value (``grad(inner)``, ``map(inner, xs)``) it is
+  defined as an opaque lambda too (:meth:`define_local_function`);
+* any other local ``def`` is recorded (:meth:`nested_def`) and its body inlined at each
+  call, its locals renamed apart once, its final ``return`` an assignment
+  (:meth:`inline_def`); a generator runs to its end there, yielding into a list;
+* ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
+  function it defines: the factory's body is inlined and ``step`` becomes that local
+  function (:meth:`factory_call`).
+
+What cannot be inlined faithfully (recursion, decorators, ``*args``, early returns,
+nested definitions) is refused with the user's line.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import libcst as cst
+
+from . import ir
+from .norm_base import NormalizerBase
+from .norm_queries import all_params, early_return, inner_defs, own_nodes, single_return
+from .norm_scan import NameScan, names_read
+from .source import parse_function
+
+
+class InnerFunctions(NormalizerBase):
+    """Inlining of local functions and lambdas (a mixin of ``Normalizer``)."""
+
+    def define_local_function(self, name: str, node: cst.Lambda | cst.FunctionDef) -> None:
+        """Define a local function that is inlined at its calls but also used as a value
+        (``grad(inner)``, ``map(inner, xs)``): as a lambda in the generated code, opaque,
+        so that it is refused if it reads a differentiated value."""
+        if name not in self.lambda_values:
+            return
+        if isinstance(node, cst.FunctionDef):
+            self.src = self.p.code(node)
+            body = single_return(node)
+            assert body is not None
+
+            def bare(param: cst.Param) -> cst.Param:
+                return param.with_changes(annotation=None)
+
+            params = node.params
+            star = params.star_arg
+            params = params.with_changes(
+                params=[bare(q) for q in params.params],
+                posonly_params=[bare(q) for q in params.posonly_params],
+                kwonly_params=[bare(q) for q in params.kwonly_params],
+                star_arg=bare(star) if isinstance(star, cst.Param) else star,
+                star_kwarg=bare(params.star_kwarg) if params.star_kwarg else None,
+            )
+            node = cst.Lambda(params=params, body=body)
+        code = cst.Module([]).code_for_node(node)
+        code = " ".join(part.strip() for part in code.splitlines())
+        own = {q.name.value for q in all_params(node.params)}
+        reads = tuple(r for r in names_read(node.body) if r not in own)
+        self.locals.add(name)
+        self.assign(name, ir.Opaque(code, reads, f"local function {name!r} used as a value"))
+
+    def nested_def(self, node: cst.FunctionDef) -> None:
+        """Record a function defined inside the function: its body is inlined where called."""
+        name = node.name.value
+        problem = ""
+        if node.decorators:
+            problem = "a decorated local function"
+        elif node.asynchronous is not None:
+            problem = "an async local function"
+        elif name in self.nested or name in self.locals:
+            problem = f"local function {name} defined twice or also assigned"
+        elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
+            problem = "a function or class defined inside a local function"
+        elif early_return(node):
+            problem = "a local function that returns before its last statement"
+        if problem:
+            raise self.error(problem, node, "define the function at module level")
+        self.nested[name] = node
+
+    def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
+        """``step = make_step(a)``, where ``make_step`` (a function of this module) ends by
+        returning a function it defines: its body is inlined here (its locals renamed
+        apart for this call) and ``step`` becomes that local function, inlined where it is
+        called. ``step`` must be bound only here and only called."""
+        if (
+            len(targets) != 1
+            or not isinstance(targets[0], cst.Name)
+            or not isinstance(value, cst.Call)
+            or not isinstance(value.func, cst.Name)
+            or self.env
+            or targets[0].value not in self._frozen_names
+        ):
+            return False
+        factory = factory_of(self.resolve(value.func.value), self.p.globals)
+        if factory is None:
+            return False
+        target = targets[0].value
+        fdef, inner = factory
+        name = fdef.name.value
+        if name in self.inlining:
+            raise self.error(f"recursive call of {name}", value)
+        bound = self._bind_params(fdef, value)
+        scan = NameScan()
+        fdef.body.visit(scan)
+        local = sorted((scan.assigned | {p for p, _ in bound}) - {inner})
+        rename = {n: self.fresh(f"{name}_{n}_") for n in local}
+        rename[inner] = self.reserve(f"{target}_def")
+        self.locals.update(v for k, v in rename.items() if k != inner)
+        self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
+        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
+        for param, atom in bound:
+            self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var):
+                self.copies.append((rename[param], atom.name))
+        renamer = Rename(rename, self.origin)
+        body = [stmt.visit(renamer) for stmt in list(fdef.body.body)[:-1]]
+        line, src, memo = self.line, self.src, self.memo
+        self.inlining.append(name)
+        try:
+            self.block(body)
+        finally:
+            self.inlining.pop()
+            self.line, self.src, self.memo = line, src, memo
+        self.nested[target] = self.nested[rename[inner]]
+        return True
+
+    def _bind_params(self, fdef: cst.FunctionDef, call: cst.Call) -> list[tuple[str, ir.Atom]]:
+        """A call's arguments bound to a function's parameters (defaults filled in)."""
+        params = fdef.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
+            raise self.error(f"call of {fdef.name.value} with *args/**kwargs", call)
+        if any(a.star for a in call.args):
+            raise self.error(f"call of {fdef.name.value} with starred arguments", call)
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in plist]
+        given: dict[str, cst.BaseExpression] = {}
+        for pos, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key is None and pos < len(names):
+                key = names[pos]
+            if key is None or key not in names or key in given:
+                raise self.error(f"call of {fdef.name.value} with arguments that do not fit", call)
+            given[key] = arg.value
+        bound: list[tuple[str, ir.Atom]] = []
+        for param in plist:
+            value = given.get(param.name.value, param.default)
+            if value is None:
+                raise self.error(f"call missing argument {param.name.value!r}", call)
+            bound.append((param.name.value, self.atom(value)))
+        return bound
+
+    def inline_def(self, fdef: cst.FunctionDef, call: cst.Call) -> ir.Expr:
+        """Inline a call of a local function: its locals renamed apart, its final ``return``
+        an assignment. Names it reads from the enclosing function are read where it is
+        called, as the closure would."""
+        name = fdef.name.value
+        if name in self.inlining:
+            raise self.error(f"recursive call of the local function {name}", call)
+        params = fdef.params
+        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
+            raise self.error("call of a local function with *args/**kwargs", call)
+        if any(a.star for a in call.args):
+            raise self.error("call of a local function with starred arguments", call)
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in plist]
+        given: dict[str, cst.BaseExpression] = {}
+        for pos, arg in enumerate(call.args):
+            key = arg.keyword.value if arg.keyword is not None else None
+            if key is None and pos < len(names):
+                key = names[pos]
+            if key is None or key not in names or key in given:
+                raise self.error("call of a local function with arguments that do not fit", call)
+            given[key] = arg.value
+        bound: list[tuple[str, ir.Atom]] = []
+        for param in plist:
+            value = given.get(param.name.value, param.default)
+            if value is None:
+                raise self.error(f"call missing argument {param.name.value!r}", call)
+            bound.append((param.name.value, self.atom(value)))
+        scan = NameScan()
+        fdef.body.visit(scan)
+        rename = self.renames.get(name)
+        if rename is None:  # one set of names for every call: each call ends before the next
+            local = sorted(scan.assigned | set(names))
+            rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
+        self.locals.update(rename.values())
+        self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
+        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
+        for param, atom in bound:
+            self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var):
+                self.copies.append((rename[param], atom.name))  # the caller's object
+        body = list(fdef.body.body)
+        last = body.pop() if body else None
+        result_node: cst.BaseExpression | None = None
+        if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return):
+            result_node = last.body[-1].value
+            if len(last.body) > 1:
+                body.append(last.with_changes(body=last.body[:-1]))
+        elif last is not None:
+            body.append(last)
+        renamer = Rename(rename, self.origin)
+        renamed = [stmt.visit(renamer) for stmt in body]
+        line, src, memo, items = self.line, self.src, self.memo, self.items
+        # a generator runs to its end where it is called: the items it yields, as a list
+        self.items = self.fresh(f"_{name}_items") if own_nodes(fdef, cst.Yield) else None
+        if self.items is not None:
+            self._check_ends(fdef)
+            self.locals.add(self.items)
+            self.assign(self.items, ir.Build("list", []))
+        self.inlining.append(name)
+        try:
+            self.block(renamed)
+            result = self.reserve(f"_{name}")
+            self.locals.add(result)
+            self._locate(last) if last is not None else None
+            if self.items is not None:
+                self.assign(result, ir.Copy(ir.Var(self.items)))
+            elif result_node is None:
+                self.assign(result, ir.Copy(ir.Const("None")))
+            else:
+                self.lower_into(result, result_node.visit(renamer))
+        finally:
+            self.inlining.pop()
+            self.line, self.src, self.memo, self.items = line, src, memo, items
+        return ir.Copy(ir.Var(result))
+
+    def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
+        """Inline a call of a local lambda or one-return nested function."""
+        params = lam.params
+        if (
+            params.star_arg not in (None, cst.MaybeSentinel.DEFAULT)
+            or (params.star_kwarg is not None)
+            or any(a.star for a in call.args)
+        ):
+            raise self.error("call of a local function with starred arguments", call)
+        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
+        names = [p.name.value for p in plist]
+        given: dict[str, cst.BaseExpression] = {}
+        for pos, arg in enumerate(call.args):
+            key = (
+                arg.keyword.value
+                if arg.keyword is not None
+                else (names[pos] if pos < len(names) else None)
+            )
+            if key is None or key not in names or key in given:
+                raise self.error("call of a local function with arguments that do not fit", call)
+            given[key] = arg.value
+        bound = {}
+        for param in plist:
+            node = given.get(param.name.value, param.default)
+            if node is None:
+                raise self.error(f"call missing argument {param.name.value!r}", call)
+            bound[param.name.value] = self.atom(node)
+        body = lam.body if isinstance(lam, cst.Lambda) else single_return(lam)
+        assert body is not None
+        saved = self.env
+        self.env = {**saved, **bound}
+        try:
+            return self.expression(body)
+        finally:
+            self.env = saved
+
+
+class Rename(cst.CSTTransformer):
+    """Rename a local function's locals apart (attribute names and keywords untouched),
+    remembering each renamed node's original for positions and the ``# L`` comments."""
+
+    def __init__(self, names: dict[str, str], origin: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        super().__init__()
+        self.names, self.origin = names, origin
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        new = self.names.get(original_node.value)
+        return updated_node.with_changes(value=new) if new else updated_node
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.Attribute:
+        return updated_node.with_changes(attr=original_node.attr)
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(keyword=original_node.keyword)
+
+    def on_leave(self, original_node: Any, updated_node: Any) -> Any:
+        result = super().on_leave(original_node, updated_node)
+        if isinstance(result, cst.CSTNode) and result is not original_node:
+            self.origin[result] = self.origin.get(original_node, original_node)
+        return result
+
+
+def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str] | None:
+    """A function of the same module whose body ends by returning a function it defines
+    (and returns nowhere else): its definition and the returned function's name."""
+    if (
+        not isinstance(obj, types.FunctionType)
+        or obj.__globals__ is not globals_
+        or obj.__closure__
+        or obj.__code__.co_flags & (0x04 | 0x08 | 0x20)  # *args, **kwargs, generator
+    ):
+        return None
+    code = obj.__code__
+    if not any(isinstance(c, types.CodeType) for c in code.co_consts):
+        return None  # defines no function
+
+    try:
+        node = parse_function(obj).node
+    except Exception:
+        return None
+    if not isinstance(node, cst.FunctionDef) or node.decorators:
+        return None
+    body = list(node.body.body)
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and len(last.body) == 1
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Name)
+    ):
+        return None
+    inner = last.body[0].value.value
+    defs = [st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == inner]
+    if len(defs) != 1 or len(own_nodes(node, cst.Return)) != 1:
+        return None
+    return node, inner

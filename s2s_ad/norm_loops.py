@@ -1,0 +1,206 @@
+"""``if``, ``for`` and ``while`` statements as the IR's ``If``, ``For`` and ``While``.
+
+``elif`` chains nest as ``else`` blocks. A ``for`` over ``range(...)`` keeps its bounds;
+any other ``for`` becomes a loop over indices: the iterable is made an indexable
+sequence first (``reversed(xs)`` read backwards), ``enumerate(xs[, start])`` gives the
+index, ``zip(xs, ys)`` iterates in step up to the shortest, and each element is read as
+``xs[k]`` into the loop's target (:meth:`ControlFlowLowering.iteration`). A ``while``
+keeps the statements computing its test as a block of their own, evaluated before each
+trip. A loop's ``else:`` block is attached to the loop (it runs unless a ``break`` did;
+:mod:`norm_exits` makes that explicit).
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import libcst as cst
+
+from . import ir
+from .norm_base import NormalizerBase
+from .runtime import sequence
+
+
+class ControlFlowLowering(NormalizerBase):
+    """Lowering of branches and loops (a mixin of ``Normalizer``)."""
+
+    def if_statement(self, node: cst.If) -> None:
+        test = self.atom(node.test)
+        line, src = self.line, self.src
+        body = self.sub_block(node.body.body)
+        orelse: list[ir.Stmt] = []
+        if isinstance(node.orelse, cst.If):
+            saved, self.out = self.out, []
+            self.statement(node.orelse)
+            orelse, self.out = self.out, saved
+        elif isinstance(node.orelse, cst.Else):
+            orelse = self.sub_block(node.orelse.body.body)
+        self.emit(ir.If(line, src, test, body, orelse))
+
+    def for_statement(self, node: cst.For) -> None:
+        if node.asynchronous is not None:
+            raise self.error("'async for'", node)
+        line, src = self.line, self.src
+        it = node.iter
+        range_args = None
+        if (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "range"
+            and it.func.value not in self.locals
+            and all(a.keyword is None and not a.star for a in it.args)
+        ):
+            range_args = [self.atom(a.value) for a in it.args]
+        if range_args is not None:
+            if isinstance(node.target, cst.Name):
+                target = node.target.value
+                body = self.sub_block(node.body.body)
+            else:
+                target = self.fresh()
+                saved, self.out = self.out, []
+                self.store(node.target, ir.Var(target))
+                self.block(node.body.body)
+                body, self.out = self.out, saved
+            self.emit(ir.For(line, src, target, body, range_args))
+            self._loop_else(node)
+            return
+        self.iteration(node, line, src)
+        self._loop_else(node)
+
+    def _loop_else(self, node: cst.For | cst.While) -> None:
+        """Attach an ``else:`` block to the loop just emitted (it runs unless a break did)."""
+        if node.orelse is not None:
+            loop = self.out[-1]
+            assert isinstance(loop, (ir.For, ir.While))
+            loop.orelse = self.sub_block(node.orelse.body.body)
+
+    def _builtin_call(self, name: str, args: list[ir.Atom]) -> ir.Atom:
+        tmp = self.fresh()
+        self.assign(tmp, ir.Call(ir.Callee(name, getattr(builtins, name), resolved=True), args, []))
+        return ir.Var(tmp)
+
+    def _sequence(self, node: cst.BaseExpression) -> ir.Atom:
+        """What a ``for`` iterates over, as an indexable sequence; ``reversed(xs)`` as the
+        sequence of ``xs`` read backwards (``[::-1]``)."""
+
+        backwards = (
+            self._builtin_iter(node, "reversed")
+            and isinstance(node, cst.Call)
+            and len(node.args) == 1
+        )
+        if backwards:
+            assert isinstance(node, cst.Call)
+            node = node.args[0].value
+        seq = self.fresh("_seq")
+        callee = ir.Callee("_ad.sequence", sequence, resolved=True)
+        self.assign(seq, ir.Call(callee, [self.atom(node)], []))
+        if backwards:
+            back = self.fresh("_seq")
+            self.assign(back, ir.Subscript(ir.Var(seq), ir.Index("::-1")))
+            return ir.Var(back)
+        return ir.Var(seq)
+
+    def _builtin_iter(self, it: cst.BaseExpression, name: str) -> bool:
+        return (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == name
+            and self.resolve(name) is getattr(builtins, name)
+            and all(a.keyword is None and not a.star for a in it.args)
+        )
+
+    def _enumerate_start(self, it: cst.BaseExpression) -> cst.BaseExpression | None | bool:
+        """For ``enumerate(xs)``: ``None``; ``enumerate(xs, s)`` or ``enumerate(xs, start=s)``:
+        the start ``s``; any other expression: ``False``."""
+        if not (
+            isinstance(it, cst.Call)
+            and isinstance(it.func, cst.Name)
+            and it.func.value == "enumerate"
+            and self.resolve("enumerate") is builtins.enumerate
+            and it.func.value not in self.locals
+            and 1 <= len(it.args) <= 2
+            and not any(a.star for a in it.args)
+            and it.args[0].keyword is None
+        ):
+            return False
+        if len(it.args) == 1:
+            return None
+        second = it.args[1]
+        if second.keyword is not None and second.keyword.value != "start":
+            return False
+        return second.value
+
+    def _split_iteration(
+        self, it: cst.BaseExpression, target: cst.BaseExpression
+    ) -> tuple[
+        list[ir.Atom],
+        cst.BaseExpression | None,
+        list[cst.BaseExpression],
+        cst.BaseExpression | None,
+    ]:
+        """Sequences iterated in step, the index target (``enumerate``), element targets
+        and the start of the count (``enumerate(xs, start=1)``)."""
+        start = self._enumerate_start(it)
+        if (
+            start is not False
+            and isinstance(it, cst.Call)
+            and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == 2
+        ):
+            seqs, inner_index, parts, _ = self._split_iteration(
+                it.args[0].value, target.elements[1].value
+            )
+            if inner_index is None:
+                return seqs, target.elements[0].value, parts, start or None
+        if (
+            self._builtin_iter(it, "zip")
+            and isinstance(it, cst.Call)
+            and isinstance(target, (cst.Tuple, cst.List))
+            and len(target.elements) == len(it.args)
+        ):
+            return (
+                [self._sequence(a.value) for a in it.args],
+                None,
+                [e.value for e in target.elements],
+                None,
+            )
+        return [self._sequence(it)], None, [target], None
+
+    def iteration(self, node: cst.For, line: int, src: str) -> None:
+        """``for x in xs`` (and over ``enumerate``/``zip``) as a loop over indices."""
+        seqs, index_target, parts, start = self._split_iteration(node.iter, node.target)
+        offset = None if start is None else self.atom(start)
+        lengths = [self._builtin_call("len", [s]) for s in seqs]
+        count = lengths[0] if len(lengths) == 1 else self._builtin_call("min", lengths)
+        if isinstance(index_target, cst.Name) and offset is None:
+            index = index_target.value
+        else:
+            index = self.fresh("_k")
+        saved, self.out = self.out, []
+        if offset is not None:
+            assert index_target is not None
+            counted = self.fresh("_n")
+            self.assign(counted, ir.BinOp("+", ir.Var(index), offset))
+            self.store(index_target, ir.Var(counted))
+        elif index_target is not None and not isinstance(index_target, cst.Name):
+            self.store(index_target, ir.Var(index))
+        for seq, part in zip(seqs, parts):
+            item = ir.Subscript(seq, ir.Index(index, (index,)))
+            if isinstance(part, cst.Name):
+                self.emit(ir.Assign(self.line, self.src, part.value, item, kind="element"))
+                continue
+            elt = self.fresh()
+            self.emit(ir.Assign(self.line, self.src, elt, item, kind="element"))
+            self.store(part, ir.Var(elt))
+        self.block(node.body.body)
+        body, self.out = self.out, saved
+        self.emit(ir.For(line, src, index, body, [count]))
+
+    def while_statement(self, node: cst.While) -> None:
+        line, src = self.line, self.src
+        saved, self.out = self.out, []
+        test = self.atom(node.test)
+        test_body, self.out = self.out, saved
+        body = self.sub_block(node.body.body)
+        self.emit(ir.While(line, src, test_body, test, body))
+        self._loop_else(node)

@@ -1,0 +1,380 @@
+"""Statements and assignments: what one line of the user's code becomes.
+
+:meth:`StatementLowering.statement` and :meth:`StatementLowering.small_statement`
+dispatch on the statement's kind and refuse, with the user's line, the ones the
+transformer does not model (``with``, ``try``, ``match``, ``global``, ``del``, imports,
+classes). Assignments bind an atom to their targets: names, tuples (``Unpack``; a
+parallel ``a, b = b, a`` evaluates every element first; starred targets slice a
+sequence), elements (``SetItem``) and attributes (``setattr``); augmented assignments
+become plain ones. ``xs.append(v)`` and ``xs.pop()`` on local lists become ``Append``
+and ``ListPop``. Before every in-place write, :meth:`StatementLowering.alias_check`
+emits a run-time check that no other name sees the array written (a view, a copy, a
+container holding it), since the generated code keeps each name's value apart.
+Each statement records the user's line and source it comes from (:meth:`_locate`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+from . import ir
+from .norm_base import NormalizerBase
+from .norm_queries import header, target_names
+from .norm_scan import names_read
+from .partials import bind_partial
+from .runtime import not_a_view, sequence, unpack_count
+from .scatter import lower_ufunc_at
+
+_AUGOPS = {
+    cst.AddAssign: "+",
+    cst.SubtractAssign: "-",
+    cst.MultiplyAssign: "*",
+    cst.DivideAssign: "/",
+    cst.FloorDivideAssign: "//",
+    cst.ModuloAssign: "%",
+    cst.PowerAssign: "**",
+    cst.MatrixMultiplyAssign: "@",
+    cst.BitAndAssign: "&",
+    cst.BitOrAssign: "|",
+    cst.BitXorAssign: "^",
+    cst.LeftShiftAssign: "<<",
+    cst.RightShiftAssign: ">>",
+}
+
+
+class StatementLowering(NormalizerBase):
+    """Lowering of statements and assignments (a mixin of ``Normalizer``)."""
+
+    def block(self, stmts: Any) -> None:
+        for stmt in stmts:
+            if isinstance(stmt, cst.BaseSmallStatement):
+                self.small_statement(stmt)
+            else:
+                self.statement(stmt)
+
+    def sub_block(self, stmts: Any) -> list[ir.Stmt]:
+        saved, self.out = self.out, []
+        try:
+            self.block(stmts)
+            return self.out
+        finally:
+            self.out = saved
+
+    def _locate(self, node: cst.CSTNode) -> None:
+        node = self.origin.get(node, node)
+        if self.p.positions.get(node) is None:
+            return  # made by the normalizer (a comprehension's loop): keep the user's line
+        self.line = self.p.position(node)[0]
+        if isinstance(node, cst.SimpleStatementLine):
+            self.src = self.p.code(node)
+        elif isinstance(node, (cst.If, cst.While, cst.For)):
+            self.src = header(self.p, node)
+        if self.generated is not None:
+            # generated code differentiated again: comments name the user's lines
+            self.line, self.src = self.generated.get(self.line, (self.line, ""))
+
+    def statement(self, node: cst.CSTNode) -> None:
+        self._locate(node)
+        self.memo = {}
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                self.small_statement(small)
+        elif isinstance(node, cst.If):
+            self.if_statement(node)
+        elif isinstance(node, cst.For):
+            self.for_statement(node)
+        elif isinstance(node, cst.While):
+            self.while_statement(node)
+        elif isinstance(node, cst.FunctionDef):
+            if node.name.value in self.lambdas and not node.decorators:
+                # a one-expression helper: inlined where it is called (and defined as a
+                # lambda too when its name is also used as a value)
+                self.define_local_function(node.name.value, node)
+                return
+            self.nested_def(node)
+        elif isinstance(node, cst.ClassDef):
+            raise self.error("class definition inside a differentiated function", node)
+        elif isinstance(node, cst.With):
+            if "GradientTape" in cst.Module([]).code_for_node(node.items[0]):
+                raise self.error(
+                    "'with' statement of a GradientTape inside a function that an outer "
+                    "tape differentiates (an inner tape is supported in the outer tape's "
+                    "own block)",
+                    node,
+                    "write the inner tape's with block, and its gradient call, in the "
+                    "outer tape's block",
+                )
+            raise self.error("'with' statement", node)
+        elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
+            raise self.error("'try' statement", node)
+        elif hasattr(cst, "Match") and isinstance(node, cst.Match):
+            raise self.error("'match' statement", node)
+        else:
+            raise self.error(type(node).__name__, node)
+
+    def small_statement(self, node: cst.BaseSmallStatement) -> None:
+        self.memo = {}
+        if isinstance(node, cst.Assign):
+            if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
+                name = node.targets[0].target
+                if isinstance(name, cst.Name) and name.value in self.lambdas:
+                    self.define_local_function(name.value, node.value)
+                    return  # inlined at its call sites
+            if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
+                return  # a partial kept in a name: its calls call the function
+            self.assignment([t.target for t in node.targets], node.value)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                self.assignment([node.target], node.value)
+        elif isinstance(node, cst.AugAssign):
+            self.aug_assignment(node)
+        elif isinstance(node, cst.Expr):
+            value = node.value
+            if isinstance(value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+                return  # docstring or ...
+            if isinstance(value, cst.Yield) and self.items is not None:
+                if isinstance(value.value, cst.From):
+                    raise self.error("'yield from'", value, "write a for loop that yields")
+                item = self.atom(value.value) if value.value is not None else ir.Const("None")
+                self.emit(ir.Append(self.line, self.src, self.items, item))
+                return
+            if isinstance(value, (cst.Yield, cst.Await)):
+                raise self.error("'yield'" if isinstance(value, cst.Yield) else "'await'", value)
+            if (
+                isinstance(value, cst.Call)
+                and isinstance(value.func, cst.Attribute)
+                and value.func.attr.value == "append"
+                and isinstance(value.func.value, cst.Name)
+                and value.func.value.value in self.locals
+                and len(value.args) == 1
+                and value.args[0].keyword is None
+                and not value.args[0].star
+            ):
+                item = self.atom(value.args[0].value)
+                if not self.generated:
+                    self.alias_check(value.func.value.value, node=value.func.value)
+                self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
+            elif self._list_pop(value) is not None:
+                popped = self._list_pop(value)
+                assert popped is not None
+                if not self.generated:
+                    self.alias_check(popped, node=value.func.value)
+                self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
+            elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
+                pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
+            elif isinstance(value, cst.Call):
+                self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
+            else:
+                self.atom(value)
+        elif isinstance(node, cst.Return) and self.items is not None and not self.inlining:
+            if node.value is not None:
+                raise self.error("'return' with a value in a generator", node)
+            self.emit(ir.Return(self.line, self.src, ir.Var(self.items)))
+        elif isinstance(node, cst.Return):
+            self.emit(ir.Return(self.line, self.src, self.result(node.value)))
+        elif isinstance(node, cst.Pass):
+            pass
+        elif isinstance(node, cst.Break):
+            self.emit(ir.Break(self.line, self.src))
+        elif isinstance(node, cst.Continue):
+            self.emit(ir.Continue(self.line, self.src))
+        elif isinstance(node, (cst.Assert, cst.Raise)):
+            code = self.p.code(node)
+            self.emit(ir.ExprStmt(self.line, self.src, ir.Opaque(code, names_read(node), "assert")))
+        elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            kind = "global" if isinstance(node, cst.Global) else "nonlocal"
+            raise self.error(f"'{kind}' declaration (writes to outer variables)", node)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            raise self.error(
+                "import inside a differentiated function", node, "move the import to module level"
+            )
+        elif isinstance(node, cst.Del):
+            raise self.error("'del' statement", node)
+        else:
+            raise self.error(type(node).__name__, node)
+
+    def assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
+        if self.freeze(targets, value):
+            return
+        if self.factory_call(targets, value):
+            return
+        first = targets[0]
+        if isinstance(first, cst.Name) and first.value not in self.env:
+            self.lower_into(first.value, value)
+            source: ir.Atom = ir.Var(first.value)
+        else:
+            if isinstance(first, (cst.Tuple, cst.List)) and isinstance(
+                value, (cst.Tuple, cst.List)
+            ):
+                if len(targets) == 1 and self._parallel(first, value):
+                    return
+            source = self.atom(value)
+            self.store(first, source)
+        for target in targets[1:]:
+            self.store(target, source)
+
+    def _parallel(self, target: cst.Tuple | cst.List, value: cst.Tuple | cst.List) -> bool:
+        """``a, b = b, a``: evaluate every element first, then bind."""
+        tels, vels = target.elements, value.elements
+        if len(tels) != len(vels) or any(isinstance(e, cst.StarredElement) for e in (*tels, *vels)):
+            return False
+        names = {e.value.value for e in tels if isinstance(e.value, cst.Name)}
+        atoms = []
+        for el in vels:
+            atom = self.atom(el.value)
+            if isinstance(atom, ir.Var) and atom.name in names:
+                tmp = self.fresh()
+                self.assign(tmp, ir.Copy(atom))
+                atom = ir.Var(tmp)
+            atoms.append(atom)
+        for el, atom in zip(tels, atoms):
+            self.store(el.value, atom)
+        return True
+
+    def store(self, target: cst.BaseExpression, value: ir.Atom) -> None:
+        """Bind an already computed atom to an assignment target."""
+        if isinstance(target, cst.Name):
+            if value != ir.Var(target.value):
+                self.assign(target.value, ir.Copy(value))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            if isinstance(value, ir.Var) and value.name in target_names(target):
+                # ``a, p = p``: the unpacked value gets a name of its own, so the sweeps
+                # never take the rebound ``p`` for the tuple it came from
+                tmp = self.fresh()
+                self.assign(tmp, ir.Copy(value))
+                value = ir.Var(tmp)
+            if any(isinstance(el, cst.StarredElement) for el in target.elements):
+                self.starred_store(target, value)
+                return
+            names = []
+            nested = []
+            for el in target.elements:
+                if isinstance(el.value, cst.Name):
+                    names.append(el.value.value)
+                else:
+                    tmp = self.fresh()
+                    names.append(tmp)
+                    nested.append((el.value, tmp))
+            self.emit(ir.Unpack(self.line, self.src, names, value))
+            for node, tmp in nested:
+                self.store(node, ir.Var(tmp))
+        elif isinstance(target, cst.Subscript):
+            obj = target.value
+            if not isinstance(obj, cst.Name) or obj.value not in self.locals:
+                raise self.error(
+                    "assignment into an element of a non-local or nested value",
+                    target,
+                    "assign into a local array (x[i, j] = ...)",
+                )
+            index = self.index(target)
+            self.alias_check(obj.value, element=True, node=obj)
+            self.emit(ir.SetItem(self.line, self.src, obj.value, index, value))
+        elif isinstance(target, cst.Attribute):
+            self.set_attribute(target, value)
+        else:
+            raise self.error(f"assignment to {type(target).__name__}", target)
+
+    def starred_store(self, target: cst.Tuple | cst.List, value: ir.Atom) -> None:
+        """``first, *rest, last = xs``: elements and a slice of ``xs`` as a sequence, the
+        starred name bound to a list as Python does."""
+
+        elements = target.elements
+        stars = [k for k, el in enumerate(elements) if isinstance(el, cst.StarredElement)]
+        if len(stars) > 1:
+            raise self.error("multiple starred expressions in assignment", target)
+        star = stars[0]
+        after = len(elements) - star - 1
+        seq = self.fresh("_seq")
+        self.assign(seq, ir.Call(ir.Callee("_ad.sequence", sequence, resolved=True), [value], []))
+        check = ir.Callee("_ad.unpack_count", unpack_count, resolved=True)
+        least = ir.Const(str(len(elements) - 1))
+        self.emit(ir.ExprStmt(self.line, self.src, ir.Call(check, [ir.Var(seq), least], [])))
+        for k, el in enumerate(elements):
+            if k == star:
+                part = self.fresh()
+                stop = f"-{after}" if after else ""
+                self.assign(part, ir.Subscript(ir.Var(seq), ir.Index(f"{star}:{stop}")))
+                item = self._builtin_call("list", [ir.Var(part)])
+            else:
+                item = ir.Var(self.fresh())
+                index = ir.Index(str(k) if k < star else str(k - len(elements)))
+                self.assign(item.name, ir.Subscript(ir.Var(seq), index))
+            self.store(el.value, item)
+
+    def set_attribute(self, target: cst.Attribute, value: ir.Atom) -> None:
+        """``obj.name = value`` runs in the forward sweep as ``setattr(obj, 'name', value)``:
+        state kept on objects (counters, a layer's built flag) is a side effect; a
+        differentiated value stored there is refused by the call's own check."""
+        obj = self.atom(target.value)
+        callee = ir.Callee("setattr", setattr, resolved=True)
+        name = ir.Const(repr(target.attr.value))
+        self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, [obj, name, value], [])))
+
+    def alias_check(
+        self, name: str, element: bool = False, node: cst.CSTNode | None = None
+    ) -> None:
+        """Before an in-place write into ``name``: refuse, when it runs, a write that another
+        name would see (``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y[0] = 1`` changes
+        ``z``), since the generated code keeps each name's value apart."""
+        # every name a chain of plain copies may share the array with (b = c; a = b), and
+        # the containers that may hold it (rows = [h]; d[k] = h), theirs too (c2 = [rows])
+        partners = {name}
+        held: set[str] = set()  # partners through containers and views: checked if read later
+        grown = True
+        while grown:
+            linked = {b for a, b in self.copies if a in partners}
+            linked |= {a for a, b in self.copies if b in partners}
+            if not self.generated:  # generated code hands its tapes over on purpose and
+                # reads a slice's old values right before writing it
+                more = {a for a, b in self.holders if b in partners}
+                more |= {a for a, b in self.viewed if b in partners}
+                more |= {b for a, b in self.viewed if a in partners}
+                held |= more - partners
+                linked |= more
+            grown = not linked <= partners
+            partners |= linked
+        partners = {p for p in partners if p in self.locals and p != name}
+        # a container or view nothing reads after the write cannot show its effect
+        partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
+        if name in self.views or partners:
+            callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
+            args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]
+            kwargs: list[tuple[str, ir.Atom]] = []
+            if name in self.entries:
+                kwargs.append(("entry", ir.Const("True")))
+            if element and partners:
+                kwargs.append(("at", self.region()))  # the entries the write covers
+            self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
+
+    def aug_assignment(self, node: cst.AugAssign) -> None:
+        op = _AUGOPS[type(node.operator)]
+        target = node.target
+        if isinstance(target, cst.Name):
+            right = self.atom(node.value)
+            self.alias_check(target.value, node=target)
+            self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
+        elif isinstance(target, cst.Subscript):
+            obj = target.value
+            if not isinstance(obj, cst.Name) or obj.value not in self.locals:
+                raise self.error("augmented assignment into a non-local element", target)
+            index = self.index(target)
+            parts = self.index_parts
+            right = self.atom(node.value)
+            self.index_parts = parts
+            self.alias_check(obj.value, element=True, node=obj)
+            old = self.fresh()
+            self.assign(old, ir.Subscript(ir.Var(obj.value), index))
+            new = self.fresh()
+            self.assign(new, ir.BinOp(op, ir.Var(old), right))
+            self.emit(ir.SetItem(self.line, self.src, obj.value, index, ir.Var(new)))
+        elif isinstance(target, cst.Attribute):
+            right = self.atom(node.value)
+            old = self.fresh()
+            self.assign(old, ir.Attr(self.atom(target.value), target.attr.value))
+            new = self.fresh()
+            self.assign(new, ir.BinOp(op, ir.Var(old), right))
+            self.set_attribute(target, ir.Var(new))
+        else:
+            raise self.error(f"augmented assignment to {type(target).__name__}", target)
