@@ -173,6 +173,8 @@ def test_loss_classes_and_reductions_in_a_training_step(reduction):
     y = rng.standard_normal((6, 2))
     weights = np.linspace(0.5, 1.5, 6)
     model = keras.Sequential([keras.layers.Dense(2, input_shape=(3,), dtype="float64")])
+    # weights set from the seeded draws: the initializer's are unseeded (as in TensorFlow)
+    model.set_weights([rng.standard_normal((3, 2)), 0.1 * rng.standard_normal(2)])
     kernel, bias = (v.numpy() for v in model.trainable_variables)
 
     def per_example(k, c):
