@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import duck
+from .endless import endless
 from .errors import TransformError
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
@@ -100,7 +101,8 @@ def add(a: Any, b: Any) -> Any:
 def getitem(g: Any, index: Any) -> Any:
     """``g[index]`` where ``g`` may be the symbolic zero (or a dict without that key).
 
-    The result never shares memory with ``g`` (``g`` may be updated in place later).
+    A part of an array never shares memory with ``g`` (``g`` may be updated in place
+    later); an entry of a container is returned as is.
     """
     if type(g) is _ndarray and type(index) is int and g.ndim == 1:
         return g[index]
@@ -473,7 +475,8 @@ def sequence(xs: Any) -> Any:
     """What ``for x in xs`` iterates over, as an indexable sequence."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)):
         return xs
-    return list(xs)
+    counting = endless(xs)  # itertools.count(): refused by list() only by never ending
+    return list(xs) if counting is None else counting
 
 
 def unpack_count(xs: Any, least: int) -> None:
