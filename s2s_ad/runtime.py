@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from . import duck
-from .endless import endless
+from .endless import endless as _endless
 from .errors import TransformError
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
@@ -475,8 +475,14 @@ def sequence(xs: Any) -> Any:
     """What ``for x in xs`` iterates over, as an indexable sequence."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)):
         return xs
-    counting = endless(xs)  # itertools.count(): refused by list() only by never ending
+    counting = _endless(xs)  # itertools.count(): refused by list() only by never ending
     return list(xs) if counting is None else counting
+
+
+def sequence_part(t: Any, xs: Any) -> Any:
+    """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
+    entries, except that a dict's or a set's sequence holds its keys, which carry none."""
+    return 0.0 if isinstance(xs, (dict, set, frozenset)) else t
 
 
 def unpack_count(xs: Any, least: int) -> None:

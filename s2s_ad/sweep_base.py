@@ -161,9 +161,12 @@ class SweepBase:
         left out (an axis, a shape, a flag); refuses a count or order that may be a float.
 
         In variables mode every attribute read may be a ``Variable`` (an integer
-        ``self.k`` is one too), so counts are left out there as before.
+        ``self.k`` is one too), and in generated code (differentiated again) a count read
+        back from a tape looks differentiated: counts are left out there (the user's code
+        was checked when it was transformed).
         """
-        if param in STRUCTURAL or (param in COUNTS and self.variables):
+        generated = self.fn.filename.startswith("<s2s_ad")
+        if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
             return True
         if param in COUNTS:
             raise self.error(
