@@ -399,4 +399,6 @@ def vjp_apply_tangent(
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     grads, dots = call_with_tangent(pv.fn, _apply_labels(pv, labels), tangents, full, kwargs)
+    if not isinstance(dots, (tuple, list)):  # a symbolic zero for all (W.dot(x) in x)
+        dots = (dots,) * len(grads)
     return pv.to_labels(grads), pv.to_labels(dots)

@@ -85,6 +85,18 @@ def test_integers_in_integer_parameters_still_differentiate():
     check_program(polygamma_sum, (np.array([1.5, 2.5, 3.5]),), rs=rs, twin=None)
 
 
+def binomial_prior(n, k):
+    """Generalized binomial coefficients: both arguments may be floats, and differentiate."""
+    return np.sum(np.log(sp.binom(n, k)))
+
+
+def test_float_binomial_coefficient_differentiates():
+    rs = np.random.RandomState(3)
+    n, k = np.array([5.3, 7.1, 6.4]), np.array([2.5, 1.2, 3.3])
+    check_program(binomial_prior, (n, k), 0, rs=rs, twin=None)
+    check_program(binomial_prior, (n, k), 1, rs=rs, twin=None)
+
+
 def test_count_taken_from_an_integer_attribute_in_a_tape():
     """In a tape every attribute read may be a Variable: an integer ``self.k`` passes."""
 

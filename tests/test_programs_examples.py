@@ -207,6 +207,14 @@ def sorted_dict(params, x):
     return total
 
 
+def array_methods(W, x):
+    """Array methods on a matrix that is not differentiated (``W.dot(x)`` runs through the
+    dispatcher, linear in ``x``: the Hessian-vector product's tangent is a symbolic zero)."""
+    h = W.dot(x).clip(-1.0, 1.0)
+    z = (W.T @ h).reshape(-1, 1)
+    return z.sum() + h.max() + x.mean() * 2.0 + 0.01 * (W**2).sum()
+
+
 def mse(params, x, y):
     W, b = params
     return np.mean((x @ W + b - y) ** 2)
@@ -289,6 +297,8 @@ CASES = {
     "springs_stiffness": (springs, (RS.standard_normal(4), 2.0, 0.1, 5), 1, twin),
     "attention": (attention, (ATTENTION, X6), 0, None),
     "sorted_dict": (sorted_dict, ({"b": RS.randn(3), "a": RS.randn(3)}, RS.randn(3)), 0, twin),
+    "array_methods_x": (array_methods, (RS.randn(3, 4), RS.randn(4)), 1, twin),
+    "array_methods_W": (array_methods, (RS.randn(3, 4), RS.randn(4)), 0, None),
     "unrolled_sgd": (unrolled_sgd, (LINEAR, X6, RS.randn(6)), 0, None),
 }
 
