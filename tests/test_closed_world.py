@@ -190,3 +190,40 @@ def test_adjoint_rebound_to_its_entry_loses_ownership():
     assert rev.owned == {"t_bar", "u_bar"}  # getitem leaves the dict it reads alone
     rev.line("x_bar = u_bar")
     assert rev.owned == {"t_bar"}  # now shared with x_bar
+
+
+# --- functools.partial of a function with *args / **kwargs --------------------------------
+
+
+def regularized(params, x, **opts):
+    scale = opts.get("scale", 1.0)
+    penalty = opts.get("l2", 0.0) * np.sum(params["W"] ** 2)
+    return scale * np.sum(np.tanh(x @ params["W"]) ** 2) + penalty
+
+
+def powered(w, *xs, power=2):
+    return sum(np.sum((w * x) ** power) for x in xs)
+
+
+def test_partial_binding_keywords_into_kwargs():
+    """``partial(f, scale=2.0)`` of ``f(params, x, **opts)``: the partial's signature hides
+    the bound keywords inside ``**opts`` (was refused); a call may still override them."""
+    rs = np.random.RandomState(4)
+    params, x = {"W": rs.standard_normal((3, 2))}, rs.standard_normal((5, 3))
+    loss = functools.partial(regularized, scale=2.0, l2=0.1)
+    check_program(loss, (params, x), rs=rs, twin=None)
+    got = s2s_ad.grad(loss)(params, x, l2=0.5)
+    want = s2s_ad.grad(regularized)(params, x, scale=2.0, l2=0.5)
+    np.testing.assert_allclose(got["W"], want["W"], rtol=1e-12)
+    value, _ = s2s_ad.value_and_grad(loss)(params, x, scale=3.0)
+    np.testing.assert_allclose(value, regularized(params, x, scale=3.0, l2=0.1))
+
+
+def test_partial_of_star_args():
+    rs = np.random.RandomState(5)
+    cubes = functools.partial(powered, power=3)
+    args = (rs.standard_normal(3), rs.standard_normal(3), rs.standard_normal(3))
+    check_program(cubes, args, 0, rs=rs, twin=None)
+    check_program(cubes, args, 2, rs=rs, twin=None)
+    fixed = functools.partial(powered, np.ones(3))
+    check_program(fixed, args[:2], 1, rs=rs, twin=None)
