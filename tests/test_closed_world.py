@@ -14,7 +14,6 @@ import scipy.special as sp
 import scipy.stats as st
 
 import s2s_ad
-import s2s_ad.tf as tf
 from s2s_ad.api import _resolve_callee, normalized_for
 from s2s_ad.reverse import Reverse
 from tests.user_checks import check_program
@@ -99,6 +98,7 @@ def test_float_binomial_coefficient_differentiates():
 
 def test_count_taken_from_an_integer_attribute_in_a_tape():
     """In a tape every attribute read may be a Variable: an integer ``self.k`` passes."""
+    import s2s_ad.tf as tf  # here: importing it registers the tf rules other modules walk
 
     class Band(tf.Module):
         def __init__(self):
