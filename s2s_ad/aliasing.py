@@ -54,12 +54,26 @@ VIEW_FUNCTIONS = frozenset(
         "dsplit",
         "matrix_transpose",
         "permute_dims",
+        "flip",
+        "fliplr",
+        "flipud",
+        "rot90",
+        "diag",  # of a matrix: its diagonal, a view (of a vector: a new matrix)
+        "trim_zeros",
+        "asarray_chkfinite",
+        "require",
+        "real_if_close",
+        "asmatrix",
+        "unstack",
+        "sliding_window_view",
     }
 )
 
 #: Array methods that may return the array itself or a view of it.
 VIEW_METHODS = frozenset(
     {"reshape", "ravel", "view", "transpose", "squeeze", "swapaxes", "diagonal", "__getitem__"}
+    | {"conj", "conjugate"}  # of a real array: the array itself
+    | {"astype"}  # with copy=False (a write is refused only while the result is read later)
 )
 
 

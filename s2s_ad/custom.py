@@ -89,7 +89,18 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 
 
 def _register_runtime_rules() -> None:
-    set_jvps(vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, []), xs="t")
+    # a dict's sequence is its keys: they carry no tangent (the backward sweep gives a key
+    # an adjoint only when it is used as a number, as float keys may be: not modelled)
+    seq = vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, [])
+    set_jvps(seq, xs="_ad.sequence_part(t, xs)")
+    part = vjp_rule(
+        "sequence_part",
+        [runtime.sequence_part],
+        ("t", "xs"),
+        {"t": "_ad.sequence_part(g, xs)", "xs": "0.0"},
+        [],
+    )
+    set_jvps(part, t="_ad.sequence_part(t, xs)", xs="0.0")
     nondiff("len", [len])
     nondiff("variable_grad", [runtime.variable_grad])
     checked = vjp_rule(

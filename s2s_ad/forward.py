@@ -23,7 +23,7 @@ from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
-from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
+from .sweep_base import Resolver, SweepBase, ident
 
 TANGENTS = "_tangents_"  # where per_column puts the tangents in a pattern
 
@@ -411,7 +411,7 @@ class Forward(SweepBase):
                 parts.append(self.template_part(rule, param, env, t))
                 continue
             if param not in rule.vjps:
-                if param in STRUCTURAL:
+                if self.no_gradient(rule, param, s):
                     continue
                 raise self.error(f"argument '{param}' of {rule.name} (no derivative rule)", s)
             if rule.vjps[param].strip() in ("0", "0.0"):

@@ -221,8 +221,10 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                 for fn in ("add_at", "zero_at", "add_at_owned", "zero_at_owned")
             )
             keep = lhs if rhs.startswith((*prefixes, f"{lhs} + ")) else None
-            if rhs.startswith(f"{self.ad}.getitem(") and lhs != identifiers(rhs):
-                # getitem copies: it never aliases the adjoint it reads
+            if rhs.startswith(f"{self.ad}.getitem(") and lhs not in identifiers(rhs):
+                # the adjoint read keeps its array: getitem copies an array's part (a
+                # container's entry it returns as is, which the name now shares, so not
+                # when the name read is the one rebound: ``t_bar = _ad.getitem(t_bar, k)``)
                 keep = rhs[len(self.ad) + 9 :].split(",", 1)[0]
             for name in identifiers(rhs) & self.owned:
                 if name != keep:

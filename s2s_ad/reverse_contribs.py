@@ -20,7 +20,6 @@ from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, to_math
-from .sweep_base import STRUCTURAL
 
 
 class Contributions:
@@ -203,8 +202,8 @@ class Contributions:
                 continue
             template = rule.vjps.get(param)
             if template is None:
-                if param in STRUCTURAL:
-                    continue  # an index, axis or shape: an integer whatever flows into it
+                if self.no_gradient(rule, param, s):
+                    continue  # an axis, a shape or a flag: no gradient whatever flows in
                 raise self.error(
                     f"argument '{param}' of {rule.name} (no gradient rule for it)",
                     s,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import duck
+from .endless import endless as _endless
 from .errors import TransformError
 from .source import user_lines, user_origin
 
@@ -102,7 +103,8 @@ def add(a: Any, b: Any) -> Any:
 def getitem(g: Any, index: Any) -> Any:
     """``g[index]`` where ``g`` may be the symbolic zero (or a dict without that key).
 
-    The result never shares memory with ``g`` (``g`` may be updated in place later).
+    A part of an array never shares memory with ``g`` (``g`` may be updated in place
+    later); an entry of a container is returned as is.
     """
     if type(g) is _ndarray and type(index) is int and g.ndim == 1:
         return g[index]
@@ -470,7 +472,14 @@ def sequence(xs: Any) -> Any:
     """What ``for x in xs`` iterates over, as an indexable sequence."""
     if isinstance(xs, (list, tuple, np.ndarray, range, str)):
         return xs
-    return list(xs)
+    counting = _endless(xs)  # itertools.count(): refused by list() only by never ending
+    return list(xs) if counting is None else counting
+
+
+def sequence_part(t: Any, xs: Any) -> Any:
+    """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
+    entries, except that a dict's or a set's sequence holds its keys, which carry none."""
+    return 0.0 if isinstance(xs, (dict, set, frozenset)) else t
 
 
 def unpack_count(xs: Any, least: int) -> None:

@@ -388,7 +388,17 @@ def vjp_apply_tangent(
                 dots.append(t)
         value, dot = vjp_apply_tangent(tuple(outer), tuple(dots), (func, flat, g, *rest), extra)
         return regroup(tuple(value)), regroup(tuple(dot))
+    # the function and its labels look differentiated when read back from a tape (a
+    # gradient taken in a loop): with a zero tangent they are left out
+    pairs = [
+        (lab, t)
+        for lab, t in zip(labels, tangents)
+        if not (isinstance(lab, int) and lab < 2 and is_zero(t))
+    ]
+    labels, tangents = tuple(lab for lab, _ in pairs), tuple(t for _, t in pairs)
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     grads, dots = call_with_tangent(pv.fn, _apply_labels(pv, labels), tangents, full, kwargs)
+    if not isinstance(dots, (tuple, list)):  # a symbolic zero for all (W.dot(x) in x)
+        dots = (dots,) * len(grads)
     return pv.to_labels(grads), pv.to_labels(dots)

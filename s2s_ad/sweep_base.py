@@ -26,13 +26,19 @@ from .value_kinds import Queried, scalar_vars
 
 #: ``(callee, parameter names) -> pair of generated halves`` for user functions.
 Resolver = Callable[[Any, tuple[str, ...]], Any]
-#: Parameters that take integers, axes, shapes or flags: never differentiated.
+#: Parameters that take axes, shapes, flags or names (NumPy refuses a float there, or reads
+#: only its truth value): a differentiated value flowing in has no gradient to give.
 STRUCTURAL = frozenset(
-    "index indices axis axes axis1 axis2 keepdims dtype ord shape newshape reps repeats n k "
+    "index axis axes axis1 axis2 keepdims dtype shape newshape reps "
     "num decimals order kind mode out where retstep endpoint subscripts "
     # booleans whatever flows into them (np.where's, np.compress's, np.select's)
     "condition condlist".split()
 )
+#: Integer parameters that also take a float without complaint: ``polygamma(n, x)``, a
+#: Poisson's ``k``, ``np.triu(m, k)``, ``np.repeat``'s counts, ``np.take``'s indices, and
+#: ``np.linalg.norm``'s ``ord`` (on which a vector norm depends smoothly). A differentiated
+#: value there is refused: its gradient would silently be zero.
+COUNTS = frozenset("n k ord repeats indices".split())
 _COMPOUND = (ir.If, ir.For, ir.While)
 
 
@@ -149,6 +155,27 @@ class SweepBase:
 
     def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
         return TransformError(construct, self.fn.filename, stmt.line, None, hint)
+
+    def no_gradient(self, rule: Rule, param: str, s: ir.Stmt) -> bool:
+        """Whether a differentiated argument of ``rule`` that has no derivative template is
+        left out (an axis, a shape, a flag); refuses a count or order that may be a float.
+
+        In variables mode every attribute read may be a ``Variable`` (an integer
+        ``self.k`` is one too), and in generated code (differentiated again) a count read
+        back from a tape looks differentiated: counts are left out there (the user's code
+        was checked when it was transformed).
+        """
+        generated = self.fn.filename.startswith("<s2s_ad")
+        if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
+            return True
+        if param in COUNTS:
+            raise self.error(
+                f"argument '{param}' of {rule.name} with a differentiated value (an integer "
+                "parameter: its gradient would be zero)",
+                s,
+                "pass an integer, or wrap the value in s2s_ad.stop_gradient",
+            )
+        return False
 
     def _varied(self, atom: ir.Atom) -> bool:
         return isinstance(atom, ir.Var) and atom.name in self.activity.varied

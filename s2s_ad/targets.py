@@ -358,13 +358,21 @@ def _partial_through(fun: functools.partial) -> types.FunctionType:
         env[f"arg{k}"] = value
         bound.append(f"{{arg{k}}}")
     params = list(sig.parameters.values())
+    if params and params[-1].kind == inspect.Parameter.VAR_KEYWORD:
+        # keywords bound into ``**kwargs`` are no parameters of the partial: keyword-only
+        # ones of the function made, which a call may override as it may the partial's
+        absorbed = [
+            inspect.Parameter(key, inspect.Parameter.KEYWORD_ONLY, default=value)
+            for key, value in fun.keywords.items()
+            if key not in sig.parameters
+        ]
+        params[-1:-1] = absorbed
     parts = list(bound)
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TransformError(
-                f"{_name(inner)}: *args/**kwargs parameters (through functools.partial)",
-                hint="differentiate a function with named parameters that calls it",
-            )
+            # passed on as a star-call: f(arg0, a, *rest, k=k, **opts)
+            parts.append(("*" if p.kind == p.VAR_POSITIONAL else "**") + p.name)
+            continue
         keyword_passed = p.kind == p.KEYWORD_ONLY or p.name in fun.keywords
         parts.append(f"{p.name}={p.name}" if keyword_passed else p.name)
     return define(f"call_{label}", params, f"{{{label}}}(" + ", ".join(parts) + ")", env)

@@ -131,6 +131,17 @@ _rule = vjp_rule(
     varargs=True,
 )
 set_jvps(_rule, args="_ad.concat_jvp(t, args)")
+# the backward sweep's split is linear in the cotangent: its adjoint joins, its tangent
+# splits (a gradient differentiated again: hvp of ``np.hstack(args + (ones,))``)
+_split = vjp_rule(
+    "_ad.concat_vjp",
+    [concat_vjp],
+    ("g", "parts"),
+    {"g": "_ad.concat_jvp(g, parts)", "parts": "0.0"},
+    [],
+    linear=True,
+)
+set_jvps(_split, g="_ad.concat_vjp(t, parts)", parts="0.0")
 
 
 # --- star-calls: f(a, *parts, **opts) and zip(*pairs) --------------------------------------

@@ -196,6 +196,9 @@ set_jvps(_rule, self="np.repeat(t, repeats, axis)")
 
 _rule = method("copy", ("self", "order"), {"self": "g"}, [(_A,)], defaults={"order": "'C'"})
 set_jvps(_rule, self="np.copy(t)")
+for _name in ("conj", "conjugate"):  # of a real array (complex ones are refused): itself
+    _rule = method(_name, ("self",), {"self": "g"}, [(_A,)])
+    set_jvps(_rule, self="t")
 _rule = method(
     "astype",
     ("self", "dtype", "order", "casting", "subok", "copy"),

@@ -176,6 +176,17 @@ beta = elementwise(
     [(0.7, 2.5), (_POS, 1.3), (np.abs(_UNIT), _COL)],
     sympy="beta",
 )
+binom = elementwise(
+    "scipy.special.binom",
+    [sc.binom],
+    ("n", "k"),
+    (
+        "ans * (_ad.digamma(n + 1.0) - _ad.digamma(n - k + 1.0))",
+        "ans * (_ad.digamma(n - k + 1.0) - _ad.digamma(k + 1.0))",
+    ),
+    [(5.3, 2.5), (_POS + 3.0, 1.3), (4.6, _POS)],
+    sympy="binomial",
+)
 gamma = elementwise(
     "scipy.special.gamma", [sc.gamma], ("x",), ("ans * _ad.digamma(x)",), P, sympy="gamma"
 )
