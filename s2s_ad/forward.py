@@ -16,7 +16,7 @@ import numpy as np
 from . import ir
 from .analysis import classify, walk
 from .codegen import Item, Line, Suite
-from .normalize import expr_atoms
+from .ir import expr_atoms
 from .reverse_calls import rule_takes
 from .rules import REGISTRY
 from .rules.defaults import DEFAULTS

@@ -221,18 +221,33 @@ def _viewed_name(node: cst.BaseExpression) -> str | None:
         return bases[0] if bases else None
 
 
+#: Keywords under which NumPy's view functions take the array (``np.flip(m=y)``).
+_ARRAY_KEYWORDS = frozenset({"a", "m", "x", "arr", "ary", "array"})
+
+
 def _view_call_bases(value: cst.BaseExpression) -> list[str]:
-    """Names of the arrays a call may return a view of (``x`` in ``x.reshape(...)`` and in
-    ``np.ravel(x)``): a write into one is seen through the other."""
-    if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute):
+    """Names of the arrays a call may return a view of (``x`` in ``x.reshape(...)``, in
+    ``np.ravel(x)``, in ``flip(x)`` imported from NumPy and in ``np.flip(m=x)``): a write
+    into one is seen through the other. A bare name is taken by its spelling (a function
+    of the user's called ``flip`` counts too: a write is then refused, never missed)."""
+    if not isinstance(value, cst.Call):
         return []
     func, out = value.func, []
-    if func.attr.value in VIEW_METHODS and isinstance(func.value, cst.Name):
-        out.append(func.value.value)  # a method (or a module's ``np.reshape``: not local)
-    if func.attr.value in VIEW_FUNCTIONS and value.args:
-        first = value.args[0]
-        if first.keyword is None and not first.star and isinstance(first.value, cst.Name):
-            out.append(first.value.value)
+    if isinstance(func, cst.Attribute):
+        if func.attr.value in VIEW_METHODS and isinstance(func.value, cst.Name):
+            out.append(func.value.value)  # a method (or a module's ``np.reshape``: not local)
+        name = func.attr.value
+    elif isinstance(func, cst.Name):
+        name = func.value
+    else:
+        return out
+    if name in VIEW_FUNCTIONS:
+        for k, arg in enumerate(value.args):
+            if arg.star or not isinstance(arg.value, cst.Name):
+                continue
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if (keyword is None and k == 0) or keyword in _ARRAY_KEYWORDS:
+                out.append(arg.value.value)
     return out
 
 

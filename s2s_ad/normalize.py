@@ -47,7 +47,7 @@ from .norm_loops import ControlFlowLowering
 from .norm_stmts import StatementLowering
 from .source import ParsedFunction
 
-__all__ = ["Normalizer", "expr_atoms", "normalize", "normalize_resolving", "still_resolves"]
+__all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
 
 
 class Normalizer(
@@ -98,10 +98,6 @@ class Normalizer(
             self.temps - self.shared,
             self.temps,
         )
-
-
-#: its home is :mod:`ir`; kept here for the sweeps that import it from this module
-expr_atoms = ir.expr_atoms
 
 
 def normalize(parsed: ParsedFunction) -> ir.Function:

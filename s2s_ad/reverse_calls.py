@@ -21,7 +21,7 @@ import numpy as np
 from . import ir
 from .analysis import CallInfo, classify, walk
 from .call_plans import CallPlan
-from .normalize import expr_atoms
+from .ir import expr_atoms
 from .rebind import GlobalCallee
 from .rules.defaults import DEFAULTS
 from .rules.registry import Rule

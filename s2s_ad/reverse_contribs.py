@@ -15,7 +15,7 @@ from . import ir
 from .analysis import Activity, classify
 from .call_plans import CallPlan
 from .codegen import Item
-from .normalize import expr_atoms
+from .ir import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute

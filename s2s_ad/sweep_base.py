@@ -19,8 +19,8 @@ from .analysis import Activity, analyze, attribute_store, call_writes, classify,
 from .call_plans import CallPlan, assigned
 from .codegen import Comment, Item, Push
 from .errors import TransformError
+from .ir import expr_atoms
 from .list_copies import own_unpacked_lists
-from .normalize import expr_atoms
 from .rules.registry import Rule
 from .value_kinds import Queried, scalar_vars
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import scipy.special as sp
 import scipy.stats as st
+from numpy import flip, reshape
 
 import s2s_ad
 from s2s_ad.api import _resolve_callee, normalized_for
@@ -267,11 +268,45 @@ def conjugated(x):
     return np.sum(z * x)
 
 
-@pytest.mark.parametrize("fun", [flipped, rotated, diagonal_of, cast_in_place, conjugated])
+def flipped_by_name(x):
+    y = x * 1.0
+    z = flip(y)  # imported from NumPy by name
+    y[0] = 5.0 * y[1] ** 2
+    return np.sum(z * x)
+
+
+def flipped_by_keyword(x):
+    y = x * 1.0
+    z = np.flip(m=y)
+    y[0] = 5.0 * y[1] ** 2
+    return np.sum(z * x)
+
+
+def reshaped_by_name(x):
+    y = x * 1.0
+    z = reshape(y, (2, 2))
+    y[3] = 2.0 * y[0] ** 2
+    return np.sum(z[0] * x[:2])
+
+
+@pytest.mark.parametrize(
+    "fun",
+    [
+        flipped,
+        rotated,
+        diagonal_of,
+        cast_in_place,
+        conjugated,
+        flipped_by_name,
+        flipped_by_keyword,
+        reshaped_by_name,
+    ],
+)
 def test_write_seen_through_a_view_is_refused(fun):
     """Each returns a view of ``y`` (``np.flip``, ``np.rot90``, ``np.diag`` of a matrix,
     ``astype(copy=False)``, ``conj`` of a real array): the write into ``y`` changes ``z``.
-    The first four gave a wrong gradient, silently."""
+    The first four gave a wrong gradient, silently, and so did the view functions called
+    by a bare name or with the array as a keyword."""
     with pytest.raises(s2s_ad.TransformError, match="in-place update"):
         s2s_ad.grad(fun)(np.array([0.5, 1.5, -0.7, 2.0]))
 
