@@ -196,15 +196,17 @@ def optimize_function(
     header = lines[func.lineno - 1]
     unparsed: Unparsed = {}  # statements rendered twice are unparsed once
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
-        with sharing(info):  # the liveness sweeps of trip_records: the facts known
-            if decide_tape or plan_trips:
+        if decide_tape or plan_trips:
+            _forget(func, changed, info)  # what the second reuse rewrote
+            with sharing(info):  # the liveness sweeps of the plan: the facts known
                 facts.trip_lists = plan(func, tape)
-                if facts.trip_lists:  # what shape variants lower (then plan again)
-                    facts.untripped = "\n".join(
-                        [header, *render(func.body, text, notes, "    ", changed, unparsed)]
-                    )
-            touched: set[int] = set()
-            apply(func, tape, facts.trip_lists, touched, notes)
+            if facts.trip_lists:  # what shape variants lower (then plan again)
+                facts.untripped = "\n".join(
+                    [header, *render(func.body, text, notes, "    ", changed, unparsed)]
+                )
+        # the rewriting asks liveness of the statements it rewrites: facts of its own
+        touched: set[int] = set()
+        apply(func, tape, facts.trip_lists, touched, notes)
         for key in touched:
             unparsed.pop(key, None)
         changed |= touched
