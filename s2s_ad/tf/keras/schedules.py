@@ -25,52 +25,44 @@ def _f32(value: Any) -> np.float32:
     return np.float32(np.asarray(value))
 
 
-class ExponentialDecay(LearningRateSchedule):
+class _RateDecay(LearningRateSchedule):
+    """A rate decayed by ``decay_rate`` per ``decay_steps`` steps (whole periods only with
+    ``staircase``)."""
+
+    def __init__(
+        self,
+        initial_learning_rate: float,
+        decay_steps: int,
+        decay_rate: float,
+        staircase: bool = False,
+        name: str | None = None,
+    ) -> None:
+        self.initial_learning_rate = initial_learning_rate
+        self.decay_steps = decay_steps
+        self.decay_rate = decay_rate
+        self.staircase = staircase
+        self.name = name
+
+    def _periods(self, step: Any) -> Any:
+        """``step / decay_steps`` in float32, floored with ``staircase``."""
+        p = _f32(step) / _f32(self.decay_steps)
+        return np.floor(p) if self.staircase else p
+
+
+class ExponentialDecay(_RateDecay):
     """``initial_learning_rate * decay_rate ** (step / decay_steps)`` (the exponent
     floored with ``staircase``)."""
 
-    def __init__(
-        self,
-        initial_learning_rate: float,
-        decay_steps: int,
-        decay_rate: float,
-        staircase: bool = False,
-        name: str | None = None,
-    ) -> None:
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step: Any) -> Tensor:
-        p = _f32(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
+        p = self._periods(step)
         return tensor(_f32(self.initial_learning_rate) * _f32(self.decay_rate) ** p)
 
 
-class InverseTimeDecay(LearningRateSchedule):
+class InverseTimeDecay(_RateDecay):
     """``initial_learning_rate / (1 + decay_rate * step / decay_steps)``."""
 
-    def __init__(
-        self,
-        initial_learning_rate: float,
-        decay_steps: int,
-        decay_rate: float,
-        staircase: bool = False,
-        name: str | None = None,
-    ) -> None:
-        self.initial_learning_rate = initial_learning_rate
-        self.decay_steps = decay_steps
-        self.decay_rate = decay_rate
-        self.staircase = staircase
-        self.name = name
-
     def __call__(self, step: Any) -> Tensor:
-        p = _f32(step) / _f32(self.decay_steps)
-        if self.staircase:
-            p = np.floor(p)
+        p = self._periods(step)
         one = np.float32(1.0)
         return tensor(_f32(self.initial_learning_rate) / (one + _f32(self.decay_rate) * p))
 
