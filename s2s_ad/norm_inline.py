@@ -110,15 +110,7 @@ class InnerFunctions(NormalizerBase):
         rename = {n: self.fresh(f"{name}_{n}_") for n in local}
         rename[inner] = self.reserve(f"{target}_def")
         self.locals.update(v for k, v in rename.items() if k != inner)
-        self.views |= {rename[v] for v in scan.views if v in rename}
-        self.entries |= {rename[v] for v in scan.entries if v in rename}
-        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
-        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
-        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
-        for param, atom in bound:
-            self.assign(rename[param], ir.Copy(atom))
-            if isinstance(atom, ir.Var):
-                self.copies.append((rename[param], atom.name))
+        self._bind_inlined(scan, rename, bound)
         renamer = Rename(rename, self.origin)
         body = [stmt.visit(renamer) for stmt in list(fdef.body.body)[:-1]]
         line, src, memo = self.line, self.src, self.memo
@@ -156,6 +148,22 @@ class InnerFunctions(NormalizerBase):
             bound.append((param.name.value, self.atom(value)))
         return bound
 
+    def _bind_inlined(
+        self, scan: NameScan, rename: dict[str, str], bound: list[tuple[str, ir.Atom]]
+    ) -> None:
+        """Take over an inlined body's alias facts under its renamed names, and bind its
+        parameters to the caller's atoms (a parameter bound to a variable copies the
+        caller's object)."""
+        self.views |= {rename[v] for v in scan.views if v in rename}
+        self.entries |= {rename[v] for v in scan.entries if v in rename}
+        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
+        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
+        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
+        for param, atom in bound:
+            self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var):
+                self.copies.append((rename[param], atom.name))
+
     def inline_def(self, fdef: cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local function: its locals renamed apart, its final ``return``
         an assignment. Names it reads from the enclosing function are read where it is
@@ -191,15 +199,7 @@ class InnerFunctions(NormalizerBase):
             local = sorted(scan.assigned | set(names))
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
         self.locals.update(rename.values())
-        self.views |= {rename[v] for v in scan.views if v in rename}
-        self.entries |= {rename[v] for v in scan.entries if v in rename}
-        self.copies += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.copies]
-        self.holders += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.holders]
-        self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
-        for param, atom in bound:
-            self.assign(rename[param], ir.Copy(atom))
-            if isinstance(atom, ir.Var):
-                self.copies.append((rename[param], atom.name))  # the caller's object
+        self._bind_inlined(scan, rename, bound)
         body = list(fdef.body.body)
         last = body.pop() if body else None
         result_node: cst.BaseExpression | None = None
