@@ -26,11 +26,15 @@ def _load(spec: str) -> object:
     file = Path(path)
     if not file.is_file():
         raise ValueError(f"no such file: {path}")
-    module_spec = importlib.util.spec_from_file_location(file.stem, file)
+    # Registered under its name while it runs (dataclasses and pickling look the module
+    # up there); a name an imported module already holds gets a private one instead.
+    module_name = file.stem if file.stem not in sys.modules else f"_s2s_ad_cli_{file.stem}"
+    module_spec = importlib.util.spec_from_file_location(module_name, file)
     if module_spec is None or module_spec.loader is None:
         raise ValueError(f"cannot import {path}")
     module = importlib.util.module_from_spec(module_spec)
     sys.path.insert(0, str(file.parent.resolve()))
+    sys.modules[module_name] = module
     module_spec.loader.exec_module(module)
     func = module
     for part in name.split("."):
