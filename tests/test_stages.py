@@ -132,3 +132,34 @@ def test_unknown_stage_is_a_one_line_error(model_file, capsys):
     assert exit_info.value.code == 2
     assert capsys.readouterr().err.startswith("error: ")
     assert set(STAGES) == {"normal", "activity", "sweeps", "optimized"}
+
+
+PARAMS_MODULE = textwrap.dedent(
+    """
+    from __future__ import annotations
+
+    from dataclasses import dataclass
+
+    import numpy as np
+
+
+    @dataclass(frozen=True)
+    class Config:
+        ridge: float = 0.1
+
+
+    def predict_loss(w, b, x, y, config=Config()):
+        r = x @ w + b - y
+        return np.mean(r * r) + config.ridge * np.sum(w * w)
+    """
+)
+
+
+def test_a_file_defining_a_dataclass_loads(tmp_path, capsys):
+    """The file is a module while it runs: ``@dataclass`` looks its module up by name."""
+    path = tmp_path / "fit.py"
+    path.write_text(PARAMS_MODULE)
+    assert main([f"{path}:predict_loss", "--wrt", "w,b"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("def predict_loss_grad(w, b, x, y, config):")
+    assert "config.ridge" in out
