@@ -229,11 +229,10 @@ class ExpressionLowering(NormalizerBase):
         if isinstance(node, cst.Dict):
             keys, values = [], []
             for el in node.elements:
-                if not isinstance(el, cst.DictElement) or not isinstance(
-                    el.key, (cst.SimpleString, cst.Integer)
-                ):
+                key = _literal_key(el.key) if isinstance(el, cst.DictElement) else None
+                if key is None:
                     return self.opaque(node, "dict with computed keys")
-                keys.append(el.key.value)
+                keys.append(key)
                 values.append(self.atom(el.value))
             return ir.Build("dict", values, keys)
         if isinstance(node, cst.IfExp):
@@ -350,3 +349,18 @@ class ExpressionLowering(NormalizerBase):
         tmp = self.fresh("_at")
         self.assign(tmp, ir.Build("tuple", items))
         return ir.Var(tmp)
+
+
+def _literal_key(key: cst.BaseExpression) -> str | None:
+    """The source of a dict literal's constant key (a string or a number, ``-0.5`` too),
+    or ``None`` for a computed one."""
+    if isinstance(key, (cst.SimpleString, cst.Integer, cst.Float)):
+        return key.value
+    if (
+        isinstance(key, cst.UnaryOperation)
+        and isinstance(key.operator, cst.Minus)
+        and isinstance(key.expression, (cst.Integer, cst.Float))
+        and not key.lpar
+    ):
+        return "-" + key.expression.value
+    return None

@@ -354,7 +354,8 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                     # one element of a dense 1-d adjoint: a scalar, a copy, exact
                     part = f"{b}[{index}]"
                 else:
-                    part = f"{self.ad}.getitem({b}, {index})"
+                    # an index that repeats an entry: only its last write is kept
+                    part = f"{self.ad}.written({b}, {index})"
                     if s.value.name in self.fn.temps:
                         self.expanded.add(s.value.name)
                     else:

@@ -1,0 +1,202 @@
+"""Programs users bring that the closed-world suite did not: dicts keyed by floats,
+draws from a seeded ``np.random.Generator`` with differentiated parameters, and writes
+through an index array that repeats an entry (NumPy keeps the last write).
+
+Every gradient is checked against central finite differences, in reverse mode, forward
+mode and (where it exists) the Hessian-vector product; autograd runs the same code where
+it can.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import s2s_ad
+from s2s_ad import TransformError
+from tests.fd import flatten, numerical_grad
+
+
+def _close(got: Any, want: Any, tol: float = 1e-6) -> None:
+    np.testing.assert_allclose(flatten(got), flatten(want), rtol=tol, atol=tol)
+
+
+def _check(fun: Any, args: tuple[Any, ...], wrt: int = 0, second: bool = True) -> Any:
+    """Reverse, forward and (with ``second``) forward-over-reverse against differences."""
+    got = s2s_ad.grad(fun, wrt)(*args)
+    want = numerical_grad(fun, args, wrt)
+    _close(got, want, 1e-5)
+    x = args[wrt]
+    v = np.linspace(0.3, 1.1, np.size(x)).reshape(np.shape(x))
+    if not np.shape(x):
+        v = 0.7
+
+    def along(y: Any) -> Any:
+        return fun(*args[:wrt], y, *args[wrt + 1 :])
+
+    _, tangent = s2s_ad.jvp(along, (x,), (v,))
+    _close(tangent, np.sum(np.asarray(got) * v), 1e-6)
+    if second:
+        hv = s2s_ad.hvp(along)(x, v)
+        dg = s2s_ad.grad(along)
+        eps = 1e-5
+        want_hv = (np.asarray(dg(x + eps * v)) - np.asarray(dg(x - eps * v))) / (2 * eps)
+        _close(hv, want_hv, 1e-4)
+    return got
+
+
+def _twin(fun: Any) -> Any:
+    """``fun`` with ``np`` bound to autograd's NumPy."""
+    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
+
+
+# --- dicts keyed by floats -------------------------------------------------------------
+
+
+def weighted_by_key(d):
+    total = 0.0
+    for k in d:
+        total += k * d[k] ** 2
+    return total
+
+
+def quadrature(x):
+    # Gauss-Legendre-like nodes as keys, integrand values as entries
+    nodes = {-0.5: x, 0.0: x * x, 0.5: np.sin(x)}
+    total = 0.0
+    for node in nodes:
+        total = total + (1.0 + node) * nodes[node]
+    return total
+
+
+def test_iterating_a_dict_with_float_keys_gives_no_gradient_to_the_keys():
+    d = {0.5: 2.0, 1.5: 3.0}
+    got = s2s_ad.grad(weighted_by_key)(d)
+    assert list(got) == [0.5, 1.5]
+    _close(got, {0.5: 2 * 0.5 * 2.0, 1.5: 2 * 1.5 * 3.0})
+    _close(got, autograd.grad(_twin(weighted_by_key))(d))
+
+
+def test_dict_literal_with_float_keys():
+    _check(quadrature, (0.8,))
+
+
+# --- draws of a seeded np.random.Generator ---------------------------------------------
+
+
+def reparameterised_elbo(mu, log_sigma):
+    """A Monte Carlo objective as in variational inference: draws ``mu + sigma * eps``
+    through the generator's own ``normal(loc=, scale=)``."""
+    rng = np.random.default_rng(7)
+    z = rng.normal(loc=mu, scale=np.exp(log_sigma), size=(64, mu.shape[0]))
+    log_lik = -0.5 * np.sum((z - 1.5) ** 2, axis=1)
+    return np.mean(log_lik) + np.sum(log_sigma)
+
+
+def uniform_jitter(lo, width):
+    rng = np.random.default_rng(3)
+    u = rng.uniform(lo, lo + width, size=5)
+    return np.sum(np.log1p(u**2))
+
+
+def exponential_waits(rate):
+    rng = np.random.default_rng(11)
+    waits = rng.exponential(1.0 / rate, 8)
+    return np.mean(np.sqrt(waits))
+
+
+def legacy_global_draw(mu):
+    np.random.seed(0)
+    return np.sum(np.random.normal(mu, 0.5, 4) ** 2)
+
+
+def test_generator_normal_with_keyword_loc_and_scale_is_reparameterised():
+    mu = np.array([0.2, -0.4, 1.0])
+    log_sigma = np.array([-0.3, 0.1, 0.0])
+    _check(reparameterised_elbo, (mu, log_sigma), 0, second=False)
+    got = _check(reparameterised_elbo, (mu, log_sigma), 1, second=False)
+    # the same draws written by hand: loc + scale * eps
+    eps = np.random.default_rng(7).standard_normal((64, 3))
+
+    def by_hand(ls):
+        z = mu + anp.exp(ls) * eps
+        return anp.mean(-0.5 * anp.sum((z - 1.5) ** 2, axis=1)) + anp.sum(ls)
+
+    _close(got, autograd.grad(by_hand)(log_sigma))
+
+
+def test_other_location_scale_draws():
+    _check(uniform_jitter, (0.3, 1.2), 0, second=False)
+    _check(uniform_jitter, (0.3, 1.2), 1, second=False)
+    _check(exponential_waits, (2.0,), second=False)
+    _check(legacy_global_draw, (np.array([0.5, 1.0, -1.0, 2.0]),))
+
+
+def shape_of_gamma(k):
+    rng = np.random.default_rng(1)
+    return np.sum(np.log(rng.gamma(k, 1.0, size=5)))
+
+
+def resample(x):
+    rng = np.random.default_rng(1)
+    return np.sum(rng.choice(x, 3) ** 2)
+
+
+def scale_twice(s):
+    rng = np.random.default_rng(1)
+    return np.sum(rng.normal(size=5, scale=s) ** 2)
+
+
+def test_draws_that_are_not_differentiable_are_refused_by_name():
+    with pytest.raises(TransformError, match="'shape' of random draw gamma"):
+        s2s_ad.grad(shape_of_gamma)(1.5)
+    with pytest.raises(TransformError, match="random draw Generator.choice"):
+        s2s_ad.grad(resample)(np.array([0.5, 1.0, 2.0]))
+    # the second derivative would call the draw again: refused, not a new sample
+    with pytest.raises(TransformError, match="drawn again"):
+        s2s_ad.hvp(scale_twice)(0.8, 1.0)
+    _check(scale_twice, (0.8,), second=False)
+
+
+# --- writes through an index that repeats an entry ----------------------------------------
+
+
+def histogram_like(v, idx):
+    buf = np.zeros(4)
+    buf[idx] += v**2
+    return np.sum(buf * np.arange(1.0, 5.0))
+
+
+def assign_rows(W, x):
+    """Overwrites rows of a copy of ``W``; row 0 is written twice (the last one stays)."""
+    out = W * 1.0
+    out[np.array([0, 2, 0]), :] = np.tanh(np.outer(x, x[:2]))
+    return np.sum(out**2)
+
+
+def scatter_columns(v):
+    A = np.ones((2, 3)) * v[0]
+    A[:, [2, 0, 2]] += v[None, :] ** 2
+    return np.sum(A * np.arange(6.0).reshape(2, 3))
+
+
+def test_augmented_write_with_repeated_index_keeps_the_last_write():
+    idx = np.array([0, 2, 2, 1])
+    v = np.array([1.0, 2.0, 3.0, 4.0])
+    got = _check(histogram_like, (v, idx))
+    # buf = [v0^2, v3^2, v2^2, 0]: the first write of entry 2 (v1) is overwritten
+    _close(got, [2 * v[0], 0.0, 3 * 2 * v[2], 2 * 2 * v[3]])
+    _close(s2s_ad.hessian(histogram_like)(v, idx), np.diag([2.0, 0.0, 6.0, 4.0]))
+
+
+def test_assignments_with_repeated_rows_and_columns():
+    W = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+    x = np.array([0.3, -0.7, 1.1])
+    _check(assign_rows, (W, x), 0)
+    _check(assign_rows, (W, x), 1)
+    _check(scatter_columns, (np.array([1.0, 2.0, 3.0]),))
