@@ -336,8 +336,13 @@ class StatementLowering(NormalizerBase):
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
-        # a container or view nothing reads after the write cannot show its effect
-        partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
+        # a container, view or local copy nothing reads after the write cannot show its
+        # effect (a parameter can: the caller's array would change)
+        partners = {
+            p
+            for p in partners
+            if (p not in held and p in self.params) or self.scan.live_after(p, node)
+        }
         if name in self.views or partners:
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]

@@ -200,3 +200,73 @@ def test_assignments_with_repeated_rows_and_columns():
     _check(assign_rows, (W, x), 0)
     _check(assign_rows, (W, x), 1)
     _check(scatter_columns, (np.array([1.0, 2.0, 3.0]),))
+
+
+# --- a finite-volume update in a loop, differentiated twice ------------------------------
+
+
+def diffuse(u, dt=0.1):
+    """Fluxes between neighbouring cells move mass from one to the other."""
+    f = u
+    for _ in range(4):
+        f = f.copy()
+        flux = dt * (f[1:] - f[:-1]) ** 2
+        f[:-1] += flux
+        f[1:] -= flux
+    return np.sum(f**2 * np.linspace(1.0, 2.0, f.shape[0]))
+
+
+def diffuse_in_place(f):
+    for _ in range(3):
+        s = 0.1 * np.tanh(f[1:] - f[:-1])
+        f[:-1] += s
+        f[1:] -= s
+    return np.sum(f**3)
+
+
+def relax(u):
+    f = u * 1.0
+    for i in range(3):
+        previous = f
+        f = f.copy()
+        f[i] = 0.5 * (f[i] + np.sum(previous) / 3.0)
+    return np.sum(f**2)
+
+
+def test_stencil_updates_in_a_loop_have_second_derivatives():
+    u = np.array([1.0, 2.0, 0.5, 3.0])
+    _check(diffuse, (u,))
+    _check(diffuse_in_place, (u.copy(),), second=False)
+    got = s2s_ad.hvp(diffuse_in_place)(u.copy(), np.array([0.3, -0.2, 0.5, 1.0]))
+    dg = s2s_ad.grad(diffuse_in_place)
+    v = np.array([0.3, -0.2, 0.5, 1.0])
+    _close(got, (dg(u + 1e-5 * v) - dg(u - 1e-5 * v)) / 2e-5, 1e-4)
+    _close(s2s_ad.hessian(diffuse)(u) @ v, s2s_ad.hvp(diffuse)(u, v), 1e-8)
+    _check(relax, (u,))
+
+
+def sees_the_write(x):
+    f = np.ones(3) * x
+    total = 0.0
+    for i in range(3):
+        seen = f
+        f[i] = f[i] * x
+        total = total + np.sum(seen**2)
+    return total
+
+
+def sees_it_next_trip(x):
+    f = np.ones(3) * x
+    seen = f * 2.0
+    total = 0.0
+    for i in range(3):
+        total = total + np.sum(seen)
+        seen = f
+        f[i] = f[i] * x
+    return total
+
+
+def test_a_write_another_name_sees_later_is_still_refused():
+    for fun in (sees_the_write, sees_it_next_trip):
+        with pytest.raises(TransformError, match="another variable also names"):
+            s2s_ad.grad(fun)(0.7)
