@@ -293,6 +293,8 @@ class Function:
         param_defaults: Default value source per parameter.
         temps: Temporaries holding one subexpression each: read once, right after.
         all_temps: Every temporary holding a subexpression (some read more than once).
+        imports: Names the function's own ``import`` statements bind, and the modules or
+            objects they bind (the generated code receives them as free variables).
     """
 
     name: str
@@ -304,6 +306,7 @@ class Function:
     param_defaults: dict[str, str] = field(default_factory=dict)
     temps: set[str] = field(default_factory=set)
     all_temps: set[str] = field(default_factory=set)
+    imports: dict[str, Any] = field(default_factory=dict)
 
 
 def expr_atoms(expr: Expr) -> list[Atom]:

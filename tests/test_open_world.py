@@ -270,3 +270,63 @@ def test_a_write_another_name_sees_later_is_still_refused():
     for fun in (sees_the_write, sees_it_next_trip):
         with pytest.raises(TransformError, match="another variable also names"):
             s2s_ad.grad(fun)(0.7)
+
+
+# --- imports and try inside the function ---------------------------------------------------
+
+
+def log_partition(theta):
+    import math
+
+    from scipy.special import logsumexp
+
+    scores = np.tanh(theta) * math.pi
+    return logsumexp(scores) + math.log(2.0) * theta[0]
+
+
+def mlp_loss(params, x, y):
+    import numpy as xp
+
+    def layer(h, W, b):
+        from numpy import tanh
+
+        return tanh(h @ W + b)
+
+    h = x
+    for W, b in params:
+        h = layer(h, W, b)
+    return xp.mean((h[:, 0] - y) ** 2)
+
+
+def missing_module(x):
+    import s2s_ad_no_such_module  # noqa: F401
+
+    return x
+
+
+def guarded_cholesky(K):
+    try:
+        L = np.linalg.cholesky(K)
+    except np.linalg.LinAlgError:
+        L = np.linalg.cholesky(K + 1e-3 * np.eye(K.shape[0]))
+    return np.sum(np.log(np.diag(L)))
+
+
+def test_imports_inside_the_function_bind_what_they_import():
+    theta = np.array([0.3, -0.2, 0.9])
+    _check(log_partition, (theta,))
+    rs = np.random.RandomState(0)
+    params = [(rs.randn(3, 4) * 0.5, np.zeros(4)), (rs.randn(4, 1) * 0.5, np.zeros(1))]
+    x, y = rs.randn(5, 3), rs.randn(5)
+    got = s2s_ad.grad(mlp_loss)(params, x, y)
+    _close(got, numerical_grad(mlp_loss, (params, x, y), 0), 1e-5)
+    _close(got, autograd.grad(_twin(mlp_loss))(params, x, y))
+    with pytest.raises(TransformError, match="import of s2s_ad_no_such_module"):
+        s2s_ad.grad(missing_module)(1.0)
+
+
+def test_try_is_refused_with_the_reason_and_a_way_out():
+    with pytest.raises(TransformError, match="'try' statement") as info:
+        s2s_ad.grad(guarded_cholesky)(np.eye(2) * 2.0)
+    assert "test_open_world.py" in str(info.value) and "    try:" in str(info.value)
+    assert "if/else" in str(info.value)
