@@ -128,6 +128,15 @@ class NormalizerBase:
         ordered = (*params.posonly_params, *params.params, *star, *params.kwonly_params, *starstar)
         return [param.name.value for param in ordered]
 
+    def kept_test(self, test: ir.Atom, branches: list[ir.Stmt]) -> ir.Atom:
+        """The test of an ``if`` as a name its branches do not rebind (``if v: v = ...``
+        tests a copy): the backward sweep reads the test again to take the same branch."""
+        if isinstance(test, ir.Var) and test.name in ir.bound_names(branches):
+            kept = self.fresh()
+            self.emit(ir.Assign(self.line, self.src, kept, ir.Copy(test)))
+            return ir.Var(kept)
+        return test
+
     def resolve(self, name: str) -> Any:
         """The live object a non-local name refers to, or ``MISSING`` (recorded in
         ``resolved``: the normal form holds what the names resolved to)."""

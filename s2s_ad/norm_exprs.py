@@ -140,6 +140,21 @@ class ExpressionLowering(NormalizerBase):
         self.memo = memo
         self.emit(ir.If(self.line, self.src, test, body, orelse))
 
+    def boolean_operation(self, target: str, node: cst.BooleanOperation) -> None:
+        """``a or b`` (``a and b``) as Python runs it: ``a`` is the value unless its truth
+        (its falsity) makes ``b`` run; a branch then picks which value is differentiated."""
+        self.lower_into(target, node.left)
+        saved, self.out = self.out, []
+        memo = dict(self.memo)
+        self.lower_into(target, node.right)
+        other, self.out = self.out, saved
+        self.memo = memo
+        test = self.kept_test(ir.Var(target), other)
+        if isinstance(node.operator, cst.Or):
+            self.emit(ir.If(self.line, self.src, test, [], other))
+        else:
+            self.emit(ir.If(self.line, self.src, test, other, []))
+
     def atom(self, node: cst.BaseExpression) -> ir.Atom:
         """Lower an expression to an atom, emitting temporaries as needed."""
         if isinstance(node, cst.Name):
@@ -253,7 +268,11 @@ class ExpressionLowering(NormalizerBase):
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
-            return self.opaque(node, "'and'/'or' expression")
+            if _truth_test(node):  # a condition: a bool that carries no gradient
+                return self.opaque(node, "'and'/'or' expression")
+            tmp = self.fresh()
+            self.boolean_operation(tmp, node)
+            return ir.Copy(ir.Var(tmp))
         if isinstance(node, (cst.FormattedString, cst.ConcatenatedString, cst.Set)):
             return self.opaque(node, type(node).__name__)
         return ir.Copy(self.atom(node))
@@ -364,3 +383,22 @@ def _literal_key(key: cst.BaseExpression) -> str | None:
     ):
         return "-" + key.expression.value
     return None
+
+
+def _truth_test(node: cst.BaseExpression) -> bool:
+    """Whether an ``and``/``or`` chain only combines comparisons, ``not``, ``isinstance``
+    checks and constants: its value is a bool (or a constant), never a number that
+    carries a gradient."""
+    if isinstance(node, cst.BooleanOperation):
+        return _truth_test(node.left) and _truth_test(node.right)
+    if isinstance(node, (cst.Comparison, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("isinstance", "callable", "hasattr", "bool", "len")
+    )

@@ -52,7 +52,8 @@ def _check(fun: Any, args: tuple[Any, ...], wrt: int = 0, second: bool = True) -
 
 def _twin(fun: Any) -> Any:
     """``fun`` with ``np`` bound to autograd's NumPy."""
-    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
+    glob = {**fun.__globals__, "np": anp}
+    return types.FunctionType(fun.__code__, glob, fun.__name__, fun.__defaults__)
 
 
 # --- dicts keyed by floats -------------------------------------------------------------
@@ -330,3 +331,45 @@ def test_try_is_refused_with_the_reason_and_a_way_out():
         s2s_ad.grad(guarded_cholesky)(np.eye(2) * 2.0)
     assert "test_open_world.py" in str(info.value) and "    try:" in str(info.value)
     assert "if/else" in str(info.value)
+
+
+# --- truth tests whose branch rebinds the tested name; 'and'/'or' values ----------------------
+
+
+def warm_start(x, cache=0.0):
+    """``if cached:`` then rebinding ``cached`` in the branch: the backward sweep must take
+    the branch the forward sweep took, not the one the new value would pick."""
+    cached = cache
+    if cached:
+        cached = cached * x
+    else:
+        cached = x * x
+    return cached * 3.0
+
+
+def scaled(x, scale=None, bias=None):
+    scale = scale or 2.0
+    bias = bias or x**2
+    gate = x > 0.5 and np.tanh(x)
+    return x * scale + bias + gate
+
+
+def first_nonzero(x):
+    step = 0.0 or x * x
+    return (step and np.sin(step)) + (x or 1.0) * 2.0
+
+
+def test_a_branch_that_rebinds_its_own_test_is_differentiated_along_the_path_taken():
+    _check(warm_start, (0.7,))
+    _check(warm_start, (0.7, 1.5))
+    _close(s2s_ad.grad(warm_start)(0.7), 3.0 * 2 * 0.7)
+    _close(s2s_ad.grad(warm_start)(0.7), autograd.grad(_twin(warm_start))(0.7))
+
+
+def test_and_or_values_carry_the_gradient_of_the_operand_python_returns():
+    for x in (0.7, 0.2):
+        _check(scaled, (x,))
+        _close(s2s_ad.grad(scaled)(x), autograd.grad(_twin(scaled))(x))
+    _check(scaled, (0.7, 3.0), 1)
+    _check(first_nonzero, (0.7,))
+    _close(s2s_ad.grad(first_nonzero)(0.7), autograd.grad(_twin(first_nonzero))(0.7))
