@@ -102,6 +102,7 @@ def _register_runtime_rules() -> None:
     )
     set_jvps(part, t="_ad.sequence_part(t, xs)", xs="0.0")
     nondiff("len", [len])
+    nondiff("holds_keys", [runtime.holds_keys])
     nondiff("variable_grad", [runtime.variable_grad])
     checked = vjp_rule(
         "rule_grads",

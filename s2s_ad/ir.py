@@ -143,6 +143,8 @@ class Opaque:
     code: str
     reads: tuple[str, ...]
     what: str
+    #: a truth test (``a > 0 and b > 0``): its value is a bool, which carries no gradient
+    truth: bool = False
 
 
 Expr = Copy | BinOp | UnaryOp | Compare | Call | Attr | Subscript | Build | Opaque

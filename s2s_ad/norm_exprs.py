@@ -269,7 +269,9 @@ class ExpressionLowering(NormalizerBase):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
             if _truth_test(node):  # a condition: a bool that carries no gradient
-                return self.opaque(node, "'and'/'or' expression")
+                test = self.opaque(node, "'and'/'or' expression")
+                test.truth = True
+                return test
             tmp = self.fresh()
             self.boolean_operation(tmp, node)
             return ir.Copy(ir.Var(tmp))

@@ -510,7 +510,12 @@ def sequence(xs: Any) -> Any:
 def sequence_part(t: Any, xs: Any) -> Any:
     """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
     entries, except that a dict's or a set's sequence holds its keys, which carry none."""
-    return 0.0 if isinstance(xs, (dict, set, frozenset)) else t
+    return 0.0 if holds_keys(xs) else t
+
+
+def holds_keys(xs: Any) -> bool:
+    """Whether iterating ``xs`` gives keys (a dict, a set): no gradient flows to them."""
+    return isinstance(xs, (dict, set, frozenset))
 
 
 def unpack_count(xs: Any, least: int) -> None:

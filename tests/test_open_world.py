@@ -373,3 +373,31 @@ def test_and_or_values_carry_the_gradient_of_the_operand_python_returns():
     _check(scaled, (0.7, 3.0), 1)
     _check(first_nonzero, (0.7,))
     _close(s2s_ad.grad(first_nonzero)(0.7), autograd.grad(_twin(first_nonzero))(0.7))
+
+
+def key_weighted(x):
+    """Keys used as numbers through the builtins that iterate a dict."""
+    weights = {0.5: x, 1.5: x * x, 2.5: np.sin(x)}
+    top = max(weights)
+    total = top * weights[top] + min(weights) * weights[0.5]
+    total = total + sum(weights) * x + sorted(weights)[1] * weights[1.5]
+    return total + list(weights)[0] * tuple(weights)[2] * x
+
+
+def truth_tests_in_a_loop(x):
+    total = 0.0
+    for i in reversed(range(len(x))):
+        if isinstance(x[i], float) or x[i] > -10.0:
+            total = total * 0.5 + x[i] ** 2
+    return total
+
+
+def test_builtins_over_dict_keys_pass_no_gradient_to_the_keys():
+    _check(key_weighted, (0.8,))
+    _close(s2s_ad.grad(key_weighted)(0.8), autograd.grad(_twin(key_weighted))(0.8))
+    got = s2s_ad.grad(lambda d: max(d) * d[0.5] + sum(d) * d[1.5])({0.5: 2.0, 1.5: 3.0})
+    _close(got, {0.5: 1.5, 1.5: 2.0})
+
+
+def test_a_condition_of_and_or_inside_a_loop_has_second_derivatives():
+    _check(truth_tests_in_a_loop, (np.array([0.3, -0.2, 0.9]),))
