@@ -19,7 +19,7 @@ PURE_HELPERS = frozenset(
     """add add_at add_at_owned broadcast_like broadcast_to copy dense getitem in_container
     matmul_vjp_x matmul_vjp_y dot_vjp_a dot_vjp_b mean_vjp pack repack seed sequence sum_vjp
     tangent_parts unbroadcast unbroadcast_owned zeros_like materialize container_entries
-    concat concat_vjp""".split()
+    concat concat_vjp written keep_last sequence_part holds_keys""".split()
 )
 PURE_BUILTINS = frozenset(
     "abs len range float int bool tuple list dict min max sum reversed enumerate zip".split()

@@ -85,6 +85,28 @@ def getitem(g: Any, index: Any) -> Any:
     return ONE_ROW.getitem(g, index)
 
 
+def written(g: Any, index: Any) -> Any:
+    """Row by row ``runtime.written``: ``g[index]`` passing an entry's cotangent only to
+    its last write when ``index`` repeats it."""
+    part = getitem(g, index)
+    if type(g) is not _ndarray or not g.ndim or _zero(part):
+        return part
+    keep = ONE_ROW.last_writes(g.shape[1:], index)
+    if keep is None:
+        return part
+    return part * keep.reshape((1, *keep.shape) + (1,) * (np.ndim(part) - 1 - keep.ndim))
+
+
+def keep_last(part: Any, y: Any, index: Any) -> Any:
+    """Row by row ``runtime.keep_last`` (``y`` is a primal, ``part`` batched)."""
+    if type(part) is not _ndarray or not part.ndim or type(y) is not _ndarray:
+        return ONE_ROW.keep_last(part, y, index)
+    keep = ONE_ROW.last_writes(y.shape, index)
+    if keep is None:
+        return part
+    return part * keep.reshape((1, *keep.shape) + (1,) * (np.ndim(part) - 1 - keep.ndim))
+
+
 def _region(index: Any) -> tuple[Any, ...]:
     return (slice(None), *(index if type(index) is tuple else (index,)))
 
@@ -304,6 +326,8 @@ _BATCHED: dict[str, Any] = {
     "unbroadcast": unbroadcast,
     "add": add,
     "getitem": getitem,
+    "written": written,
+    "keep_last": keep_last,
     "add_at": add_at,
     "add_at_owned": add_at_owned,
     "zero_at": zero_at,

@@ -89,9 +89,9 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 
 
 def _register_runtime_rules() -> None:
-    # a dict's sequence is its keys: they carry no tangent (the backward sweep gives a key
-    # an adjoint only when it is used as a number, as float keys may be: not modelled)
-    seq = vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "g"}, [])
+    # a dict's sequence is its keys: they carry no tangent, and the adjoint a float key
+    # gets where it is used as a number (``k * d[k]``) does not flow back into the dict
+    seq = vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "_ad.sequence_part(g, xs)"}, [])
     set_jvps(seq, xs="_ad.sequence_part(t, xs)")
     part = vjp_rule(
         "sequence_part",
@@ -102,6 +102,7 @@ def _register_runtime_rules() -> None:
     )
     set_jvps(part, t="_ad.sequence_part(t, xs)", xs="0.0")
     nondiff("len", [len])
+    nondiff("holds_keys", [runtime.holds_keys])
     nondiff("variable_grad", [runtime.variable_grad])
     checked = vjp_rule(
         "rule_grads",

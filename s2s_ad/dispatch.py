@@ -120,6 +120,21 @@ def _inert(value: Any) -> bool:
     return isinstance(value, (*_INERT, np.dtype, np.integer, np.bool_))
 
 
+def _refuse_draw(func: Any, labels: tuple[Any, ...]) -> None:
+    """Refuse a random generator's draw without a rule (``rng.choice(x)``,
+    ``rng.poisson(lam)``) that a differentiated value reaches: its value is not a
+    differentiable function of its arguments (the location-scale draws have rules)."""
+    owner = getattr(func, "__self__", None)
+    if labels and isinstance(owner, (np.random.Generator, np.random.RandomState)):
+        name = getattr(func, "__name__", "draw")
+        raise TransformError(
+            f"random draw {type(owner).__name__}.{name} of a differentiated argument "
+            "(its value is not a differentiable function of its arguments)",
+            hint="pass the argument through s2s_ad.stop_gradient, or draw standard "
+            "variates and transform them yourself",
+        )
+
+
 # per function: its parameters for each way of calling it, its bound generated code
 _MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
@@ -368,6 +383,7 @@ def call_with_pullback(
         if rule.nondiff:
             return func(*args, **kwargs), lambda g: tuple(0.0 for _ in labels)
         return _rule_pullback(rule, unbound, shifted, (owner, *args), kwargs)
+    _refuse_draw(func, labels)
     target, pre = _target(func)
     raw, raw_pre = _callee(func)
     same = target is not None and target is raw and len(pre) == len(raw_pre)

@@ -367,7 +367,7 @@ class Forward(SweepBase):
             return f"[{inner}]"
         if isinstance(value, ir.Call):
             return self.call_tangent(s, value, has)
-        if isinstance(value, ir.Opaque):
+        if isinstance(value, ir.Opaque) and not value.truth:
             if any(self.tangent(ir.Var(r), has) for r in value.reads):
                 raise self.error(value.what, s)
         return None

@@ -143,6 +143,8 @@ class Opaque:
     code: str
     reads: tuple[str, ...]
     what: str
+    #: a truth test (``a > 0 and b > 0``): its value is a bool, which carries no gradient
+    truth: bool = False
 
 
 Expr = Copy | BinOp | UnaryOp | Compare | Call | Attr | Subscript | Build | Opaque
@@ -293,6 +295,8 @@ class Function:
         param_defaults: Default value source per parameter.
         temps: Temporaries holding one subexpression each: read once, right after.
         all_temps: Every temporary holding a subexpression (some read more than once).
+        imports: Names the function's own ``import`` statements bind, and the modules or
+            objects they bind (the generated code receives them as free variables).
     """
 
     name: str
@@ -304,6 +308,7 @@ class Function:
     param_defaults: dict[str, str] = field(default_factory=dict)
     temps: set[str] = field(default_factory=set)
     all_temps: set[str] = field(default_factory=set)
+    imports: dict[str, Any] = field(default_factory=dict)
 
 
 def expr_atoms(expr: Expr) -> list[Atom]:

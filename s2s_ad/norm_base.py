@@ -40,6 +40,8 @@ class NormalizerBase:
         self.generated = user_lines(parsed.filename) or None
         #: (dotted) non-local name -> the object it resolved to while lowering
         self.resolved: dict[tuple[str, ...], Any] = {}
+        #: names the function's own import statements bind -> what they bind
+        self.imports: dict[str, Any] = {}
         scan = NameScan()
         walk(parsed.node, scan)
         self.reserved = set(scan.all)
@@ -126,9 +128,20 @@ class NormalizerBase:
         ordered = (*params.posonly_params, *params.params, *star, *params.kwonly_params, *starstar)
         return [param.name.value for param in ordered]
 
+    def kept_test(self, test: ir.Atom, branches: list[ir.Stmt]) -> ir.Atom:
+        """The test of an ``if`` as a name its branches do not rebind (``if v: v = ...``
+        tests a copy): the backward sweep reads the test again to take the same branch."""
+        if isinstance(test, ir.Var) and test.name in ir.bound_names(branches):
+            kept = self.fresh()
+            self.emit(ir.Assign(self.line, self.src, kept, ir.Copy(test)))
+            return ir.Var(kept)
+        return test
+
     def resolve(self, name: str) -> Any:
         """The live object a non-local name refers to, or ``MISSING`` (recorded in
         ``resolved``: the normal form holds what the names resolved to)."""
+        if name in self.imports:  # bound by the function's own import: always the same
+            return self.imports[name]
         obj = lookup_name((name,), self.p.closure, self.p.globals)
         self.resolved.setdefault((name,), obj)
         return obj
@@ -161,7 +174,11 @@ class NormalizerBase:
     def resolve_dotted(self, parts: list[str]) -> Any:
         """The live object ``a.b.c`` refers to (``MISSING`` if none), recorded as
         :meth:`resolve` does."""
-        self.resolve(parts[0])
+        obj = self.resolve(parts[0])
+        if parts[0] in self.imports:
+            for part in parts[1:]:
+                obj = getattr(obj, part, MISSING) if obj is not MISSING else obj
+            return obj
         obj = lookup_name(tuple(parts), self.p.closure, self.p.globals)
         self.resolved.setdefault(tuple(parts), obj)
         return obj

@@ -140,6 +140,21 @@ class ExpressionLowering(NormalizerBase):
         self.memo = memo
         self.emit(ir.If(self.line, self.src, test, body, orelse))
 
+    def boolean_operation(self, target: str, node: cst.BooleanOperation) -> None:
+        """``a or b`` (``a and b``) as Python runs it: ``a`` is the value unless its truth
+        (its falsity) makes ``b`` run; a branch then picks which value is differentiated."""
+        self.lower_into(target, node.left)
+        saved, self.out = self.out, []
+        memo = dict(self.memo)
+        self.lower_into(target, node.right)
+        other, self.out = self.out, saved
+        self.memo = memo
+        test = self.kept_test(ir.Var(target), other)
+        if isinstance(node.operator, cst.Or):
+            self.emit(ir.If(self.line, self.src, test, [], other))
+        else:
+            self.emit(ir.If(self.line, self.src, test, other, []))
+
     def atom(self, node: cst.BaseExpression) -> ir.Atom:
         """Lower an expression to an atom, emitting temporaries as needed."""
         if isinstance(node, cst.Name):
@@ -229,11 +244,10 @@ class ExpressionLowering(NormalizerBase):
         if isinstance(node, cst.Dict):
             keys, values = [], []
             for el in node.elements:
-                if not isinstance(el, cst.DictElement) or not isinstance(
-                    el.key, (cst.SimpleString, cst.Integer)
-                ):
+                key = _literal_key(el.key) if isinstance(el, cst.DictElement) else None
+                if key is None:
                     return self.opaque(node, "dict with computed keys")
-                keys.append(el.key.value)
+                keys.append(key)
                 values.append(self.atom(el.value))
             return ir.Build("dict", values, keys)
         if isinstance(node, cst.IfExp):
@@ -254,7 +268,13 @@ class ExpressionLowering(NormalizerBase):
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
-            return self.opaque(node, "'and'/'or' expression")
+            if _truth_test(node):  # a condition: a bool that carries no gradient
+                test = self.opaque(node, "'and'/'or' expression")
+                test.truth = True
+                return test
+            tmp = self.fresh()
+            self.boolean_operation(tmp, node)
+            return ir.Copy(ir.Var(tmp))
         if isinstance(node, (cst.FormattedString, cst.ConcatenatedString, cst.Set)):
             return self.opaque(node, type(node).__name__)
         return ir.Copy(self.atom(node))
@@ -350,3 +370,37 @@ class ExpressionLowering(NormalizerBase):
         tmp = self.fresh("_at")
         self.assign(tmp, ir.Build("tuple", items))
         return ir.Var(tmp)
+
+
+def _literal_key(key: cst.BaseExpression) -> str | None:
+    """The source of a dict literal's constant key (a string or a number, ``-0.5`` too),
+    or ``None`` for a computed one."""
+    if isinstance(key, (cst.SimpleString, cst.Integer, cst.Float)):
+        return key.value
+    if (
+        isinstance(key, cst.UnaryOperation)
+        and isinstance(key.operator, cst.Minus)
+        and isinstance(key.expression, (cst.Integer, cst.Float))
+        and not key.lpar
+    ):
+        return "-" + key.expression.value
+    return None
+
+
+def _truth_test(node: cst.BaseExpression) -> bool:
+    """Whether an ``and``/``or`` chain only combines comparisons, ``not``, ``isinstance``
+    checks and constants: its value is a bool (or a constant), never a number that
+    carries a gradient."""
+    if isinstance(node, cst.BooleanOperation):
+        return _truth_test(node.left) and _truth_test(node.right)
+    if isinstance(node, (cst.Comparison, cst.Integer, cst.Float, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        return True
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+        return True
+    return (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Name)
+        and node.func.value in ("isinstance", "callable", "hasattr", "bool", "len")
+    )

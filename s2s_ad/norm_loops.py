@@ -35,7 +35,7 @@ class ControlFlowLowering(NormalizerBase):
             orelse, self.out = self.out, saved
         elif isinstance(node.orelse, cst.Else):
             orelse = self.sub_block(node.orelse.body.body)
-        self.emit(ir.If(line, src, test, body, orelse))
+        self.emit(ir.If(line, src, self.kept_test(test, body + orelse), body, orelse))
 
     def for_statement(self, node: cst.For) -> None:
         if node.asynchronous is not None:

@@ -41,6 +41,11 @@ class NameScan(cst.CSTVisitor):
         self.read_at: dict[str, list[int]] = {}  # name -> places it is read
         self.loops: list[tuple[int, int]] = []  # places each loop spans
         self._loops: list[int] = []
+        # name -> (place, loop start) of each plain assignment at the top level of a loop's
+        # body: every trip binds the name there before it reads it further on
+        self.kills: dict[str, list[tuple[int, int]]] = {}
+        self._nest = 0  # compound statements around the place being read
+        self._bodies: list[int] = []  # the nesting of each enclosing loop's body
         self._not_reads: set[int] = set()  # Name nodes that name a callee or define
         self._depth = 0
 
@@ -53,12 +58,57 @@ class NameScan(cst.CSTVisitor):
 
     def visit_While(self, node: cst.While) -> None:
         self._loops.append(len(self.order))
+        self._enter_loop()
 
     def leave_While(self, original_node: cst.While) -> None:
         self.loops.append((self._loops.pop(), len(self.order)))
+        self._leave_loop()
 
     def leave_For(self, original_node: cst.For) -> None:
         self.loops.append((self._loops.pop(), len(self.order)))
+        self._leave_loop()
+
+    def _enter_loop(self) -> None:
+        self._nest += 1
+        self._bodies.append(self._nest)
+
+    def _leave_loop(self) -> None:
+        self._bodies.pop()
+        self._nest -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        self._nest += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        self._nest -= 1
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._nest += 1
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._nest -= 1
+
+    def visit_With(self, node: cst.With) -> None:
+        self._nest += 1
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._nest -= 1
+
+    def visit_Match(self, node: cst.Match) -> None:
+        self._nest += 1
+
+    def leave_Match(self, original_node: cst.Match) -> None:
+        self._nest -= 1
+
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        """A plain ``name = ...`` at the top level of a loop's body binds ``name`` on every
+        trip after its value is read: a read later in the body sees that binding."""
+        if not self._bodies or self._bodies[-1] != self._nest:
+            return
+        for target in original_node.targets:
+            if isinstance(target.target, cst.Name):
+                place = (len(self.order), self._loops[-1])
+                self.kills.setdefault(target.target.value, []).append(place)
 
     def live_after(self, name: str, node: cst.CSTNode | None) -> bool:
         """Whether ``name`` may be read after the Name ``node`` (a later read in the text, or
@@ -69,7 +119,16 @@ class NameScan(cst.CSTVisitor):
         reads = self.read_at.get(name, [])
         if any(r > at for r in reads):
             return True
-        return any(a <= at < b and any(a <= r < b for r in reads) for a, b in self.loops)
+        # a read earlier in a loop around ``node`` sees the value of the next trip, unless
+        # that trip binds the name anew before the read (``t = f.copy(); f = t``)
+        kills = self.kills.get(name, [])
+        return any(
+            a <= at < b
+            and any(
+                a <= r < b and not any(start == a and k <= r for k, start in kills) for r in reads
+            )
+            for a, b in self.loops
+        )
 
     def visit_Call(self, node: cst.Call) -> None:
         self._not_reads.add(id(node.func))
@@ -159,18 +218,21 @@ class NameScan(cst.CSTVisitor):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._depth += 1
+        self._nest += 1
         self._not_reads.add(id(node.name))
         if self._depth > 1 and single_return(node) is not None:
             self.lambdas.setdefault(node.name.value, []).append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._depth -= 1
+        self._nest -= 1
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._targets(node.target)
 
     def visit_For(self, node: cst.For) -> None:
         self._loops.append(len(self.order))
+        self._enter_loop()
         self._targets(node.target)
         # ``for row in grid`` / ``for i, row in enumerate(grid)``: the loop names are entries
         containers = [node.iter] if isinstance(node.iter, cst.Name) else []

@@ -21,6 +21,7 @@ import libcst as cst
 
 from . import ir
 from .norm_base import NormalizerBase
+from .norm_imports import local_import
 from .norm_queries import header, target_names
 from .norm_scan import names_read
 from .partials import bind_partial
@@ -108,7 +109,12 @@ class StatementLowering(NormalizerBase):
                 )
             raise self.error("'with' statement", node)
         elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-            raise self.error("'try' statement", node)
+            raise self.error(
+                "'try' statement (the backward sweep cannot replay a path an exception cut short)",
+                node,
+                "test the condition with if/else (b != 0, k in d, np.all(np.linalg.eigvalsh(K)"
+                " > 0)), or keep the try in a helper given a rule with s2s_ad.defgrad",
+            )
         elif hasattr(cst, "Match") and isinstance(node, cst.Match):
             raise self.error("'match' statement", node)
         else:
@@ -187,9 +193,7 @@ class StatementLowering(NormalizerBase):
             kind = "global" if isinstance(node, cst.Global) else "nonlocal"
             raise self.error(f"'{kind}' declaration (writes to outer variables)", node)
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
-            raise self.error(
-                "import inside a differentiated function", node, "move the import to module level"
-            )
+            self.imports.update(local_import(self, node))
         elif isinstance(node, cst.Del):
             raise self.error("'del' statement", node)
         else:
@@ -336,8 +340,13 @@ class StatementLowering(NormalizerBase):
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
-        # a container or view nothing reads after the write cannot show its effect
-        partners = {p for p in partners if p not in held or self.scan.live_after(p, node)}
+        # a container, view or local copy nothing reads after the write cannot show its
+        # effect (a parameter can: the caller's array would change)
+        partners = {
+            p
+            for p in partners
+            if (p not in held and p in self.params) or self.scan.live_after(p, node)
+        }
         if name in self.views or partners:
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
             args = [ir.Var(name), *(ir.Var(p) for p in sorted(partners))]

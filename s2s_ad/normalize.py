@@ -97,6 +97,7 @@ class Normalizer(
             defaults,
             self.temps - self.shared,
             self.temps,
+            dict(self.imports),
         )
 
 

@@ -221,11 +221,14 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                 for fn in ("add_at", "zero_at", "add_at_owned", "zero_at_owned")
             )
             keep = lhs if rhs.startswith((*prefixes, f"{lhs} + ")) else None
-            if rhs.startswith(f"{self.ad}.getitem(") and lhs not in identifiers(rhs):
-                # the adjoint read keeps its array: getitem copies an array's part (a
-                # container's entry it returns as is, which the name now shares, so not
-                # when the name read is the one rebound: ``t_bar = _ad.getitem(t_bar, k)``)
-                keep = rhs[len(self.ad) + 9 :].split(",", 1)[0]
+            read = next(
+                (f for f in ("getitem(", "written(") if rhs.startswith(f"{self.ad}.{f}")), None
+            )
+            if read is not None and lhs not in identifiers(rhs):
+                # the adjoint read keeps its array: getitem (and written) copies an array's
+                # part (a container's entry it returns as is, which the name now shares, so
+                # not when the name read is the one rebound: ``t_bar = _ad.getitem(t_bar, k)``)
+                keep = rhs[len(self.ad) + 1 + len(read) :].split(",", 1)[0]
             for name in identifiers(rhs) & self.owned:
                 if name != keep:
                     self.owned.discard(name)
@@ -354,7 +357,9 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
                     # one element of a dense 1-d adjoint: a scalar, a copy, exact
                     part = f"{b}[{index}]"
                 else:
-                    part = f"{self.ad}.getitem({b}, {index})"
+                    # an index array may repeat an entry: only its last write is kept
+                    read = "getitem" if self._basic_index(index) else "written"
+                    part = f"{self.ad}.{read}({b}, {index})"
                     if s.value.name in self.fn.temps:
                         self.expanded.add(s.value.name)
                     else:
@@ -403,6 +408,17 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
     def _keyed(self, obj: str, code: str) -> bool:
         """Whether ``obj[code] = ...`` may add an entry (a dict key, not an array index)."""
         return code.startswith(("'", '"')) or obj in self.dicts
+
+    def _basic_index(self, code: str) -> bool:
+        """Whether an index selects each entry once: an integer, or slices and integers
+        (``np.s_[1:3]``, ``np.s_[i, :]``)."""
+        if self._int_index(code):
+            return True
+        prefix = f"{self.np}.s_["
+        if not (code.startswith(prefix) and code.endswith("]")):
+            return False
+        parts = code[len(prefix) : -1].split(",")
+        return all(":" in p or self._int_index(p.strip()) for p in parts)
 
     def _int_index(self, code: str) -> bool:
         """Whether an index is a single integer (a range loop variable, arithmetic on one)."""

@@ -173,7 +173,7 @@ class Contributions:
                     add(elt, f"{self.ad}.getitem({g}, {key})")
                 else:
                     add(elt, f"{g}[{key}]")
-        elif isinstance(value, ir.Opaque):
+        elif isinstance(value, ir.Opaque) and not value.truth:
             if any(self.active(ir.Var(r)) for r in value.reads):
                 raise self.error(value.what, s)
         return pre, out, None

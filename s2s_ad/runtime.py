@@ -235,8 +235,6 @@ def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 def zero_at_owned(x_bar: Any, index: Any) -> Any:
     """``zero_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
     if type(x_bar) is _ndarray:
-        if type(index) is not int:
-            _no_repeats(index)
         x_bar[index] = 0
         return x_bar
     return zero_at(x_bar, index)
@@ -300,18 +298,51 @@ def copy(x: Any) -> Any:
     return x
 
 
-def _no_repeats(index: Any) -> None:
-    """Refuse ``y[[0, 0]] = v``: NumPy keeps the last write, the adjoint cannot tell which."""
+def last_writes(shape: tuple[int, ...], index: Any) -> Any:
+    """For a write ``y[index] = v`` into an array of ``shape``: ``None`` when ``index``
+    selects each entry at most once, else a boolean mask shaped like ``y[index]``'s leading
+    axes, true where the entry is written for the last time (NumPy keeps the last write
+    of a repeated index, ``y[[0, 0]] = [1, 2]`` leaves 2)."""
     if _basic(index) or isinstance(index, (dict, str)):
-        return
-    flat = np.asarray(index)
-    if flat.dtype.kind in "iu" and flat.ndim == 1 and len(np.unique(flat)) != len(flat):
-        raise TransformError("assignment through an index that repeats an entry (y[[0, 0]] = v)")
+        return None
+    kind = getattr(index, "dtype", None)
+    if kind is not None and kind.kind == "b":
+        return None  # a mask selects each entry once
+    if type(index) is not tuple and shape:
+        where = np.asarray(index)
+        if where.dtype.kind not in "iu":
+            return None
+        where = where % shape[0]  # -1 and n - 1 are the same row
+    else:
+        where = np.arange(int(np.prod(shape))).reshape(shape)[index]
+    flat = where.ravel()
+    _, first = np.unique(flat[::-1], return_index=True)
+    if first.size == flat.size:
+        return None
+    keep = np.zeros(flat.size, dtype=bool)
+    keep[flat.size - 1 - first] = True
+    return keep.reshape(where.shape)
+
+
+def keep_last(part: Any, y: Any, index: Any) -> Any:
+    """``part``, shaped like ``y[index]``, with zeros where ``index`` names an entry of
+    ``y`` that it names again later (the writes NumPy's ``y[index] = v`` overwrites)."""
+    if type(index) is int or type(y) is not _ndarray or is_zero(part):
+        return part
+    keep = last_writes(y.shape, index)
+    if keep is None:
+        return part
+    return part * keep.reshape(keep.shape + (1,) * (np.ndim(part) - keep.ndim))
+
+
+def written(g: Any, index: Any) -> Any:
+    """The cotangent of ``v`` in ``y[index] = v`` from ``y``'s cotangent ``g``: ``g[index]``,
+    except that an entry written more than once passes ``g`` only to its last write."""
+    return keep_last(getitem(g, index), g, index)
 
 
 def zero_at(x_bar: Any, index: Any) -> Any:
     """``x_bar`` with the entries at ``index`` set to zero (a new value)."""
-    _no_repeats(index)
     if is_zero(x_bar):
         return x_bar
     if isinstance(x_bar, dict):
@@ -479,7 +510,12 @@ def sequence(xs: Any) -> Any:
 def sequence_part(t: Any, xs: Any) -> Any:
     """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
     entries, except that a dict's or a set's sequence holds its keys, which carry none."""
-    return 0.0 if isinstance(xs, (dict, set, frozenset)) else t
+    return 0.0 if holds_keys(xs) else t
+
+
+def holds_keys(xs: Any) -> bool:
+    """Whether iterating ``xs`` gives keys (a dict, a set): no gradient flows to them."""
+    return isinstance(xs, (dict, set, frozenset))
 
 
 def unpack_count(xs: Any, least: int) -> None:

@@ -72,7 +72,7 @@ class SweepBase:
         self.wrt = wrt
         self.resolver = resolver
         self.reserved = set(fn.names) | set(fn.params)
-        self.bindings: dict[str, Any] = {}
+        self.bindings: dict[str, Any] = dict(fn.imports)  # what the body imports itself
         self._fwd_enclosing: tuple[int, str] | None = None
         body = own_unpacked_lists(list(fn.body))
         ret = body.pop()

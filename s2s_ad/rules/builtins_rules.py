@@ -47,7 +47,8 @@ sum_ = vjp_rule(
 # The elements may broadcast against each other and against ``start``.
 set_jvps(
     sum_,
-    iterable="np.sum(np.broadcast_arrays(np.zeros(np.shape(ans)), *t), 0)",
+    iterable="(0.0 if _ad.holds_keys(iterable) else "
+    "np.sum(np.broadcast_arrays(np.zeros(np.shape(ans)), *t), 0))",
     start="np.broadcast_to(t, np.shape(ans))",
 )
 fsum = vjp_rule(
@@ -85,7 +86,8 @@ max_ = vjp_rule(
 # forms (``max(a, b, *args)`` of scalars, ``max(a)`` of an iterable) sum the products.
 set_jvps(
     max_,
-    a="np.sum(np.multiply(t, _ad.builtin_max_vjp(1.0, a, b, args, ans)))",
+    a="(0.0 if _ad.holds_keys(a) else "
+    "np.sum(np.multiply(t, _ad.builtin_max_vjp(1.0, a, b, args, ans))))",
     b="np.sum(np.multiply(t, _ad.builtin_max_vjp(1.0, b, a, args, ans)))",
     args="np.sum(np.multiply(t, _ad.builtin_max_args_vjp(1.0, a, b, args, ans)))",
 )
@@ -104,7 +106,8 @@ min_ = vjp_rule(
 )
 set_jvps(
     min_,
-    a="np.sum(np.multiply(t, _ad.builtin_min_vjp(1.0, a, b, args, ans)))",
+    a="(0.0 if _ad.holds_keys(a) else "
+    "np.sum(np.multiply(t, _ad.builtin_min_vjp(1.0, a, b, args, ans))))",
     b="np.sum(np.multiply(t, _ad.builtin_min_vjp(1.0, b, a, args, ans)))",
     args="np.sum(np.multiply(t, _ad.builtin_min_args_vjp(1.0, a, b, args, ans)))",
 )
@@ -112,13 +115,13 @@ sequence = vjp_rule(
     "list",
     [builtins.list, builtins.tuple],
     ("iterable",),
-    {"iterable": "_ad.pack(iterable, g)"},
+    {"iterable": "_ad.sequence_part(_ad.pack(iterable, g), iterable)"},
     [([1.5, -0.3],), ((1.5, _W),), (_A,)],
     defaults={"iterable": "()"},
     linear=True,
 )
 # ``list(xs)`` / ``tuple(xs)``: the element tangents (0.0 entries kept) in that container.
-set_jvps(sequence, iterable="type(ans)(t)")
+set_jvps(sequence, iterable="_ad.sequence_part(type(ans)(t), iterable)")
 math_prod = vjp_rule(
     "math.prod",
     [math.prod],

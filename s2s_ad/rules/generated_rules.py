@@ -206,6 +206,30 @@ _rule(
     [(O.pick(xs, order), xs, order) for xs, order in _ORDERS],
     linear=True,
 )
+# a write through an index that repeats an entry keeps its last value (runtime.written)
+_REPEATS = [
+    (_V, np.array([0, 2, 2, 1])),
+    (_A, np.array([1, 0, 1])),
+    (_A, (slice(None), np.array([2, 0, 2]))),
+    (_V, np.array([-1, 3, 0])),
+    (_A, 1),
+]
+_rule(
+    rt.written,
+    "ct index",
+    {"ct": "_ad.add_at(0.0, ct, index, _ad.keep_last(_ad.unless_zero(g, ct), ct, index))"},
+    {"ct": "_ad.written(t, index)"},
+    _REPEATS,
+    linear=True,
+)
+_rule(
+    rt.keep_last,
+    "part y index",
+    {"part": "_ad.keep_last(g, y, index)", "y": "0.0"},
+    {"part": "_ad.keep_last(t, y, index)", "y": "0.0"},
+    [(rt.getitem(y, index) * 1.5, y, index) for y, index in _REPEATS],
+    linear=True,
+)
 _rule(
     rt.zero_at,
     "acc index",

@@ -43,14 +43,16 @@ def pick(xs: Any, order: Any) -> Any:
     """``[xs[i] for i in order]`` (``0.0`` for a symbolic zero ``xs``)."""
     if is_zero(xs):
         return 0.0
+    if isinstance(xs, (dict, set, frozenset)):
+        xs = list(xs)  # ``sorted(d)``: the keys, in iteration order
     return [xs[i] for i in order]
 
 
 def pick_t(g: Any, xs: Any, order: Any) -> Any:
     """Adjoint of ``xs`` from the adjoint ``g`` of ``pick(xs, order)``: each entry of ``g``
     added at the position it was picked from, in the structure of ``xs`` (``0.0`` for a
-    symbolic zero ``g``)."""
-    if is_zero(g):
+    symbolic zero ``g``; a dict's or a set's keys carry none)."""
+    if is_zero(g) or isinstance(xs, (dict, set, frozenset)):
         return 0.0
     if isinstance(xs, np.ndarray):
         out = np.zeros(xs.shape, dtype=xs.dtype if xs.dtype.kind in "fc" else np.float64)

@@ -144,6 +144,8 @@ class Registry:
         self.custom_jvp: dict[int, Callable[..., Any]] = {}
         self.methods: dict[str, Rule] = {}
         self._methods_cache: dict[tuple[int, str], Rule] | None = None
+        # rules for a method of every instance of a class (a random generator's draws)
+        self.instance_methods: dict[tuple[type, str], Rule] = {}
         self.attrs: dict[str, Rule] = {}
         self._deferred: dict[str, str] = {}
         self.opaque_libraries: set[str] = {"scipy"}
@@ -171,6 +173,8 @@ class Registry:
             name = getattr(func, "__name__", None)
             if owner is not None and name is not None and not isinstance(owner, type(sys)):
                 rule = self._bound_methods().get((id(owner), name))
+                if rule is None:
+                    rule = self.instance_methods.get((type(owner), name))
             if rule is None and self._deferred and self._load_imported():
                 return self.lookup(func)
         return rule

@@ -830,7 +830,10 @@ def tolist_vjp(g: Any, x: Any) -> Any:
 
 
 def builtin_sum_vjp(g: Any, iterable: Any) -> Any:
-    """VJP of ``sum(iterable)``: ``g`` for every element (an array: over axis 0)."""
+    """VJP of ``sum(iterable)``: ``g`` for every element (an array: over axis 0; a dict's
+    or a set's entries are keys, which carry none)."""
+    if isinstance(iterable, (dict, set, frozenset)):
+        return 0.0
     if isinstance(iterable, np.ndarray):
         return _fill(g, iterable.shape)
     parts = []
@@ -856,6 +859,8 @@ def builtin_max_vjp(g: Any, a: Any, b: Any, args: tuple[Any, ...], ans: Any) -> 
     """
     if b is not None:
         return g * (a == ans) / _hits(a, b, args, ans)
+    if isinstance(a, (dict, set, frozenset)):
+        return 0.0  # ``max(d)``: a key, which carries no gradient
     if isinstance(a, np.ndarray):
         hit = a == ans
         return g * hit / np.sum(hit)
