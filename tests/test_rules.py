@@ -256,6 +256,8 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "betaln": _betaln,
     "expit": lambda x: 1 / (1 + _S.exp(-x)),
     "logit": lambda x: _S.log(x / (1 - x)),
+    "hyp1f1": lambda a, b, x: _S.hyper([a], [b], x),
+    "poch": lambda z, m: _S.gamma(z + m) / _S.gamma(z),
     "log_expit": lambda x: -_S.log(1 + _S.exp(-x)),
     "ndtr": _ndtr,
     "log_ndtr": lambda x: _S.log(_ndtr(x)),
@@ -360,6 +362,9 @@ SYMPY_AD = types.SimpleNamespace(
     iv=_exact(sympy.besseli),
     ive=_exact(SYMPY_EXTRA["ive"]),
     i1e=_exact(SYMPY_EXTRA["i1e"]),
+    expn=_exact(sympy.expint),
+    zeta=_exact(sympy.zeta),
+    hyp1f1=_exact(SYMPY_EXTRA["hyp1f1"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]
 # Partials with no closed form (SymPy answers with a Meijer G function it cannot evaluate
@@ -371,6 +376,22 @@ NO_CLOSED_FORM = {
     ("scipy.special.betainc", "a"),
     ("scipy.special.betainc", "b"),
 }
+
+
+def _hyper(p: Any, q: Any, x: Any) -> Any:
+    import scipy.special
+
+    return scipy.special.hyp1f1(p[0], q[0], x)
+
+
+def _expint(n: Any, x: Any) -> Any:
+    import scipy.special
+
+    return scipy.special.expn(np.asarray(n).astype(int), x)
+
+
+# SymPy functions lambdify does not translate to SciPy by itself.
+_NUMERIC_EXTRA = {"hyper": _hyper, "expint": _expint}
 
 
 def sympy_function(name: str) -> Any:
@@ -385,7 +406,7 @@ def test_partials_match_sympy(rule: Rule) -> None:
     symbols = {p: sympy.Symbol(p, real=True) for p in params}
     expr = sympy_function(rule.sympy)(*symbols.values())
     f = primal(rule)
-    modules = ["scipy", "numpy"] if _has_scipy() else "numpy"
+    modules = [_NUMERIC_EXTRA, "scipy", "numpy"] if _has_scipy() else "numpy"
     for param, partial in rule.partials.items():
         if (rule.name, param) in NO_CLOSED_FORM:
             continue
