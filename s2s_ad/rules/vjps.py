@@ -1193,6 +1193,7 @@ from . import (  # noqa: E402
     incgamma_vjps,
     linalg_vjps,
     more_vjps,
+    numpy2_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
@@ -1205,6 +1206,7 @@ FROM_SOURCE: tuple[str, ...] = ()
 for _module in (
     linalg_vjps,
     more_vjps,
+    numpy2_vjps,
     scipy_vjps,
     shape_vjps,
     shapes_more_vjps,

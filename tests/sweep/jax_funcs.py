@@ -149,7 +149,7 @@ def f_svd_reduced(x):
 
 def f_qr_complete(x):
     q, r_ = np.linalg.qr(x, mode="complete")
-    return np.sum(r_ ** 2) + q[0, 0]
+    return np.sum(r_**2) + q[0, 0]
 
 
 def f_qr_r(x):
