@@ -475,6 +475,10 @@ def f_nanprod(x):
     return np.nanprod(x, axis=1)
 
 
+def f_nanstd_missing(x):
+    return np.nanstd(x, axis=1, ddof=1) + np.nanmax(x, axis=0).sum() * np.nanprod(x)
+
+
 def f_nancumsum(x):
     return np.nancumsum(x, axis=0)
 
@@ -998,6 +1002,7 @@ T.add(f_nanmax, r(3, 4))
 T.add(f_nanvar, r(3, 4))
 T.add(f_nanstd, r(3, 4))
 T.add(f_nanprod, r(3, 4))
+T.add(f_nanstd_missing, np.where(np.eye(3, 4) > 0, np.nan, r(3, 4)))
 T.add(f_nancumsum, r(3, 4))
 T.add(f_cumprod_axis, r(3, 4))
 T.add(f_cumsum_dtype, r(3, 4))
