@@ -65,6 +65,13 @@ NOTES: dict[str, str] = {
     ),
     "np.percentile": "as `np.quantile` with `q / 100`",
     "np.einsum": "`optimize=` is accepted (it changes no value)",
+    "scipy.linalg.eigh": "the symmetric gradient; `b=` and subsets are refused",
+    "scipy.linalg.eigvalsh": "the symmetric gradient; `b=` and subsets are refused",
+    "scipy.linalg.qr": (
+        "`mode='full'` (the default) of a tall matrix, `pivoting=True` and `mode='raw'` "
+        "are refused"
+    ),
+    "scipy.linalg.pinv": "constant rank; `return_rank=True` is refused",
     "np.average": "`returned=True` (a tuple) is refused when its gradient runs",
     "np.cov": "`fweights` and `aweights` are refused when the gradient runs",
     "scipy.linalg.sqrtm": "real square roots only: a complex result is refused",

@@ -1194,6 +1194,7 @@ from . import (  # noqa: E402
     linalg_vjps,
     more_vjps,
     numpy2_vjps,
+    scipy_decomp_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
@@ -1213,6 +1214,7 @@ for _module in (
     incgamma_vjps,
     stats_vjps,
     scipy_linalg_vjps,
+    scipy_decomp_vjps,
 ):
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})
     __all__ += _module.__all__  # noqa: PLE0605
