@@ -68,8 +68,7 @@ NOTES: dict[str, str] = {
     "scipy.linalg.eigh": "the symmetric gradient; `b=` and subsets are refused",
     "scipy.linalg.eigvalsh": "the symmetric gradient; `b=` and subsets are refused",
     "scipy.linalg.qr": (
-        "`mode='full'` (the default) of a tall matrix, `pivoting=True` and `mode='raw'` "
-        "are refused"
+        "`mode='full'` (the default) of a tall matrix, `pivoting=True` and `mode='raw'` are refused"
     ),
     "scipy.linalg.pinv": "constant rank; `return_rank=True` is refused",
     "np.average": "`returned=True` (a tuple) is refused when its gradient runs",
