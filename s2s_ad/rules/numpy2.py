@@ -124,3 +124,73 @@ if hasattr(np, "matvec"):  # NumPy >= 2.2
         linear=True,
     )
     set_jvps(vecmat, x1="np.vecmat(t, x2)", x2="np.vecmat(x1, t)")
+
+# --- ufunc methods: outer products and running reductions -------------------------------------
+# ``np.multiply.outer(a, b)[i..., j...] = a[i...] * b[j...]``: each cotangent contracts over
+# the other operand's axes (``np.add.outer``: sums over them).
+_B = np.array([[0.5, -0.3], [1.4, 0.6]])
+_OUTER_SAMPLES = [(_V, _A[0]), (_A, _V), (_V, _B), (0.7, _V)]
+multiply_outer = vjp_rule(
+    "np.multiply.outer",
+    [np.multiply.outer],
+    ("A", "B"),
+    {
+        "A": "(0.0 if _ad.is_zero(g) else np.tensordot(g, B, np.ndim(B)))",
+        "B": "(0.0 if _ad.is_zero(g) else np.tensordot(A, g, np.ndim(A)))",
+    },
+    _OUTER_SAMPLES,
+    linear=True,
+)
+set_jvps(multiply_outer, A="np.multiply.outer(t, B)", B="np.multiply.outer(A, t)")
+_AXES_OF_B = "tuple(range(np.ndim(A), np.ndim(A) + np.ndim(B)))"
+add_outer = vjp_rule(
+    "np.add.outer",
+    [np.add.outer],
+    ("A", "B"),
+    {
+        "A": f"(0.0 if _ad.is_zero(g) else np.sum(g, {_AXES_OF_B}))",
+        "B": "(0.0 if _ad.is_zero(g) else np.sum(g, tuple(range(np.ndim(A)))))",
+    },
+    _OUTER_SAMPLES,
+    linear=True,
+)
+set_jvps(
+    add_outer,
+    A="np.add.outer(t, np.zeros(np.shape(B)))",
+    B="np.add.outer(np.zeros(np.shape(A)), t)",
+)
+_ACCUMULATE = ("array", "axis", "dtype", "out")
+add_accumulate = vjp_rule(
+    "np.add.accumulate",
+    [np.add.accumulate],
+    _ACCUMULATE,
+    {"array": "_ad.cumsum_vjp(g, array, axis)"},
+    [(_V,), (_T, 1), (_A, {"axis": -1})],
+    defaults={"axis": "0", "dtype": "None", "out": "None"},
+    linear=True,
+)
+set_jvps(add_accumulate, array="np.cumsum(t, axis)")
+multiply_accumulate = vjp_rule(
+    "np.multiply.accumulate",
+    [np.multiply.accumulate],
+    _ACCUMULATE,
+    {"array": "_ad.cumprod_vjp(g, array, axis)"},
+    [(_V,), (_T, 1), (np.array([[0.5, 0.0, 0.8], [0.0, 0.4, -0.7]]), {"axis": -1})],
+    defaults={"axis": "0", "dtype": "None", "out": "None"},
+)
+set_jvps(multiply_accumulate, array="_ad.cumprod_jvp(t, array, axis)")
+# unwrap adds multiples of the period, constant between jumps: the identity's derivative
+unwrap = vjp_rule(
+    "np.unwrap",
+    [np.unwrap],
+    ("p", "discont", "axis"),
+    {"p": "g"},
+    [
+        (np.array([0.1, 3.0, -2.9, 0.4, 6.0]),),
+        (np.array([[0.2, 3.1, 6.5], [1.0, -2.5, 0.3]]), None, 0),
+    ],
+    defaults={"discont": "None", "axis": "-1"},
+    kwonly={"period": "6.283185307179586"},
+    linear=True,
+)
+set_jvps(unwrap, p="t")
