@@ -23,8 +23,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sweep import extra_funcs, jax_funcs, linalg_funcs, numpy_funcs, scipy_funcs, shape_funcs
+from sweep import (
+    extra_funcs,
+    jax_funcs,
+    linalg_funcs,
+    numpy_funcs,
+    scipy_funcs,
+    shape_funcs,
+    stats_funcs,
+)
 from sweep.common import Case
+from sweep.status import AUTOGRAD_SKIP, FWD_REFUSED, REFUSED
 from trees import flat, is_float, random_like, unflat
 
 import s2s_ad
@@ -37,36 +46,8 @@ CASES: list[Case] = [
     *scipy_funcs.T.cases,
     *extra_funcs.T.cases,
     *jax_funcs.T.cases,
+    *stats_funcs.T.cases,
 ]
-
-# name -> what is missing (the call is refused with a TransformError).
-REFUSED: dict[str, str] = {
-    "extra.fft_power": "np.fft.fft makes complex values, which no transform models",
-    "extra.rfft_real": "np.fft.rfft makes complex values, which no transform models",
-}
-# name -> why forward mode is refused while reverse mode runs.
-FWD_REFUSED: dict[str, str] = {
-    "extra.svd_named": (
-        "forward mode through np.linalg.svd(full_matrices=True) of a non-square matrix: the "
-        "extra singular vectors are not unique (reverse mode reads only S here)"
-    ),
-}
-# name -> why autograd's answer is not compared (autograd is wrong or cannot run it).
-AUTOGRAD_SKIP: dict[str, str] = {
-    "np.diag": "autograd 1.9.1's VJP of np.diag(x, k) of a non-square x has the wrong shape",
-    "np.dstack": "autograd 1.9.1 gives a zero gradient through np.dstack of 2-D arrays",
-    "linalg.norm_inf": "autograd 1.9.1's VJP of norm(x, inf) is NaN off the maximum",
-    "linalg.multi_dot": "autograd 1.9.1 does not trace np.linalg.multi_dot (a zero gradient)",
-    "np.block": "autograd 1.9.1 does not trace np.block (a zero gradient)",
-    "np.block_rows": "autograd 1.9.1 does not trace np.block (a zero gradient)",
-    "np.choose": "autograd 1.9.1 does not trace np.choose (a zero gradient)",
-    "extra.norm_keep": "autograd 1.9.1's VJP of norm(x, axis, keepdims=True) has the wrong shape",
-    "scipy.chi2_logpdf": "autograd 1.9.1's chi2.logpdf has a zero gradient in x",
-    "scipy.convolve": "autograd's convolve has its own signature (axes, dot_axes): not swapped in",
-    "scipy.convolve_valid": "autograd's convolve has its own signature: not swapped in",
-    "jax.norm_vec_inf": "autograd 1.9.1's VJP of norm(x, inf) is NaN off the maximum",
-    "jax.where_broadcast": "autograd 1.9.1's VJP of np.where does not undo broadcasting",
-}
 
 EPS = 1e-6
 RTOL = 1e-5

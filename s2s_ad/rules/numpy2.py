@@ -194,3 +194,15 @@ unwrap = vjp_rule(
     linear=True,
 )
 set_jvps(unwrap, p="t")
+
+if hasattr(np, "unstack"):  # NumPy >= 2.1: the slices along an axis, as a tuple
+    unstack = vjp_rule(
+        "np.unstack",
+        [np.unstack],
+        ("x",),
+        {"x": "np.stack(_ad.add(g, _ad.zeros_like(ans)), axis)"},
+        [(_A,), (_T, {"axis": 1}), (_T, {"axis": -1})],
+        kwonly={"axis": "0"},
+        linear=True,
+    )
+    set_jvps(unstack, x="np.unstack(t, axis=axis)")

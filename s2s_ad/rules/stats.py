@@ -1,6 +1,6 @@
 """NumPy statistics and polynomials: ``np.average``, ``np.median``, ``np.nansum``,
 ``np.nanmean`` (and ``nanmax nanmin nanprod nancumsum nanvar nanstd``), ``np.polyval``,
-``np.cov``, ``np.corrcoef``.
+``np.polyder``, ``np.polyint``, ``np.polymul``, ``np.cov``, ``np.corrcoef``.
 
 Templates call the helpers of :mod:`.stats_vjps` as ``_ad.<name>``. Non-differentiable
 points follow JAX:
@@ -98,6 +98,47 @@ polyval = vjp_rule(
     [(_W3, 0.7), (_V, _A), (np.array([1.3]), _Y), (_W4, _T)],
 )
 set_jvps(polyval, p="np.polyval(t, x)", x="t * _ad.polyval_dx(p, x)")
+# Linear maps of coefficient vectors: polyder multiplies coefficient i by the product of
+# the m powers it passes, polyint divides by them (np.polyder and np.polyint of ones give
+# those weights); polymul is a full convolution, whose transpose is a valid correlation.
+polyder = vjp_rule(
+    "np.polyder",
+    [np.polyder],
+    ("p", "m"),
+    {
+        "p": "(0.0 if _ad.is_zero(g) else np.concatenate([g * np.polyder(np.ones(np.size(p)), m), "
+        "np.zeros(m)]))"
+    },
+    [(_V,), (_V5, 2), (_W3, 1)],
+    defaults={"m": "1"},
+    linear=True,
+)
+set_jvps(polyder, p="np.polyder(t, m)")
+polyint = vjp_rule(
+    "np.polyint",
+    [np.polyint],
+    ("p", "m", "k"),
+    {
+        "p": "(0.0 if _ad.is_zero(g) else np.asarray(g)[: np.size(p)] "
+        "* np.polyint(np.ones(np.size(p)), m)[: np.size(p)])"
+    },
+    [(_V,), (_V5, 2), (_W3, 1, 0.5)],
+    defaults={"m": "1", "k": "None"},
+    linear=True,
+)
+set_jvps(polyint, p="np.polyint(t, m)")
+polymul = vjp_rule(
+    "np.polymul",
+    [np.polymul],
+    ("a1", "a2"),
+    {
+        "a1": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a2), 'valid'))",
+        "a2": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a1), 'valid'))",
+    },
+    [(_V, _W3), (_W3, _V5), (np.array([1.5]), _V)],
+    linear=True,
+)
+set_jvps(polymul, a1="np.polymul(t, a2)", a2="np.polymul(a1, t)")
 _COV = "m, y, rowvar, bias, ddof, fweights, aweights"
 cov = vjp_rule(
     "np.cov",
