@@ -1,13 +1,16 @@
-"""The NumPy and SciPy functions autograd differentiates, as an outside test would call them.
+"""The NumPy and SciPy functions autograd and JAX differentiate, as an outside test would
+call them.
 
 autograd's systematic tests (``test_systematic.py``, ``test_numpy.py``, ``test_scipy.py``,
-``test_linalg.py``) list the functions and argument combinations it differentiates; each
-is written in ``tests/sweep`` as a plain user function of its float arguments. Every case
-is differentiated in reverse mode (``value_and_grad`` for a scalar output, ``vjp`` with a
-random cotangent otherwise) and compared with central finite differences and with
-autograd (the same function with ``np``/``sc``/``st``/``sla`` bound to autograd's
-modules); forward mode (``jvp``) is compared with finite differences along a random
-direction.
+``test_linalg.py``) and JAX's (``lax_numpy_test.py``, ``linalg_test.py``,
+``lax_scipy_special_functions_test.py``) list the functions and argument combinations
+they differentiate; each is written in ``tests/sweep`` as a plain user function of its
+float arguments. Every case is differentiated in reverse mode (``value_and_grad`` for a
+scalar output, ``vjp`` with a random cotangent otherwise) and compared with central
+finite differences and with autograd (the same function with ``np``/``sc``/``st``/``sla``
+bound to autograd's modules) or, where autograd cannot run it, with JAX (bound to
+``jax.numpy`` and ``jax.scipy``, in float64); forward mode (``jvp``) is compared with
+finite differences along a random direction.
 
 A refusal (``TransformError``) is a strict xfail naming the function: the sweep's
 record of what is still missing. A wrong number has no entry: it fails.
@@ -20,8 +23,17 @@ from typing import Any
 
 import numpy as np
 import pytest
-from sweep import extra_funcs, linalg_funcs, numpy_funcs, scipy_funcs, shape_funcs
+from sweep import (
+    extra_funcs,
+    jax_funcs,
+    linalg_funcs,
+    numpy_funcs,
+    scipy_funcs,
+    shape_funcs,
+    stats_funcs,
+)
 from sweep.common import Case
+from sweep.status import AUTOGRAD_SKIP, FWD_REFUSED, REFUSED
 from trees import flat, is_float, random_like, unflat
 
 import s2s_ad
@@ -33,34 +45,9 @@ CASES: list[Case] = [
     *linalg_funcs.T.cases,
     *scipy_funcs.T.cases,
     *extra_funcs.T.cases,
+    *jax_funcs.T.cases,
+    *stats_funcs.T.cases,
 ]
-
-# name -> what is missing (the call is refused with a TransformError).
-REFUSED: dict[str, str] = {
-    "extra.fft_power": "np.fft.fft makes complex values, which no transform models",
-    "extra.rfft_real": "np.fft.rfft makes complex values, which no transform models",
-}
-# name -> why forward mode is refused while reverse mode runs.
-FWD_REFUSED: dict[str, str] = {
-    "extra.svd_named": (
-        "forward mode through np.linalg.svd(full_matrices=True) of a non-square matrix: the "
-        "extra singular vectors are not unique (reverse mode reads only S here)"
-    ),
-}
-# name -> why autograd's answer is not compared (autograd is wrong or cannot run it).
-AUTOGRAD_SKIP: dict[str, str] = {
-    "np.diag": "autograd 1.9.1's VJP of np.diag(x, k) of a non-square x has the wrong shape",
-    "np.dstack": "autograd 1.9.1 gives a zero gradient through np.dstack of 2-D arrays",
-    "linalg.norm_inf": "autograd 1.9.1's VJP of norm(x, inf) is NaN off the maximum",
-    "linalg.multi_dot": "autograd 1.9.1 does not trace np.linalg.multi_dot (a zero gradient)",
-    "np.block": "autograd 1.9.1 does not trace np.block (a zero gradient)",
-    "np.block_rows": "autograd 1.9.1 does not trace np.block (a zero gradient)",
-    "np.choose": "autograd 1.9.1 does not trace np.choose (a zero gradient)",
-    "extra.norm_keep": "autograd 1.9.1's VJP of norm(x, axis, keepdims=True) has the wrong shape",
-    "scipy.chi2_logpdf": "autograd 1.9.1's chi2.logpdf has a zero gradient in x",
-    "scipy.convolve": "autograd's convolve has its own signature (axes, dot_axes): not swapped in",
-    "scipy.convolve_valid": "autograd's convolve has its own signature: not swapped in",
-}
 
 EPS = 1e-6
 RTOL = 1e-5
@@ -156,19 +143,57 @@ def test_reverse_matches_finite_differences_and_autograd(case: Case) -> None:
             _close(float(flat(g) @ flat(d)), _fd_along(case, cot, i, d), f"{case.name} d/darg{i}")
     if case.name in AUTOGRAD_SKIP:
         return
-    import autograd
-
-    agf = _autograd_fun(case)
+    wants = _oracle(case, cot)
     for i, g in zip(_floats(case), grads):
-        try:
-            ag_vjp, _ = autograd.make_vjp(agf, i)(*case.args)
-            want = ag_vjp(cot)
-        except Exception as exc:  # noqa: BLE001  (autograd cannot run it: nothing to compare)
-            pytest.skip(f"autograd: {type(exc).__name__}: {exc}")
+        want = wants[i]
         if i in case.symmetric:
             want, g = _symmetric(want), _symmetric(g)
         np.testing.assert_allclose(flat(g), flat(want), rtol=1e-6, atol=1e-8,
-                                   err_msg=f"{case.name} d/darg{i} against autograd")  # fmt: skip
+                                   err_msg=f"{case.name} d/darg{i} against the oracle")  # fmt: skip
+
+
+def _oracle(case: Case, cot: Any) -> dict[int, Any]:
+    """The gradients by autograd, or by JAX where autograd cannot run the case (skipped
+    when neither can)."""
+    import autograd
+
+    agf = _autograd_fun(case)
+    try:
+        return {i: autograd.make_vjp(agf, i)(*case.args)[0](cot) for i in _floats(case)}
+    except Exception as exc:  # noqa: BLE001  (autograd cannot run it: try JAX)
+        reason = f"autograd: {type(exc).__name__}: {exc}"
+    try:
+        return _jax_grads(case, cot)
+    except Exception as exc:  # noqa: BLE001  (neither can: nothing to compare)
+        pytest.skip(f"{reason}; jax: {type(exc).__name__}: {str(exc)[:200]}")
+
+
+def _jax_grads(case: Case, cot: Any) -> dict[int, Any]:
+    """The gradients by ``jax.vjp`` of the case's function with its modules' names bound
+    to ``jax.numpy`` and ``jax.scipy`` (float64)."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    import jax.scipy.linalg as jsla
+    import jax.scipy.special as jsc
+    import jax.scipy.stats as jst
+
+    names = {"np": jnp, "sc": jsc, "st": jst, "sla": jsla}
+    glob = dict(case.fun.__globals__)
+    glob.update({k: v for k, v in names.items() if k in glob})
+    f = case.fun
+    jf = types.FunctionType(f.__code__, glob, f.__name__, f.__defaults__, f.__closure__)
+    floats = _floats(case)
+
+    def of_floats(*xs: Any) -> Any:
+        args = list(case.args)
+        for i, x in zip(floats, xs):
+            args[i] = x
+        return jf(*args)
+
+    out, pullback = jax.vjp(of_floats, *(jnp.asarray(case.args[i]) for i in floats))
+    ct = jax.tree_util.tree_map(lambda c, o: jnp.asarray(c, dtype=o.dtype), cot, out)
+    return {i: np.asarray(g) for i, g in zip(floats, pullback(ct))}
 
 
 FWD_CASES = [c for c in CASES if c.fwd and c.name not in REFUSED]

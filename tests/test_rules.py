@@ -256,6 +256,8 @@ SYMPY_EXTRA: dict[str, Callable[..., Any]] = {
     "betaln": _betaln,
     "expit": lambda x: 1 / (1 + _S.exp(-x)),
     "logit": lambda x: _S.log(x / (1 - x)),
+    "hyp1f1": lambda a, b, x: _S.hyper([a], [b], x),
+    "poch": lambda z, m: _S.gamma(z + m) / _S.gamma(z),
     "log_expit": lambda x: -_S.log(1 + _S.exp(-x)),
     "ndtr": _ndtr,
     "log_ndtr": lambda x: _S.log(_ndtr(x)),
@@ -327,6 +329,37 @@ _LOGPDF: dict[str, Callable[..., Any]] = {
         + (k - loc) * _S.log(p)
         + (n - k + loc) * _S.log(1 - p)
     ),
+    "uniform.logpdf": lambda x, loc, scale: -_S.log(scale) + 0 * x + 0 * loc,
+    "halfnorm.logpdf": lambda x, loc, scale: (
+        -(_z(x, loc, scale) ** 2) / 2 - _S.log(scale) + _S.log(2 / _S.pi) / 2
+    ),
+    "invgamma.logpdf": lambda x, a, loc, scale: (
+        -(a + 1) * _S.log(_z(x, loc, scale))
+        - 1 / _z(x, loc, scale)
+        - _S.loggamma(a)
+        - _S.log(scale)
+    ),
+    "weibull_min.logpdf": lambda x, c, loc, scale: (
+        _S.log(c) + (c - 1) * _S.log(_z(x, loc, scale)) - _z(x, loc, scale) ** c - _S.log(scale)
+    ),
+    "pareto.logpdf": lambda x, b, loc, scale: (
+        _S.log(b) - (b + 1) * _S.log(_z(x, loc, scale)) - _S.log(scale)
+    ),
+    "gumbel_r.logpdf": lambda x, loc, scale: (
+        -_z(x, loc, scale) - _S.exp(-_z(x, loc, scale)) - _S.log(scale)
+    ),
+    "rayleigh.logpdf": lambda x, loc, scale: (
+        _S.log(_z(x, loc, scale)) - _z(x, loc, scale) ** 2 / 2 - _S.log(scale)
+    ),
+    "bernoulli.logpmf": lambda k, p, loc=0: (k - loc) * _S.log(p) + (1 - k + loc) * _S.log(1 - p),
+    "geom.logpmf": lambda k, p, loc=0: (k - loc - 1) * _S.log(1 - p) + _S.log(p),
+    "nbinom.logpmf": lambda k, n, p, loc=0: (
+        _S.loggamma(k - loc + n)
+        - _S.loggamma(n)
+        - _S.loggamma(k - loc + 1)
+        + n * _S.log(p)
+        + (k - loc) * _S.log(1 - p)
+    ),
 }
 _LOGPDF["chi2.logpdf"] = lambda x, df, loc, scale: _LOGPDF["gamma.logpdf"](
     x, df / 2, loc, 2 * scale
@@ -334,6 +367,8 @@ _LOGPDF["chi2.logpdf"] = lambda x, df, loc, scale: _LOGPDF["gamma.logpdf"](
 for _name, _f in list(_LOGPDF.items()):
     _LOGPDF[_name.replace(".log", ".")] = lambda *a, _f=_f: _S.exp(_f(*a))
 SYMPY_EXTRA.update(_LOGPDF)
+SYMPY_EXTRA["norm.ppf"] = lambda q, loc, scale: loc + scale * _S.sqrt(2) * _S.erfinv(2 * q - 1)
+SYMPY_EXTRA["norm.isf"] = lambda q, loc, scale: loc - scale * _S.sqrt(2) * _S.erfinv(2 * q - 1)
 for _dist, _cdf, _sf in (
     ("norm", lambda z: _S.erfc(-z / _S.sqrt(2)) / 2, lambda z: _S.erfc(z / _S.sqrt(2)) / 2),
     ("expon", lambda z: 1 - _S.exp(-z), lambda z: _S.exp(-z)),
@@ -360,6 +395,9 @@ SYMPY_AD = types.SimpleNamespace(
     iv=_exact(sympy.besseli),
     ive=_exact(SYMPY_EXTRA["ive"]),
     i1e=_exact(SYMPY_EXTRA["i1e"]),
+    expn=_exact(sympy.expint),
+    zeta=_exact(sympy.zeta),
+    hyp1f1=_exact(SYMPY_EXTRA["hyp1f1"]),
 )
 SYMPY_RULES = [r for r in REGISTRY.rules if r.sympy and r.partials]
 # Partials with no closed form (SymPy answers with a Meijer G function it cannot evaluate
@@ -371,6 +409,22 @@ NO_CLOSED_FORM = {
     ("scipy.special.betainc", "a"),
     ("scipy.special.betainc", "b"),
 }
+
+
+def _hyper(p: Any, q: Any, x: Any) -> Any:
+    import scipy.special
+
+    return scipy.special.hyp1f1(p[0], q[0], x)
+
+
+def _expint(n: Any, x: Any) -> Any:
+    import scipy.special
+
+    return scipy.special.expn(np.asarray(n).astype(int), x)
+
+
+# SymPy functions lambdify does not translate to SciPy by itself.
+_NUMERIC_EXTRA = {"hyper": _hyper, "expint": _expint}
 
 
 def sympy_function(name: str) -> Any:
@@ -385,7 +439,7 @@ def test_partials_match_sympy(rule: Rule) -> None:
     symbols = {p: sympy.Symbol(p, real=True) for p in params}
     expr = sympy_function(rule.sympy)(*symbols.values())
     f = primal(rule)
-    modules = ["scipy", "numpy"] if _has_scipy() else "numpy"
+    modules = [_NUMERIC_EXTRA, "scipy", "numpy"] if _has_scipy() else "numpy"
     for param, partial in rule.partials.items():
         if (rule.name, param) in NO_CLOSED_FORM:
             continue

@@ -494,6 +494,52 @@ FROM_SOURCE_CASES.update(
             (_TALL,),
         ),
         "qr_jvp": (lambda a: np.sum(vjps.qr_jvp(_GT, a, np.linalg.qr(a))[0] * _GT), (_TALL,)),
+        "cumulative_vjp": (
+            lambda g, x: np.sum(vjps.cumulative_vjp(g, x, 1, True, True) * _A),
+            (np.cos(np.arange(8.0)).reshape(2, 4), _A),
+        ),
+        "cumulative_prod_jvp": (
+            lambda t, x: np.sum(vjps.cumulative_prod_jvp(t, x, 0, True) ** 2),
+            (_A[::-1], _A),
+        ),
+        "quantile_vjp": (
+            lambda g, a: np.sum(vjps.quantile_vjp(g, a, np.array([0.2, 0.7]), 1) ** 2 * a),
+            (_GT[:2].T * 1.0, _TALL.T * np.array([[1.0], [2.0]])),
+        ),
+        "quantile_jvp": (
+            lambda t, a: np.sum(vjps.quantile_jvp(t, a, 0.4, None, True) ** 2 * np.sum(a)),
+            (_TALL * 0.5, _TALL),
+        ),
+        "sl_eigh_vjp": (
+            lambda a: np.sum(
+                vjps.sl_eigh_vjp(_G3[0], (a + a.T) / 2, None, None, True, True, None) * _G3
+            ),
+            (_SPD,),
+        ),
+        "sl_eigh_jvp": (
+            lambda a: np.sum(
+                vjps.sl_eigh_jvp(_G3, (a + a.T) / 2, None, None, True, True, None) ** 2
+            ),
+            (_SPD,),
+        ),
+        "sl_qr_vjp": (
+            lambda a: np.sum(
+                vjps.sl_qr_vjp((_G3[:2, :2],), a, (np.linalg.qr(a, "r"),), "r", False) * _GT
+            ),  # fmt: skip
+            (_TALL,),
+        ),
+        "sl_qr_jvp": (
+            lambda a: np.sum(vjps.sl_qr_jvp(_GT, a, np.linalg.qr(a), "economic", False)[1] ** 2),
+            (_TALL,),
+        ),
+        "sl_pinv_vjp": (
+            lambda a: np.sum(vjps.sl_pinv_vjp(_GT.T, a, np.linalg.pinv(a), False) * _GT),
+            (_TALL,),
+        ),
+        "sl_pinv_jvp": (
+            lambda a: np.sum(vjps.sl_pinv_jvp(_GT, a, np.linalg.pinv(a), False) ** 2),
+            (_TALL,),
+        ),
         "slogdet_vjp": (lambda a: np.sum(vjps.slogdet_vjp((0.0, 1.3), a) * _G3), (_SPD,)),
         "pinv_vjp": (
             lambda a: np.sum(vjps.pinv_vjp(_GT.T, a, np.linalg.pinv(a)) * _GT),

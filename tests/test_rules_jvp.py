@@ -41,6 +41,8 @@ Call = tuple[tuple[Any, ...], dict[str, Any]]
 # Rules whose samples are not also run with their optional arguments at the defaults.
 NO_SHORT_CALLS = {
     "np.linalg.svd": "full_matrices=True (the default) of a non-square matrix is refused",
+    "scipy.linalg.svd": "full_matrices=True (the default) of a non-square matrix is refused",
+    "scipy.linalg.qr": "mode='full' (the default) of a tall matrix is refused",
 }
 
 

@@ -34,6 +34,7 @@ from . import (  # noqa: F401
     methods,
     more,
     nondiff,
+    numpy2,
     operators,
     orderings,
     shapes,

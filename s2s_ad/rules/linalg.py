@@ -86,11 +86,11 @@ qr = vjp_rule(
     "np.linalg.qr",
     [np.linalg.qr],
     ("a", "mode"),
-    {"a": "_ad.qr_vjp(g, a, ans)"},
-    [(_TALL,), (_SQ,), (_STACK, "reduced")],
+    {"a": "_ad.qr_vjp(g, a, ans, mode)"},
+    [(_TALL,), (_SQ,), (_STACK, "reduced"), (_TALL, "r"), (_SQ, "complete")],
     defaults={"mode": "'reduced'"},
 )
-set_jvps(qr, a="_ad.qr_jvp(t, a, ans)")
+set_jvps(qr, a="_ad.qr_jvp(t, a, ans, mode)")
 slogdet = vjp_rule(
     "np.linalg.slogdet",
     [np.linalg.slogdet],

@@ -276,24 +276,38 @@ def svd_jvp(t: Any, a: Any, ans: Any, compute_uv: bool = True) -> Any:
 # --- QR ----------------------------------------------------------------------------------
 
 
-def _qr_check(a: Any, ans: Any) -> None:
-    """Refuse ``qr`` of a wide matrix or in complete mode."""
-    if np.shape(a)[-2] < np.shape(a)[-1] or np.shape(ans[0])[-1] != np.shape(a)[-1]:
+def _qr_check(a: Any, q: Any, mode: str) -> None:
+    """Refuse ``qr`` of a wide matrix, ``mode='complete'`` of a tall one (the extra
+    columns of ``q`` are not unique) and ``mode='raw'``."""
+    if mode == "raw":
+        raise TransformError(
+            "np.linalg.qr(..., mode='raw')",
+            hint="differentiate mode='reduced' (or 'r') and use q and r",
+        )
+    if np.shape(a)[-2] < np.shape(a)[-1] or np.shape(q)[-1] != np.shape(a)[-1]:
         raise TransformError(
             "np.linalg.qr of a wide matrix or with mode='complete'",
             hint="differentiate mode='reduced' of a matrix with at least as many rows as columns",
         )
 
 
-def qr_vjp(g: Any, a: Any, ans: Any) -> Any:
+def _qr_parts(a: Any, ans: Any, mode: str) -> Any:
+    """``(q, r)`` of ``ans = qr(a, mode)`` (``mode='r'`` returns ``r`` only)."""
+    if mode == "r":
+        return (np.linalg.qr(a)[0], ans)
+    return ans
+
+
+def qr_vjp(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     """VJP of ``q, r = qr(a)`` (reduced, ``m >= n``, full rank): with
     ``M = R gR^T - gQ^T Q``, ``A_bar = (gQ + Q copyltu(M)) R^-T`` where ``copyltu`` mirrors
-    the lower triangle of ``M`` onto the upper one."""
-    _qr_check(a, ans)
+    the lower triangle of ``M`` onto the upper one. ``mode='r'`` (``ans`` is ``r``) reads
+    ``gQ = 0``."""
+    q, r = _qr_parts(a, ans, mode)
+    _qr_check(a, q, mode)
     if is_zero(g):
         return np.zeros(np.shape(a))
-    q, r = ans
-    gq, gr = g
+    gq, gr = (0.0, g) if mode == "r" else g
     if is_zero(gq):
         gq = np.zeros(np.shape(q))
     if is_zero(gr):
@@ -305,17 +319,20 @@ def qr_vjp(g: Any, a: Any, ans: Any) -> Any:
     return _mT(np.linalg.solve(r, _mT(b)))
 
 
-def qr_jvp(t: Any, a: Any, ans: Any) -> Any:
+def qr_jvp(t: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     """JVP of ``q, r = qr(a)``: with ``X = Q^T da R^-1`` and ``O = tril(X, -1) - tril(X, -1)^T``,
-    ``dQ = Q (O - X) + da R^-1`` and ``dR = (X - O) R``."""
-    _qr_check(a, ans)
-    q, r = ans
+    ``dQ = Q (O - X) + da R^-1`` and ``dR = (X - O) R`` (only ``dR`` for ``mode='r'``)."""
+    q, r = _qr_parts(a, ans, mode)
+    _qr_check(a, q, mode)
     if is_zero(t):
-        return (np.zeros(np.shape(q)), np.zeros(np.shape(r)))
+        zeros = (np.zeros(np.shape(q)), np.zeros(np.shape(r)))
+        return zeros[1] if mode == "r" else zeros
     t_rinv = _mT(np.linalg.solve(_mT(r), _mT(t)))
     x = _mT(q) @ t_rinv
     low = np.tril(x, -1)
     o = low - _mT(low)
+    if mode == "r":
+        return (x - o) @ r
     return (q @ (o - x) + t_rinv, (x - o) @ r)
 
 

@@ -53,6 +53,24 @@ NOTES: dict[str, str] = {
     ),
     "np.nansum": "NaN entries are skipped: their gradient is 0 (as JAX)",
     "np.nanmean": "NaN entries are skipped: their gradient is 0 (as JAX)",
+    "np.nanmax": "NaN entries are skipped; ties split the gradient equally",
+    "np.nanmin": "NaN entries are skipped; ties split the gradient equally",
+    "np.nanprod": "NaN entries are skipped: their gradient is 0",
+    "np.nancumsum": "NaN entries are skipped: their gradient is 0",
+    "np.nanvar": "NaN entries are skipped: their gradient is 0",
+    "np.nanstd": "NaN entries are skipped: their gradient is 0",
+    "np.quantile": (
+        "method='linear' only (others are refused); the gradient goes to the two order "
+        "statistics interpolated, among ties to the one a stable sort puts there"
+    ),
+    "np.percentile": "as `np.quantile` with `q / 100`",
+    "np.einsum": "`optimize=` is accepted (it changes no value)",
+    "scipy.linalg.eigh": "the symmetric gradient; `b=` and subsets are refused",
+    "scipy.linalg.eigvalsh": "the symmetric gradient; `b=` and subsets are refused",
+    "scipy.linalg.qr": (
+        "`mode='full'` (the default) of a tall matrix, `pivoting=True` and `mode='raw'` are refused"
+    ),
+    "scipy.linalg.pinv": "constant rank; `return_rank=True` is refused",
     "np.average": "`returned=True` (a tuple) is refused when its gradient runs",
     "np.cov": "`fweights` and `aweights` are refused when the gradient runs",
     "scipy.linalg.sqrtm": "real square roots only: a complex result is refused",

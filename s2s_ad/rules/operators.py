@@ -38,7 +38,7 @@ mod = elementwise(
 )
 matmul = vjp_rule(
     "@",
-    [operator.matmul, np.matmul],
+    [operator.matmul, np.matmul, *([np.linalg.matmul] if hasattr(np.linalg, "matmul") else [])],
     ("x", "y"),
     {"x": "_ad.matmul_vjp_x(g, x, y)", "y": "_ad.matmul_vjp_y(g, x, y)"},
     [

@@ -421,3 +421,4 @@ erfcx = elementwise(
     "scipy.special.erfcx", [sc.erfcx], ("x",), ("2.0 * x * ans - 2.0 / np.sqrt(np.pi)",), R,
     sympy="erfcx",
 )  # fmt: skip
+from . import scipy_special_more  # noqa: E402, F401  (loaded with this module)

@@ -453,3 +453,4 @@ _rule = vjp_rule(
     symmetric=("cov",),
 )
 set_jvps(_rule, mean="0.0", cov="np.sum(_ad.mvn_entropy_vjp(1.0, mean, cov) * t)")
+from . import scipy_stats_more  # noqa: E402, F401  (loaded with this module)

@@ -50,6 +50,9 @@ __all__ = [
     "signal_convolve_vjp",
     "dirichlet_score",
     "dirichlet_dx",
+    "expn",
+    "zeta",
+    "hyp1f1",
 ]
 # The wrappers above are registered with SciPy's functions; these have no rule.
 FROM_SOURCE = (
@@ -129,6 +132,21 @@ def iv(v: Any, x: Any) -> Any:
 def ive(v: Any, x: Any) -> Any:
     """``scipy.special.ive``."""
     return _special().ive(v, x)
+
+
+def expn(n: Any, x: Any) -> Any:
+    """``scipy.special.expn``."""
+    return _special().expn(n, x)
+
+
+def zeta(x: Any, q: Any = None) -> Any:
+    """``scipy.special.zeta``."""
+    return _special().zeta(x, q)
+
+
+def hyp1f1(a: Any, b: Any, x: Any) -> Any:
+    """``scipy.special.hyp1f1``."""
+    return _special().hyp1f1(a, b, x)
 
 
 def multidigamma(a: Any, d: int) -> Any:

@@ -19,7 +19,7 @@ _T = np.sin(np.arange(1.0, 25.0)).reshape(2, 3, 4)
 _CROSS_PARAMS = "a, b, axisa, axisb, axisc, axis"
 cross = vjp_rule(
     "np.cross",
-    [np.cross],
+    [np.cross, *([np.linalg.cross] if hasattr(np.linalg, "cross") else [])],
     ("a", "b", "axisa", "axisb", "axisc", "axis"),
     {
         "a": f"_ad.cross_vjp_a(g, {_CROSS_PARAMS})",

@@ -1,5 +1,6 @@
 """NumPy statistics and polynomials: ``np.average``, ``np.median``, ``np.nansum``,
-``np.nanmean``, ``np.polyval``, ``np.cov``, ``np.corrcoef``.
+``np.nanmean`` (and ``nanmax nanmin nanprod nancumsum nanvar nanstd``), ``np.polyval``,
+``np.polyder``, ``np.polyint``, ``np.polymul``, ``np.cov``, ``np.corrcoef``.
 
 Templates call the helpers of :mod:`.stats_vjps` as ``_ad.<name>``. Non-differentiable
 points follow JAX:
@@ -7,7 +8,8 @@ points follow JAX:
 * ``np.median`` gives its gradient to the middle entry of each slice (half to each of the
   two middle entries of an even-length slice); among equal entries, to the one(s)
   ``np.argsort`` (stable) puts in the middle.
-* ``np.nansum`` and ``np.nanmean`` give NaN entries a zero gradient (they are skipped).
+* ``np.nansum``, ``np.nanmean`` and the other ``np.nan*`` reductions give NaN entries a
+  zero gradient (they are skipped).
 * ``np.average(..., returned=True)`` (a tuple) and ``np.cov`` with ``fweights`` or
   ``aweights`` are refused (``TransformError``) when their gradient runs.
 """
@@ -96,6 +98,47 @@ polyval = vjp_rule(
     [(_W3, 0.7), (_V, _A), (np.array([1.3]), _Y), (_W4, _T)],
 )
 set_jvps(polyval, p="np.polyval(t, x)", x="t * _ad.polyval_dx(p, x)")
+# Linear maps of coefficient vectors: polyder multiplies coefficient i by the product of
+# the m powers it passes, polyint divides by them (np.polyder and np.polyint of ones give
+# those weights); polymul is a full convolution, whose transpose is a valid correlation.
+polyder = vjp_rule(
+    "np.polyder",
+    [np.polyder],
+    ("p", "m"),
+    {
+        "p": "(0.0 if _ad.is_zero(g) else np.concatenate([g * np.polyder(np.ones(np.size(p)), m), "
+        "np.zeros(m)]))"
+    },
+    [(_V,), (_V5, 2), (_W3, 1)],
+    defaults={"m": "1"},
+    linear=True,
+)
+set_jvps(polyder, p="np.polyder(t, m)")
+polyint = vjp_rule(
+    "np.polyint",
+    [np.polyint],
+    ("p", "m", "k"),
+    {
+        "p": "(0.0 if _ad.is_zero(g) else np.asarray(g)[: np.size(p)] "
+        "* np.polyint(np.ones(np.size(p)), m)[: np.size(p)])"
+    },
+    [(_V,), (_V5, 2), (_W3, 1, 0.5)],
+    defaults={"m": "1", "k": "None"},
+    linear=True,
+)
+set_jvps(polyint, p="np.polyint(t, m)")
+polymul = vjp_rule(
+    "np.polymul",
+    [np.polymul],
+    ("a1", "a2"),
+    {
+        "a1": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a2), 'valid'))",
+        "a2": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a1), 'valid'))",
+    },
+    [(_V, _W3), (_W3, _V5), (np.array([1.5]), _V)],
+    linear=True,
+)
+set_jvps(polymul, a1="np.polymul(t, a2)", a2="np.polymul(a1, t)")
 _COV = "m, y, rowvar, bias, ddof, fweights, aweights"
 cov = vjp_rule(
     "np.cov",
@@ -138,4 +181,87 @@ set_jvps(
     corrcoef,
     x="_ad.corrcoef_jvp(t, x, y, rowvar, 0, ans)",
     y="_ad.corrcoef_jvp(t, x, y, rowvar, 1, ans)",
+)
+
+# --- the other NaN-skipping reductions (JAX's tests differentiate them) ---------------------
+# NaN entries get a zero gradient, as in np.nansum; a NaN never equals the maximum.
+_NAN_MINMAX = dict(axis="None", out="None", keepdims="False")
+nanmax = vjp_rule(
+    "np.nanmax",
+    [np.nanmax],
+    ("a", "axis", "out", "keepdims"),
+    {"a": "_ad.max_vjp(g, a, ans, axis, keepdims)"},
+    _NAN_SAMPLES,
+    defaults=_NAN_MINMAX,
+)
+set_jvps(
+    nanmax,
+    a="np.sum(np.where(np.isnan(a), 0.0, t) * _ad.max_vjp(1.0, a, ans, axis, keepdims), axis, "
+    "keepdims=keepdims)",
+)
+nanmin = vjp_rule(
+    "np.nanmin",
+    [np.nanmin],
+    ("a", "axis", "out", "keepdims"),
+    {"a": "_ad.min_vjp(g, a, ans, axis, keepdims)"},
+    _NAN_SAMPLES,
+    defaults=_NAN_MINMAX,
+)
+set_jvps(
+    nanmin,
+    a="np.sum(np.where(np.isnan(a), 0.0, t) * _ad.min_vjp(1.0, a, ans, axis, keepdims), axis, "
+    "keepdims=keepdims)",
+)
+_ONES_AT_NAN = "np.where(np.isnan(a), 1.0, a)"
+nanprod = vjp_rule(
+    "np.nanprod",
+    [np.nanprod],
+    ("a", "axis", "dtype", "out", "keepdims"),
+    {"a": f"_ad.prod_vjp(g, {_ONES_AT_NAN}, axis, keepdims) * _ad.nan_mask(a)"},
+    _NAN_SAMPLES,
+    defaults=_REDUCE,
+)
+set_jvps(
+    nanprod,
+    a=f"np.sum(np.where(np.isnan(a), 0.0, t) * _ad.prod_vjp(1.0, {_ONES_AT_NAN}, axis, True), "
+    "axis, keepdims=keepdims)",
+)
+nancumsum = vjp_rule(
+    "np.nancumsum",
+    [np.nancumsum],
+    ("a", "axis", "dtype", "out"),
+    {"a": "_ad.cumsum_vjp(g, a, axis) * _ad.nan_mask(a)"},
+    [(_NAN,), (_NAN, 1), (_T, 0)],
+    defaults={"axis": "None", "dtype": "None", "out": "None"},
+    linear=True,
+)
+set_jvps(nancumsum, a="np.cumsum(np.where(np.isnan(a), 0.0, t), axis)")
+# d var = 2 (a - mean) / (count - ddof) on the numbers; d std = d var / (2 std)
+_NAN_CENTERED = (
+    "(a - np.nanmean(a, axis, keepdims=True)) / (np.sum(_ad.nan_mask(a), axis, keepdims=True)"
+    " - ddof)"
+)
+_NANVAR = dict(axis="None", dtype="None", out="None", ddof="0", keepdims="False")
+_NANVAR_SAMPLES = [(_NAN,), (_NAN, 1), (_T, 0), (_NAN, {"axis": 1, "ddof": 1, "keepdims": True})]
+nanvar = vjp_rule(
+    "np.nanvar",
+    [np.nanvar],
+    ("a", "axis", "dtype", "out", "ddof", "keepdims"),
+    {
+        "a": "np.where(np.isnan(a), 0.0, "
+        f"_ad.sum_vjp(g, a, axis, keepdims) * (2.0 * {_NAN_CENTERED}))"
+    },
+    _NANVAR_SAMPLES,
+    defaults=_NANVAR,
+)
+nanstd = vjp_rule(
+    "np.nanstd",
+    [np.nanstd],
+    ("a", "axis", "dtype", "out", "ddof", "keepdims"),
+    {
+        "a": "np.where(np.isnan(a), 0.0, "
+        f"_ad.sum_vjp(g / np.where(ans > 0, ans, np.inf), a, axis, keepdims) * {_NAN_CENTERED})"
+    },
+    _NANVAR_SAMPLES,
+    defaults=_NANVAR,
 )

@@ -1198,6 +1198,8 @@ from . import (  # noqa: E402
     incgamma_vjps,
     linalg_vjps,
     more_vjps,
+    numpy2_vjps,
+    scipy_decomp_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
     shape_vjps,
@@ -1210,12 +1212,14 @@ FROM_SOURCE: tuple[str, ...] = ()
 for _module in (
     linalg_vjps,
     more_vjps,
+    numpy2_vjps,
     scipy_vjps,
     shape_vjps,
     shapes_more_vjps,
     incgamma_vjps,
     stats_vjps,
     scipy_linalg_vjps,
+    scipy_decomp_vjps,
 ):
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})
     __all__ += _module.__all__  # noqa: PLE0605
