@@ -26,7 +26,7 @@ from .rebind import GlobalCallee
 from .rules.defaults import DEFAULTS
 from .rules.registry import Rule
 from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
-from .targets import signature
+from .targets import TRANSFORM_HINT, is_transform, signature
 
 
 def _refuse_out(sw: SweepBase, call: ir.Call, s: ir.Stmt) -> None:
@@ -59,6 +59,13 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
         call = s.value
         _refuse_out(sw, call, s)
         info = classify(call)
+        if (
+            info.kind == "user"
+            and is_transform(info.func)
+            and any(sw.active(a) for a in expr_atoms(call))
+        ):
+            name = f"s2s_ad.{info.func.__name__}"
+            raise sw.error(f"call to {name} inside a differentiated function", s, TRANSFORM_HINT)
         if token is not None and info.kind == "user":
             info = CallInfo("dynamic")  # its Variables' adjoints come back with a token
         if info.kind == "user" and (
