@@ -69,6 +69,9 @@ SPEC = "_s2s_spec"
 #: Modules of the transforms themselves: their source is never differentiated (a call
 #: of ``s2s_ad.jvp`` inside a differentiated function is refused, not transformed).
 _TRANSFORM_MODULES = frozenset({"s2s_ad.api", "s2s_ad.transforms", "s2s_ad.testing"})
+_TRANSFORMS = frozenset(
+    "grad value_and_grad vjp jvp jacobian hessian hvp elementwise_grad check_grads".split()
+)
 
 #: What a refusal of a transform called inside differentiated code suggests.
 TRANSFORM_HINT = (
@@ -80,7 +83,11 @@ TRANSFORM_HINT = (
 def is_transform(fun: Any) -> bool:
     """Whether ``fun`` is one of s2s_ad's transforms (``jvp``, ``vjp``, ``hessian`` ...):
     their own source is never differentiated."""
-    return isinstance(fun, types.FunctionType) and fun.__module__ in _TRANSFORM_MODULES
+    return (
+        isinstance(fun, types.FunctionType)
+        and fun.__module__ in _TRANSFORM_MODULES
+        and fun.__name__ in _TRANSFORMS
+    )
 
 
 _serial = itertools.count(1)
