@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import TransformError
 from .source import parse_function
-from .targets import primal
+from .targets import TRANSFORM_HINT, is_transform, primal
 
 #: How many functions were parsed and normalized (a cache miss each).
 STATS = {"transforms": 0}
@@ -77,6 +77,11 @@ def normalized_parts(func: Any) -> tuple[Any, Any]:
     starts from the same tree, while the names it resolved (callees, recognised builtins)
     still name the same objects in ``func``'s scope."""
     func = primal(func)
+    if is_transform(func):
+        raise TransformError(
+            f"s2s_ad.{func.__name__} called inside a function being differentiated",
+            hint=TRANSFORM_HINT,
+        )
     key = code_key(func)
     hit = NORMALIZED.get(key)
     if hit is not None and not _still_resolves(hit[2], func):

@@ -26,7 +26,7 @@ from .rebind import GlobalCallee
 from .rules.defaults import DEFAULTS
 from .rules.registry import Rule
 from .sweep_base import STRUCTURAL, Resolver, SweepBase, ident
-from .targets import signature
+from .targets import REFUSE, TRANSFORM_HINT, is_transform, signature, spec_of
 
 
 def _refuse_out(sw: SweepBase, call: ir.Call, s: ir.Stmt) -> None:
@@ -44,6 +44,18 @@ def _refuse_out(sw: SweepBase, call: ir.Call, s: ir.Stmt) -> None:
         )
 
 
+def _refuse_transform(sw: SweepBase, func: Any, s: ir.Stmt) -> None:
+    """Refuse, at the call, an s2s_ad transform (``jvp``, ``vjp``, ``hessian``) or a
+    function one made that cannot be differentiated (a ``jacobian``), called on
+    differentiated values: never their own source."""
+    if is_transform(func):
+        name = f"s2s_ad.{func.__name__}"
+        raise sw.error(f"call to {name} inside a differentiated function", s, TRANSFORM_HINT)
+    refusal = getattr(func, REFUSE, None)
+    if refusal and spec_of(func) is None:
+        raise sw.error(refusal, s, TRANSFORM_HINT)
+
+
 def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
     """A plan for each assignment of an active call (statement id -> plan); refuses the
     calls neither rules nor generated sweeps can differentiate. With a ``token`` (pure code
@@ -59,6 +71,8 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
         call = s.value
         _refuse_out(sw, call, s)
         info = classify(call)
+        if info.kind == "user" and any(sw.active(a) for a in expr_atoms(call)):
+            _refuse_transform(sw, info.func, s)
         if token is not None and info.kind == "user":
             info = CallInfo("dynamic")  # its Variables' adjoints come back with a token
         if info.kind == "user" and (

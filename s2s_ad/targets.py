@@ -66,6 +66,30 @@ REFUSE = "_s2s_refuse"
 #: Attribute holding what a ``grad`` function computes (``pure_function()``).
 SPEC = "_s2s_spec"
 
+#: Modules of the transforms themselves: their source is never differentiated (a call
+#: of ``s2s_ad.jvp`` inside a differentiated function is refused, not transformed).
+_TRANSFORM_MODULES = frozenset({"s2s_ad.api", "s2s_ad.transforms", "s2s_ad.testing"})
+_TRANSFORMS = frozenset(
+    "grad value_and_grad vjp jvp jacobian hessian hvp elementwise_grad check_grads".split()
+)
+
+#: What a refusal of a transform called inside differentiated code suggests.
+TRANSFORM_HINT = (
+    "differentiate the composition instead: s2s_ad.hvp(f), s2s_ad.jvp(s2s_ad.grad(f), ...), "
+    "s2s_ad.jacobian(s2s_ad.jacobian(f)); s2s_ad.grad(f)(x) can be called inside"
+)
+
+
+def is_transform(fun: Any) -> bool:
+    """Whether ``fun`` is one of s2s_ad's transforms (``jvp``, ``vjp``, ``hessian`` ...):
+    their own source is never differentiated."""
+    return (
+        isinstance(fun, types.FunctionType)
+        and fun.__module__ in _TRANSFORM_MODULES
+        and fun.__name__ in _TRANSFORMS
+    )
+
+
 _serial = itertools.count(1)
 _THROUGH: weakref.WeakKeyDictionary[Any, types.FunctionType] = weakref.WeakKeyDictionary()
 _THROUGH_STRONG: dict[int, tuple[Any, types.FunctionType]] = {}
@@ -477,7 +501,26 @@ def summed(fun: Callable[..., Any]) -> types.FunctionType:
     return hit
 
 
-def _make_summed(fun: Callable[..., Any]) -> types.FunctionType:
+_WEIGHTED: weakref.WeakKeyDictionary[Any, types.FunctionType] = weakref.WeakKeyDictionary()
+
+#: The keyword-only parameter of :func:`weighted` functions.
+WEIGHT = "s2s_weight"
+
+
+def weighted(fun: Callable[..., Any]) -> types.FunctionType:
+    """``def f(params, *, s2s_weight): return np.sum(f(params) * s2s_weight)``: one output
+    entry of ``fun`` (a one-hot weight) as a scalar function, what the Jacobian of a
+    Jacobian differentiates twice (made once per ``fun`` that can be weakly referenced)."""
+    try:
+        hit = _WEIGHTED.get(fun)
+    except TypeError:
+        return _make_summed(fun, weight=True)
+    if hit is None:
+        hit = _WEIGHTED[fun] = _make_summed(fun, weight=True)
+    return hit
+
+
+def _make_summed(fun: Callable[..., Any], weight: bool = False) -> types.FunctionType:
     sig = signature(fun)
     params = list(sig.parameters.values())
     call = _forwarded(fun, params)
@@ -488,5 +531,10 @@ def _make_summed(fun: Callable[..., Any]) -> types.FunctionType:
     else:
         callee = fun if isinstance(fun, types.FunctionType) else primal(fun)
     label = identifier(fun)
-    body = f"{{np}}.sum({{{label}}}(" + call + "))"
-    return define(f"{label}_summed", params, body, {label: callee, "np": np})
+    value = f"{{{label}}}(" + call + ")"
+    if not weight:
+        body = f"{{np}}.sum({value})"
+        return define(f"{label}_summed", params, body, {label: callee, "np": np})
+    params.append(inspect.Parameter(WEIGHT, inspect.Parameter.KEYWORD_ONLY))
+    body = f"{{np}}.sum({value} * {WEIGHT})"
+    return define(f"{label}_weighted", params, body, {label: callee, "np": np})

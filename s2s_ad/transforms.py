@@ -35,7 +35,7 @@ from .api import (
     pullback_wrt,
     sweeps_source,
 )
-from .targets import as_method, mark, primal, signature, summed
+from .targets import WEIGHT, as_method, mark, primal, signature, summed, weighted
 from .varargs import fixed_arity, per_call, star_index
 
 _ndarray = np.ndarray
@@ -189,6 +189,9 @@ def jacobian(
     if mode not in ("rev", "fwd"):
         raise ValueError(f"mode must be 'rev' or 'fwd', got {mode!r}")
     wrt = pick_wrt(wrt, argnums)
+    inner = getattr(fun, _JACOBIAN_OF, None)
+    if inner is not None and inner[0] is fun:  # jacobian(jacobian(f)): JAX's hessian
+        return _jacobian_of_jacobian(*inner[1:], wrt, mode)
     if star_index(fun) is not None:
         return _star_made(fun, lambda g: jacobian(g, wrt, mode), "jacobian")
     positions, single = _positions(fun, wrt)
@@ -200,9 +203,70 @@ def jacobian(
         out = tuple(_jacobian_at(bound, args, pos, mode) for pos in positions)
         return out[0] if single else out
 
-    mark(jacobian_fun, fun, f"jacobian({_label(fun)}) cannot be differentiated again")
+    mark(jacobian_fun, fun, _AGAIN.format(kind="jacobian", name=_label(fun)))
     shown = "fwd" if mode == "fwd" else "rev"
     setattr(jacobian_fun, SOURCE, lambda: _sources(fun, positions, shown))
+    setattr(jacobian_fun, _JACOBIAN_OF, (jacobian_fun, fun, positions, single))
+    return jacobian_fun
+
+
+#: Why the result of a transform is refused by ``grad``/``jvp`` (the transformer's
+#: message reads "cannot differentiate <this>").
+_AGAIN = (
+    "{kind}({name}) inside another transform: only s2s_ad.jacobian can take it; "
+    "for second derivatives use s2s_ad.hessian, s2s_ad.hvp or grad(grad(f))"
+)
+
+#: Attribute of a ``jacobian`` function: ``(itself, fun, positions, single)``, what a
+#: Jacobian of it differentiates twice.
+_JACOBIAN_OF = "_s2s_jacobian_of"
+
+
+def _jacobian_of_jacobian(
+    fun: Callable[..., Any], inner: list[int], inner_single: bool, wrt: Any, mode: str
+) -> Callable[..., Any]:
+    """``jacobian(jacobian(fun, i), j)``, JAX's ``jacfwd(jacrev(f))``: shape
+    ``out.shape + x_i.shape + x_j.shape`` (tuples of them for tuple ``wrt``s, outer
+    index first). Each output entry of ``fun`` is differentiated twice: the Jacobian of
+    its gradient (``fun`` itself for a scalar output, else :func:`weighted` with a one-hot
+    weight), so every block is one batched pass per output entry."""
+    outer, outer_single = _positions(fun, wrt)
+    blocks: dict[tuple[bool, int, int], Callable[..., Any]] = {}
+
+    def block(scalar: bool, i: int, j: int) -> Callable[..., Any]:
+        key = (scalar, i, j)
+        if key not in blocks:
+            target = fun if scalar else weighted(fun)
+            blocks[key] = jacobian(grad(target, i), j, mode)
+        return blocks[key]
+
+    def jacobian_fun(*args: Any, **kwargs: Any) -> Any:
+        args, kwargs = _as_positional(fun, args, kwargs)
+        out = fun(*args, **kwargs)
+        if not isinstance(out, (np.ndarray, np.generic, float, int)):
+            raise ValueError(
+                f"the Jacobian of a Jacobian needs an array output; {_label(fun)} "
+                f"returned {type(out).__name__}"
+            )
+        shape = np.shape(out)
+        rows = []
+        for i in inner:
+            row = []
+            for j in outer:
+                if not shape:
+                    row.append(block(True, i, j)(*args, **kwargs))
+                    continue
+                entries = []
+                for k in range(int(np.prod(shape))):
+                    onehot = np.zeros(shape)
+                    onehot.flat[k] = 1.0
+                    entries.append(block(False, i, j)(*args, **kwargs, **{WEIGHT: onehot}))
+                h = np.stack([np.asarray(e) for e in entries])
+                row.append(h.reshape(shape + h.shape[1:]))
+            rows.append(row[0] if outer_single else tuple(row))
+        return rows[0] if inner_single else tuple(rows)
+
+    mark(jacobian_fun, fun, _AGAIN.format(kind="jacobian", name=_label(fun)))
     return jacobian_fun
 
 
@@ -468,7 +532,7 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
             bound[:] = _hvp_program(gradient, pos)
         return result
 
-    mark(hvp_fun, fun, f"hvp({_label(fun)}) cannot be differentiated again")
+    mark(hvp_fun, fun, _AGAIN.format(kind="hvp", name=_label(fun)))
     setattr(hvp_fun, SOURCE, lambda: _sources(gradient, [pos], "jvp"))
     return hvp_fun
 
@@ -499,8 +563,11 @@ def hessian(
     wrt = pick_wrt(wrt, argnums)
     if star_index(fun) is not None:
         return _star_made(fun, lambda g: hessian(g, wrt), "hessian")
-    hess = jacobian(grad(fun, wrt), wrt, mode="fwd")
-    mark(hess, fun, f"hessian({_label(fun)}) cannot be differentiated again")
+    if isinstance(wrt, (tuple, list)):  # blocks ((H00, H01), (H10, H11)), as in JAX
+        hess = jacobian(jacobian(fun, wrt), wrt, mode="fwd")
+    else:
+        hess = jacobian(grad(fun, wrt), wrt, mode="fwd")
+    mark(hess, fun, _AGAIN.format(kind="hessian", name=_label(fun)))
     return hess
 
 
