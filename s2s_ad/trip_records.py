@@ -254,11 +254,14 @@ def apply(
     made = {t.var for loop, fwd, _ in work if id(loop) in top for t in fwd}
     walked = {t.var for loop, _, bwd in work if id(loop) in top for t in bwd}
     local = made & walked
+    # the names read before any rewriting: the rewriting adds reads only of a loop's own
+    # index, inside the loop that binds it, and of records already read
+    read = names(func, ast.Load)
     for loop, fwd, bwd in work:  # all decided before any rewriting
         if fwd:
             _forward(func, loop, tape, fwd, changed, notes, local)
         if bwd:
-            _backward(func, loop, tape, bwd, changed, notes, local)
+            _backward(loop, tape, bwd, changed, notes, local, func, read)
     forward = [(loop, fwd) for loop, fwd, _ in work if fwd]
     if forward:
         _flags_in_branches(func, tape, forward, changed, notes)
@@ -521,13 +524,14 @@ def _forward(
 
 
 def _backward(
-    func: ast.FunctionDef,
     loop: ast.For,
     tape: str,
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
     local: set[str],
+    func: ast.FunctionDef,
+    read: set[str],
 ) -> None:
     """``records = tape.pop()`` before the loop, each trip's value read from its list,
     the pops gone.
@@ -545,7 +549,7 @@ def _backward(
     ]
     bound = [ast.Name(t.var, ast.Store()) for t in lists]
     index = _trip_index(loop)
-    if _unused_count(func, loop):
+    if _unused_count(loop, read):
         loop.target = bound[0] if len(bound) == 1 else ast.Tuple(bound, ast.Store())
         one = len(records) == 1
         loop.iter = records[0] if one else ast.Call(ast.Name("zip", ast.Load()), records, [])
@@ -599,16 +603,13 @@ def _trip_index(loop: ast.For) -> str | None:
     return loop.target.id
 
 
-def _unused_count(func: ast.FunctionDef, loop: ast.For) -> bool:
-    """A loop over ``range(n)`` (or its reverse) whose variable nothing reads: it only
-    counts the trips, as many as its lists hold."""
+def _unused_count(loop: ast.For, read: set[str]) -> bool:
+    """A loop over ``range(n)`` (or its reverse) whose variable nothing reads (``read``:
+    the names the function reads): it only counts the trips, as many as its lists hold."""
     it = _reversed_arg(loop.iter) or loop.iter
     if _range_count(it) is None or not isinstance(loop.target, ast.Name):
         return False
-    var = loop.target.id
-    return not any(
-        isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load) for n in nodes(func)
-    )
+    return loop.target.id not in read
 
 
 def _read_in_place(loop: ast.For, t: TripList, index: str, changed: set[int]) -> bool:
