@@ -187,22 +187,39 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     return out
 
 
-def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
+#: A loop's id -> the variables it records and restores (``_pushes``, ``_pops``), found
+#: by ``plan`` for ``apply`` on the same tree.
+LoopTraffic = dict[int, tuple[set[str], set[str]]]
+
+
+def _traffic(loop: ast.For | ast.While, tape: str, found: LoopTraffic) -> tuple[set[str], set[str]]:
+    known = found.get(id(loop))
+    if known is None:
+        known = found[id(loop)] = (_pushes(loop, tape), _pops(loop, tape))
+    return known
+
+
+def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> list[TripList]:
     """The records to keep in per-loop lists, decided on the function holding both sweeps.
 
     A variable qualifies when the function pushes and pops it once each (so the split
     sweeps find the same pair), in loops of the forms above, and nothing reads it after
-    the backward loop.
+    the backward loop. ``found`` keeps each loop's traffic for ``apply`` (the tree
+    unchanged in between).
     """
+    found = {} if found is None else found
     loops = _loops(func.body)
-    pushed = {v: f for f in loops for v in _pushes(f, tape)}
-    popped = {v: b for b in loops for v in _pops(b, tape)}
+    pushed = {v: f for f in loops for v in _traffic(f, tape, found)[0]}
+    popped = {v: b for b in loops for v in _traffic(b, tape, found)[1]}
     candidates = sorted(v for v in pushed if v in popped)
     if not candidates:
         return []
     traffic: dict[str, int] = {}
+    taken: set[str] = set()
     for n in nodes(func):
-        if isinstance(n, ast.stmt):
+        if isinstance(n, ast.Name):
+            taken.add(n.id)
+        elif isinstance(n, ast.stmt):
             for var in (push_name(n, tape), pop_target(n, tape)):
                 if var is not None:
                     traffic[var] = traffic.get(var, 0) + 1
@@ -217,7 +234,6 @@ def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
     finally:
         for b in popped.values():
             b.target = targets[id(b)]
-    taken = {n.id for n in nodes(func) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in func.args.args} | {"_saved"}
     out: list[TripList] = []
     for var in candidates:
@@ -237,17 +253,21 @@ def apply(
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
+    found: LoopTraffic | None = None,
 ) -> None:
     """Rewrite the loops of ``func`` that record the variables of ``lists`` (forward
     loops, with their pushes; backward loops, with their pops). New and rewritten
-    statements are added to ``changed`` (they are unparsed)."""
+    statements are added to ``changed`` (they are unparsed). ``found``: the loops'
+    traffic ``plan`` found on the same tree."""
     by_var = {t.var: t for t in lists}
     if not by_var:
         return
+    found = {} if found is None else found
     work = []
     for loop in _loops(func.body):
-        fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
-        bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
+        pushes, pops = _traffic(loop, tape, found)
+        fwd = [by_var[v] for v in sorted(pushes) if v in by_var]
+        bwd = [by_var[v] for v in sorted(pops) if v in by_var]
         work.append((loop, fwd, bwd))
     # a list made and walked by loops at the top of the same function stays a local
     top = {id(s) for s in func.body}
@@ -263,12 +283,18 @@ def apply(
         if bwd:
             _backward(loop, tape, bwd, changed, notes, local, func, read)
     forward = [(loop, fwd) for loop, fwd, _ in work if fwd]
+    # what goes is removed at once (the statements dropped read nothing the others ask of)
+    drop: set[int] = set()
+    loaded: set[str] | None = None
     if forward:
         _flags_in_branches(func, tape, forward, changed, notes)
-        _drop_unread_inits(func, tape, set(by_var), notes)
-        _drop_unread_counts(func, notes, changed)
-    if local and tape not in names(func, ast.Load):
-        func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
+        drop |= _unread_inits(func, tape, set(by_var))
+        loaded = names(func, ast.Load)
+        drop |= _unread_counts(func, notes, changed, loaded)
+    if local and tape not in (names(func, ast.Load) if loaded is None else loaded):
+        drop |= {id(s) for s in func.body if _assigns(s, tape)}
+    if drop:
+        func.body = remove(func.body, drop, notes) or [ast.Pass()]
 
 
 def _flags_in_branches(
@@ -378,11 +404,9 @@ def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.I
     return None
 
 
-def _drop_unread_inits(
-    func: ast.FunctionDef, tape: str, recorded: set[str], notes: dict[int, str]
-) -> None:
+def _unread_inits(func: ast.FunctionDef, tape: str, recorded: set[str]) -> set[int]:
     """``v = None`` at the top of the function, there for the first push of ``v``'s old
-    value: gone when nothing reads it any more."""
+    value: to go (their ids) when nothing reads it any more."""
     inits = [
         s
         for s in func.body
@@ -394,17 +418,17 @@ def _drop_unread_inits(
         and s.value.value is None
     ]
     if not inits:
-        return
+        return set()
     after = Liveness(Info(tape)).run(func.body)
-    drop = {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
-    if drop:
-        func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    return {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
 
 
-def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: set[int]) -> None:
-    """A trip count nothing reads any more (its backward loop walks its lists): its
-    ``_tripsN = 0`` and ``_tripsN += 1`` go."""
-    loaded = {n.id for n in nodes(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _unread_counts(
+    func: ast.FunctionDef, notes: dict[int, str], changed: set[int], loaded: set[str]
+) -> set[int]:
+    """A trip count nothing reads any more (``loaded``: the names the function reads; its
+    backward loop walks its lists): its ``_tripsN = 0`` and ``_tripsN += 1`` to go (their
+    ids), a ``while`` loop that counted after its test given its test back."""
     drop: set[int] = set()
     for s in statements(func.body):
         if _counter(s):
@@ -423,12 +447,11 @@ def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: s
             continue
         if var not in loaded:
             drop.add(id(s))
-    if not drop:
-        return
-    for loop in _loops(func.body):
-        if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
-            _test_in_header(loop, notes, changed)
-    func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    if drop:
+        for loop in _loops(func.body):
+            if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
+                _test_in_header(loop, notes, changed)
+    return drop
 
 
 def _test_in_header(loop: ast.While, notes: dict[int, str], changed: set[int]) -> None:
