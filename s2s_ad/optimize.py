@@ -196,7 +196,7 @@ def optimize_function(
     header = lines[func.lineno - 1]
     unparsed: Unparsed = {}  # statements rendered twice are unparsed once
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
-        found: LoopTraffic = {}  # the loops' traffic, found once for plan and rewriting
+        found = LoopTraffic()  # the loops' traffic, found once for plan and rewriting
         if decide_tape or plan_trips:
             _forget(func, changed, info)  # what the second reuse rewrote
             with sharing(info):  # the liveness sweeps of the plan: the facts known

@@ -44,7 +44,8 @@ again (``Facts.per_loop``): a list of active values would have to be differentia
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .codefacts import (
     Info,
@@ -187,15 +188,20 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     return out
 
 
-#: A loop's id -> the variables it records and restores (``_pushes``, ``_pops``), found
-#: by ``plan`` for ``apply`` on the same tree.
-LoopTraffic = dict[int, tuple[set[str], set[str]]]
+@dataclass
+class LoopTraffic:
+    """What ``plan`` found on a function's tree, for ``apply`` on the same tree."""
+
+    #: A loop's id -> the variables it records and restores (``_pushes``, ``_pops``).
+    loops: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)
+    #: The names the function reads (found with the plan's candidates).
+    loaded: set[str] | None = None
 
 
 def _traffic(loop: ast.For | ast.While, tape: str, found: LoopTraffic) -> tuple[set[str], set[str]]:
-    known = found.get(id(loop))
+    known = found.loops.get(id(loop))
     if known is None:
-        known = found[id(loop)] = (_pushes(loop, tape), _pops(loop, tape))
+        known = found.loops[id(loop)] = (_pushes(loop, tape), _pops(loop, tape))
     return known
 
 
@@ -207,7 +213,7 @@ def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> 
     the backward loop. ``found`` keeps each loop's traffic for ``apply`` (the tree
     unchanged in between).
     """
-    found = {} if found is None else found
+    found = LoopTraffic() if found is None else found
     loops = _loops(func.body)
     pushed = {v: f for f in loops for v in _traffic(f, tape, found)[0]}
     popped = {v: b for b in loops for v in _traffic(b, tape, found)[1]}
@@ -216,13 +222,17 @@ def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> 
         return []
     traffic: dict[str, int] = {}
     taken: set[str] = set()
+    loaded: set[str] = set()
     for n in nodes(func):
         if isinstance(n, ast.Name):
             taken.add(n.id)
+            if isinstance(n.ctx, ast.Load):
+                loaded.add(n.id)
         elif isinstance(n, ast.stmt):
             for var in (push_name(n, tape), pop_target(n, tape)):
                 if var is not None:
                     traffic[var] = traffic.get(var, 0) + 1
+    found.loaded = loaded
     # liveness as if each backward loop bound its candidates in its header (as it will):
     # a loop inside another then reads its own trips' values, not the restored ones
     targets = {id(b): b.target for b in popped.values()}
@@ -262,7 +272,7 @@ def apply(
     by_var = {t.var: t for t in lists}
     if not by_var:
         return
-    found = {} if found is None else found
+    found = LoopTraffic() if found is None else found
     work = []
     for loop in _loops(func.body):
         pushes, pops = _traffic(loop, tape, found)
@@ -276,7 +286,7 @@ def apply(
     local = made & walked
     # the names read before any rewriting: the rewriting adds reads only of a loop's own
     # index, inside the loop that binds it, and of records already read
-    read = names(func, ast.Load)
+    read = names(func, ast.Load) if found.loaded is None else found.loaded
     for loop, fwd, bwd in work:  # all decided before any rewriting
         if fwd:
             _forward(func, loop, tape, fwd, changed, notes, local)
@@ -285,13 +295,18 @@ def apply(
     forward = [(loop, fwd) for loop, fwd, _ in work if fwd]
     # what goes is removed at once (the statements dropped read nothing the others ask of)
     drop: set[int] = set()
-    loaded: set[str] | None = None
+    loaded: list[set[str]] = []  # the names read after the rewriting, found when asked
+
+    def reads() -> set[str]:
+        if not loaded:
+            loaded.append(names(func, ast.Load))
+        return loaded[0]
+
     if forward:
         _flags_in_branches(func, tape, forward, changed, notes)
         drop |= _unread_inits(func, tape, set(by_var))
-        loaded = names(func, ast.Load)
-        drop |= _unread_counts(func, notes, changed, loaded)
-    if local and tape not in (names(func, ast.Load) if loaded is None else loaded):
+        drop |= _unread_counts(func, notes, changed, reads)
+    if local and tape not in reads():
         drop |= {id(s) for s in func.body if _assigns(s, tape)}
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
@@ -424,7 +439,10 @@ def _unread_inits(func: ast.FunctionDef, tape: str, recorded: set[str]) -> set[i
 
 
 def _unread_counts(
-    func: ast.FunctionDef, notes: dict[int, str], changed: set[int], loaded: set[str]
+    func: ast.FunctionDef,
+    notes: dict[int, str],
+    changed: set[int],
+    loaded: Callable[[], set[str]],
 ) -> set[int]:
     """A trip count nothing reads any more (``loaded``: the names the function reads; its
     backward loop walks its lists): its ``_tripsN = 0`` and ``_tripsN += 1`` to go (their
@@ -445,7 +463,7 @@ def _unread_counts(
             var = s.targets[0].id
         else:
             continue
-        if var not in loaded:
+        if var not in loaded():
             drop.add(id(s))
     if drop:
         for loop in _loops(func.body):
