@@ -205,9 +205,10 @@ def optimize_function(
                 facts.untripped = "\n".join(
                     [header, *render(func.body, text, notes, "    ", changed, unparsed)]
                 )
-        # the rewriting asks liveness of the statements it rewrites: facts of its own
+        # the rewriting asks liveness of the statements it rewrites: it forgets them first
+        _forget(func, changed, info)
         touched: set[int] = set()
-        apply(func, tape, facts.trip_lists, touched, notes, found)
+        apply(func, tape, facts.trip_lists, touched, notes, found, info)
         for key in touched:
             unparsed.pop(key, None)
         changed |= touched

@@ -264,11 +264,14 @@ def apply(
     changed: set[int],
     notes: dict[int, str],
     found: LoopTraffic | None = None,
+    info: Info | None = None,
 ) -> None:
     """Rewrite the loops of ``func`` that record the variables of ``lists`` (forward
     loops, with their pushes; backward loops, with their pops). New and rewritten
     statements are added to ``changed`` (they are unparsed). ``found``: the loops'
-    traffic ``plan`` found on the same tree."""
+    traffic ``plan`` found on the same tree; ``info``: the facts of the statements of
+    ``func`` as it is (those the rewriting changes it forgets before it asks liveness),
+    else liveness walks every statement again."""
     by_var = {t.var: t for t in lists}
     if not by_var:
         return
@@ -303,8 +306,8 @@ def apply(
         return loaded[0]
 
     if forward:
-        _flags_in_branches(func, tape, forward, changed, notes)
-        drop |= _unread_inits(func, tape, set(by_var))
+        _flags_in_branches(func, tape, forward, changed, notes, info)
+        drop |= _unread_inits(func, tape, set(by_var), changed, info)
         drop |= _unread_counts(func, notes, changed, reads)
     if local and tape not in reads():
         drop |= {id(s) for s in func.body if _assigns(s, tape)}
@@ -318,6 +321,7 @@ def _flags_in_branches(
     forward: list[tuple[ast.For, list[TripList]]],
     changed: set[int],
     notes: dict[int, str],
+    info: Info | None,
 ) -> None:
     """A recorded branch flag read by nothing but its ``if`` (and, backwards, its list):
     ``v = test; records.append(v); if v:`` becomes ``if test:`` with each branch
@@ -332,7 +336,7 @@ def _flags_in_branches(
             if any(t.var in names(s, ast.Load) for s in branch.body + branch.orelse):
                 continue
             if after is None:
-                after = Liveness(Info(tape)).run(func.body)
+                after = _liveness(func, tape, changed, info)
             if _live_after(after, branch, t.var):
                 continue
             assert isinstance(writer, ast.Assign)
@@ -419,7 +423,20 @@ def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.I
     return None
 
 
-def _unread_inits(func: ast.FunctionDef, tape: str, recorded: set[str]) -> set[int]:
+def _liveness(func: ast.FunctionDef, tape: str, changed: set[int], info: Info | None) -> Liveness:
+    """Liveness over ``func``, with the facts of ``info`` (the statements rewritten,
+    ``changed``, forgotten first) or facts of its own."""
+    if info is None:
+        return Liveness(Info(tape)).run(func.body)
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
+    return Liveness(info).run(func.body)
+
+
+def _unread_inits(
+    func: ast.FunctionDef, tape: str, recorded: set[str], changed: set[int], info: Info | None
+) -> set[int]:
     """``v = None`` at the top of the function, there for the first push of ``v``'s old
     value: to go (their ids) when nothing reads it any more."""
     inits = [
@@ -434,7 +451,7 @@ def _unread_inits(func: ast.FunctionDef, tape: str, recorded: set[str]) -> set[i
     ]
     if not inits:
         return set()
-    after = Liveness(Info(tape)).run(func.body)
+    after = _liveness(func, tape, changed, info)
     return {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
 
 
