@@ -50,11 +50,13 @@ from dataclasses import dataclass, field
 from .codefacts import (
     Info,
     Liveness,
+    Survey,
     names,
     nodes,
     pop_target,
     push_name,
     statements,
+    survey,
     written,
 )
 from .rewrite import remove
@@ -147,11 +149,13 @@ def _pushes(loop: ast.For | ast.While, tape: str) -> set[str]:
     once, by a plain assignment at the top level, both in every trip reversed."""
     out: set[str] = set()
     bound = names(loop.target, ast.Store) if isinstance(loop, ast.For) else set()
+    writes: list[set[str]] = []  # of each statement of the trip, walked once
     for k, s in enumerate(loop.body):
         var = push_name(s, tape)
         if var is None or var in bound:
             continue  # (the loop's own variable is bound by its header too)
-        writers = [t for t in loop.body if var in written(t)]
+        writes = writes or [written(t) for t in loop.body]
+        writers = [t for t, w in zip(loop.body, writes) if var in w]
         if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
             if _every_reversed_trip(loop, k, _index(loop.body, writers[0]), tape):
                 out.add(var)
@@ -173,14 +177,15 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     out: set[str] = set()
     if not isinstance(loop, ast.For) or not _plain(loop):
         return out
+    found: list[Survey] = []  # of each statement of the trip, walked once
     for k, s in enumerate(loop.body):
         var = pop_target(s, tape)
         if var is None:
             continue
-        later = loop.body[k + 1 :]
-        if any(var in names(t, ast.Load) or var in written(t) for t in later):
+        found = found or [survey(t) for t in loop.body]
+        if any(var in f.loads or var in f.written for f in found[k + 1 :]):
             continue
-        if any(var in written(t) for t in loop.body if t is not s):
+        if any(var in f.written for t, f in zip(loop.body, found) if t is not s):
             continue
         if var in names(loop.target, ast.Store) or var in names(loop.iter, ast.Load):
             continue
