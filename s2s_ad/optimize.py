@@ -42,7 +42,7 @@ from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
 from .reuse import reuse_calls
 from .rewrite import Unparsed, comments, remove, render, site
-from .trip_records import TripList, apply, plan
+from .trip_records import LoopTraffic, TripList, apply, plan
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
 
@@ -196,17 +196,19 @@ def optimize_function(
     header = lines[func.lineno - 1]
     unparsed: Unparsed = {}  # statements rendered twice are unparsed once
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
+        found = LoopTraffic()  # the loops' traffic, found once for plan and rewriting
         if decide_tape or plan_trips:
             _forget(func, changed, info)  # what the second reuse rewrote
             with sharing(info):  # the liveness sweeps of the plan: the facts known
-                facts.trip_lists = plan(func, tape)
+                facts.trip_lists = plan(func, tape, found)
             if facts.trip_lists:  # what shape variants lower (then plan again)
                 facts.untripped = "\n".join(
                     [header, *render(func.body, text, notes, "    ", changed, unparsed)]
                 )
-        # the rewriting asks liveness of the statements it rewrites: facts of its own
+        # the rewriting asks liveness of the statements it rewrites: it forgets them first
+        _forget(func, changed, info)
         touched: set[int] = set()
-        apply(func, tape, facts.trip_lists, touched, notes)
+        apply(func, tape, facts.trip_lists, touched, notes, found, info)
         for key in touched:
             unparsed.pop(key, None)
         changed |= touched

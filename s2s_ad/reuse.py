@@ -176,7 +176,10 @@ def reuse_calls(blocks: list[list[ast.stmt]], changed: set[int], info: Info) -> 
         for s in block:
             value = getattr(s, "value", None)
             if fresh:
-                fresh -= _escaping(value) if isinstance(value, ast.AST) else set(fresh)
+                if not isinstance(value, ast.AST):
+                    fresh.clear()
+                elif not fresh.isdisjoint(info.survey(s).loads):  # (a walk when it may tell)
+                    fresh -= _escaping(value)
             if _stops_all(s, fresh, info):
                 held = []
                 fresh.clear()

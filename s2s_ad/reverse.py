@@ -199,7 +199,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
     # --- backward sweep ------------------------------------------------------------------
 
     def read(self, text: str) -> str:
-        if self.remat:
+        if self.remat and any(name in text for name in self.remat):  # (most lines: none)
             text = subst_names(text, self.remat)
         names = identifiers(text)
         self.reads |= names

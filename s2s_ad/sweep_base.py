@@ -214,11 +214,14 @@ class SweepBase:
             counts[(s.line, s.src)] = counts.get((s.line, s.src), 0) + 1
         last = outer = self._fwd_enclosing
         start = 0
+        pushes = False  # the current line's code holds a push: arranged when it ends
         for s in stmts:
             key = (s.line, s.src)
             several = counts[key] > 1 or isinstance(s, _COMPOUND)
             if key != last:
-                start = len(out)
+                if pushes:
+                    out[start:] = self.arrange_pushes(out[start:])
+                start, pushes = len(out), False
             # code that is differentiated again marks every line: its comments then name them
             if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
@@ -226,8 +229,9 @@ class SweepBase:
             self._fwd_enclosing = key
             items = one(s)
             out.extend(items)
-            if any(isinstance(i, Push) for i in items):
-                out[start:] = self.arrange_pushes(out[start:])
+            pushes = pushes or any(isinstance(i, Push) for i in items)
+        if pushes:
+            out[start:] = self.arrange_pushes(out[start:])
         self._fwd_enclosing = outer
         return out
 

@@ -44,16 +44,19 @@ again (``Facts.per_loop``): a list of active values would have to be differentia
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from .codefacts import (
     Info,
     Liveness,
+    Survey,
     names,
     nodes,
     pop_target,
     push_name,
     statements,
+    survey,
     written,
 )
 from .rewrite import remove
@@ -146,11 +149,13 @@ def _pushes(loop: ast.For | ast.While, tape: str) -> set[str]:
     once, by a plain assignment at the top level, both in every trip reversed."""
     out: set[str] = set()
     bound = names(loop.target, ast.Store) if isinstance(loop, ast.For) else set()
+    writes: list[set[str]] = []  # of each statement of the trip, walked once
     for k, s in enumerate(loop.body):
         var = push_name(s, tape)
         if var is None or var in bound:
             continue  # (the loop's own variable is bound by its header too)
-        writers = [t for t in loop.body if var in written(t)]
+        writes = writes or [written(t) for t in loop.body]
+        writers = [t for t, w in zip(loop.body, writes) if var in w]
         if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
             if _every_reversed_trip(loop, k, _index(loop.body, writers[0]), tape):
                 out.add(var)
@@ -172,14 +177,15 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     out: set[str] = set()
     if not isinstance(loop, ast.For) or not _plain(loop):
         return out
+    found: list[Survey] = []  # of each statement of the trip, walked once
     for k, s in enumerate(loop.body):
         var = pop_target(s, tape)
         if var is None:
             continue
-        later = loop.body[k + 1 :]
-        if any(var in names(t, ast.Load) or var in written(t) for t in later):
+        found = found or [survey(t) for t in loop.body]
+        if any(var in f.loads or var in f.written for f in found[k + 1 :]):
             continue
-        if any(var in written(t) for t in loop.body if t is not s):
+        if any(var in f.written for t, f in zip(loop.body, found) if t is not s):
             continue
         if var in names(loop.target, ast.Store) or var in names(loop.iter, ast.Load):
             continue
@@ -187,25 +193,51 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
     return out
 
 
-def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
+@dataclass
+class LoopTraffic:
+    """What ``plan`` found on a function's tree, for ``apply`` on the same tree."""
+
+    #: A loop's id -> the variables it records and restores (``_pushes``, ``_pops``).
+    loops: dict[int, tuple[set[str], set[str]]] = field(default_factory=dict)
+    #: The names the function reads (found with the plan's candidates).
+    loaded: set[str] | None = None
+
+
+def _traffic(loop: ast.For | ast.While, tape: str, found: LoopTraffic) -> tuple[set[str], set[str]]:
+    known = found.loops.get(id(loop))
+    if known is None:
+        known = found.loops[id(loop)] = (_pushes(loop, tape), _pops(loop, tape))
+    return known
+
+
+def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> list[TripList]:
     """The records to keep in per-loop lists, decided on the function holding both sweeps.
 
     A variable qualifies when the function pushes and pops it once each (so the split
     sweeps find the same pair), in loops of the forms above, and nothing reads it after
-    the backward loop.
+    the backward loop. ``found`` keeps each loop's traffic for ``apply`` (the tree
+    unchanged in between).
     """
+    found = LoopTraffic() if found is None else found
     loops = _loops(func.body)
-    pushed = {v: f for f in loops for v in _pushes(f, tape)}
-    popped = {v: b for b in loops for v in _pops(b, tape)}
+    pushed = {v: f for f in loops for v in _traffic(f, tape, found)[0]}
+    popped = {v: b for b in loops for v in _traffic(b, tape, found)[1]}
     candidates = sorted(v for v in pushed if v in popped)
     if not candidates:
         return []
     traffic: dict[str, int] = {}
+    taken: set[str] = set()
+    loaded: set[str] = set()
     for n in nodes(func):
-        if isinstance(n, ast.stmt):
+        if isinstance(n, ast.Name):
+            taken.add(n.id)
+            if isinstance(n.ctx, ast.Load):
+                loaded.add(n.id)
+        elif isinstance(n, ast.stmt):
             for var in (push_name(n, tape), pop_target(n, tape)):
                 if var is not None:
                     traffic[var] = traffic.get(var, 0) + 1
+    found.loaded = loaded
     # liveness as if each backward loop bound its candidates in its header (as it will):
     # a loop inside another then reads its own trips' values, not the restored ones
     targets = {id(b): b.target for b in popped.values()}
@@ -217,7 +249,6 @@ def plan(func: ast.FunctionDef, tape: str) -> list[TripList]:
     finally:
         for b in popped.values():
             b.target = targets[id(b)]
-    taken = {n.id for n in nodes(func) if isinstance(n, ast.Name)}
     taken |= {a.arg for a in func.args.args} | {"_saved"}
     out: list[TripList] = []
     for var in candidates:
@@ -237,35 +268,56 @@ def apply(
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
+    found: LoopTraffic | None = None,
+    info: Info | None = None,
 ) -> None:
     """Rewrite the loops of ``func`` that record the variables of ``lists`` (forward
     loops, with their pushes; backward loops, with their pops). New and rewritten
-    statements are added to ``changed`` (they are unparsed)."""
+    statements are added to ``changed`` (they are unparsed). ``found``: the loops'
+    traffic ``plan`` found on the same tree; ``info``: the facts of the statements of
+    ``func`` as it is (those the rewriting changes it forgets before it asks liveness),
+    else liveness walks every statement again."""
     by_var = {t.var: t for t in lists}
     if not by_var:
         return
+    found = LoopTraffic() if found is None else found
     work = []
     for loop in _loops(func.body):
-        fwd = [by_var[v] for v in sorted(_pushes(loop, tape)) if v in by_var]
-        bwd = [by_var[v] for v in sorted(_pops(loop, tape)) if v in by_var]
+        pushes, pops = _traffic(loop, tape, found)
+        fwd = [by_var[v] for v in sorted(pushes) if v in by_var]
+        bwd = [by_var[v] for v in sorted(pops) if v in by_var]
         work.append((loop, fwd, bwd))
     # a list made and walked by loops at the top of the same function stays a local
     top = {id(s) for s in func.body}
     made = {t.var for loop, fwd, _ in work if id(loop) in top for t in fwd}
     walked = {t.var for loop, _, bwd in work if id(loop) in top for t in bwd}
     local = made & walked
+    # the names read before any rewriting: the rewriting adds reads only of a loop's own
+    # index, inside the loop that binds it, and of records already read
+    read = names(func, ast.Load) if found.loaded is None else found.loaded
     for loop, fwd, bwd in work:  # all decided before any rewriting
         if fwd:
             _forward(func, loop, tape, fwd, changed, notes, local)
         if bwd:
-            _backward(func, loop, tape, bwd, changed, notes, local)
+            _backward(loop, tape, bwd, changed, notes, local, func, read)
     forward = [(loop, fwd) for loop, fwd, _ in work if fwd]
+    # what goes is removed at once (the statements dropped read nothing the others ask of)
+    drop: set[int] = set()
+    loaded: list[set[str]] = []  # the names read after the rewriting, found when asked
+
+    def reads() -> set[str]:
+        if not loaded:
+            loaded.append(names(func, ast.Load))
+        return loaded[0]
+
     if forward:
-        _flags_in_branches(func, tape, forward, changed, notes)
-        _drop_unread_inits(func, tape, set(by_var), notes)
-        _drop_unread_counts(func, notes, changed)
-    if local and tape not in names(func, ast.Load):
-        func.body = remove(func.body, {id(s) for s in func.body if _assigns(s, tape)}, notes)
+        _flags_in_branches(func, tape, forward, changed, notes, info)
+        drop |= _unread_inits(func, tape, set(by_var), changed, info)
+        drop |= _unread_counts(func, notes, changed, reads)
+    if local and tape not in reads():
+        drop |= {id(s) for s in func.body if _assigns(s, tape)}
+    if drop:
+        func.body = remove(func.body, drop, notes) or [ast.Pass()]
 
 
 def _flags_in_branches(
@@ -274,6 +326,7 @@ def _flags_in_branches(
     forward: list[tuple[ast.For, list[TripList]]],
     changed: set[int],
     notes: dict[int, str],
+    info: Info | None,
 ) -> None:
     """A recorded branch flag read by nothing but its ``if`` (and, backwards, its list):
     ``v = test; records.append(v); if v:`` becomes ``if test:`` with each branch
@@ -288,7 +341,7 @@ def _flags_in_branches(
             if any(t.var in names(s, ast.Load) for s in branch.body + branch.orelse):
                 continue
             if after is None:
-                after = Liveness(Info(tape)).run(func.body)
+                after = _liveness(func, tape, changed, info)
             if _live_after(after, branch, t.var):
                 continue
             assert isinstance(writer, ast.Assign)
@@ -375,11 +428,22 @@ def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.I
     return None
 
 
-def _drop_unread_inits(
-    func: ast.FunctionDef, tape: str, recorded: set[str], notes: dict[int, str]
-) -> None:
+def _liveness(func: ast.FunctionDef, tape: str, changed: set[int], info: Info | None) -> Liveness:
+    """Liveness over ``func``, with the facts of ``info`` (the statements rewritten,
+    ``changed``, forgotten first) or facts of its own."""
+    if info is None:
+        return Liveness(Info(tape)).run(func.body)
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
+    return Liveness(info).run(func.body)
+
+
+def _unread_inits(
+    func: ast.FunctionDef, tape: str, recorded: set[str], changed: set[int], info: Info | None
+) -> set[int]:
     """``v = None`` at the top of the function, there for the first push of ``v``'s old
-    value: gone when nothing reads it any more."""
+    value: to go (their ids) when nothing reads it any more."""
     inits = [
         s
         for s in func.body
@@ -391,17 +455,20 @@ def _drop_unread_inits(
         and s.value.value is None
     ]
     if not inits:
-        return
-    after = Liveness(Info(tape)).run(func.body)
-    drop = {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
-    if drop:
-        func.body = remove(func.body, drop, notes) or [ast.Pass()]
+        return set()
+    after = _liveness(func, tape, changed, info)
+    return {id(s) for s in inits if not _live_after(after, s, s.targets[0].id)}
 
 
-def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: set[int]) -> None:
-    """A trip count nothing reads any more (its backward loop walks its lists): its
-    ``_tripsN = 0`` and ``_tripsN += 1`` go."""
-    loaded = {n.id for n in nodes(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+def _unread_counts(
+    func: ast.FunctionDef,
+    notes: dict[int, str],
+    changed: set[int],
+    loaded: Callable[[], set[str]],
+) -> set[int]:
+    """A trip count nothing reads any more (``loaded``: the names the function reads; its
+    backward loop walks its lists): its ``_tripsN = 0`` and ``_tripsN += 1`` to go (their
+    ids), a ``while`` loop that counted after its test given its test back."""
     drop: set[int] = set()
     for s in statements(func.body):
         if _counter(s):
@@ -418,14 +485,13 @@ def _drop_unread_counts(func: ast.FunctionDef, notes: dict[int, str], changed: s
             var = s.targets[0].id
         else:
             continue
-        if var not in loaded:
+        if var not in loaded():
             drop.add(id(s))
-    if not drop:
-        return
-    for loop in _loops(func.body):
-        if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
-            _test_in_header(loop, notes, changed)
-    func.body = remove(func.body, drop, notes) or [ast.Pass()]
+    if drop:
+        for loop in _loops(func.body):
+            if isinstance(loop, ast.While) and any(id(s) in drop for s in loop.body):
+                _test_in_header(loop, notes, changed)
+    return drop
 
 
 def _test_in_header(loop: ast.While, notes: dict[int, str], changed: set[int]) -> None:
@@ -521,13 +587,14 @@ def _forward(
 
 
 def _backward(
-    func: ast.FunctionDef,
     loop: ast.For,
     tape: str,
     lists: list[TripList],
     changed: set[int],
     notes: dict[int, str],
     local: set[str],
+    func: ast.FunctionDef,
+    read: set[str],
 ) -> None:
     """``records = tape.pop()`` before the loop, each trip's value read from its list,
     the pops gone.
@@ -545,7 +612,7 @@ def _backward(
     ]
     bound = [ast.Name(t.var, ast.Store()) for t in lists]
     index = _trip_index(loop)
-    if _unused_count(func, loop):
+    if _unused_count(loop, read):
         loop.target = bound[0] if len(bound) == 1 else ast.Tuple(bound, ast.Store())
         one = len(records) == 1
         loop.iter = records[0] if one else ast.Call(ast.Name("zip", ast.Load()), records, [])
@@ -599,16 +666,13 @@ def _trip_index(loop: ast.For) -> str | None:
     return loop.target.id
 
 
-def _unused_count(func: ast.FunctionDef, loop: ast.For) -> bool:
-    """A loop over ``range(n)`` (or its reverse) whose variable nothing reads: it only
-    counts the trips, as many as its lists hold."""
+def _unused_count(loop: ast.For, read: set[str]) -> bool:
+    """A loop over ``range(n)`` (or its reverse) whose variable nothing reads (``read``:
+    the names the function reads): it only counts the trips, as many as its lists hold."""
     it = _reversed_arg(loop.iter) or loop.iter
     if _range_count(it) is None or not isinstance(loop.target, ast.Name):
         return False
-    var = loop.target.id
-    return not any(
-        isinstance(n, ast.Name) and n.id == var and isinstance(n.ctx, ast.Load) for n in nodes(func)
-    )
+    return loop.target.id not in read
 
 
 def _read_in_place(loop: ast.For, t: TripList, index: str, changed: set[int]) -> bool:

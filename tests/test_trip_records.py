@@ -254,3 +254,31 @@ def _anp_clipped_rows(A, w):
                 acc = acc + anp.sin(A[i, j] * w)
         total = total + acc * acc
     return total
+
+
+def softmax_rows_nll(W, X, labels):
+    nll = 0.0
+    for x, k in zip(X, labels):
+        logits = W @ x
+        logp = logits - np.log(np.sum(np.exp(logits)))
+        nll = nll - logp[k]
+    return nll
+
+
+def test_values_kept_in_lists_leave_no_initial_none():
+    # ``v = None`` at the top was there for the first push of ``v``; once ``v`` goes into
+    # a list of its own nothing reads it (the rewriting's liveness must see the loops as
+    # rewritten, not as the facts the optimizer knew before)
+    W = RNG.standard_normal((4, 3))
+    X = RNG.standard_normal((6, 3))
+    labels = [0, 3, 1, 2, 2, 0]
+    df = s2s_ad.grad(softmax_rows_nll)
+    got = df(W, X, labels)
+    check_grads(lambda W: softmax_rows_nll(W, X, labels), (W,))
+    np.testing.assert_allclose(got, _with_optimizer(False, softmax_rows_nll, W, X, labels))
+    text = s2s_ad.source(df)
+    if optimize.ENABLED:  # (the suite may run with the optimizer off)
+        listed = re.findall(r"^\s+_?(\w+)_tape = \[\]$", text, re.M)
+        assert listed, text
+        for name in listed:
+            assert not re.search(rf"^\s+_?{name} = None$", text, re.M), text
