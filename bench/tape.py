@@ -4,8 +4,10 @@ gradient from ``s2s_ad.value_and_grad`` called directly (the shim's overhead).
 Each round times every case's tape and direct calls in turn; the ratio is taken per
 round (median and quartiles reported, with the ratio of the best times). Cases: the
 linear-regression step of seed 001 (batch 32), an MLP step (64-128-10, batch 64, tanh)
-with its Variables named in the block, and the same MLP as a Keras ``Sequential`` model
-(Variables found through the layers). ``--quick`` for CI smoke runs.
+with its Variables named in the block, the same MLP as a Keras ``Sequential`` model
+(Variables found through the layers), and a GAN-like step: two tapes opened by one
+``with``, each asked for its own loss (against two ``value_and_grad`` calls). ``--quick``
+for CI smoke runs.
 """
 
 from __future__ import annotations
@@ -71,6 +73,14 @@ def mlp_loss(w1, b1, w2, b2, x, y):
     return np.mean(np.square(h @ w2 + b2 - y))
 
 
+def gen_loss(g, x, y):
+    return np.mean(np.square(g * x - y))
+
+
+def disc_loss(d, g, x, y):
+    return np.mean(np.square(d * x + g - y))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -131,10 +141,28 @@ def main(argv: list[str] | None = None) -> int:
             loss = mse(ys, model(xs, training=True))
         return tape.gradient(loss, model.trainable_variables)
 
+    # two losses of one block, each with its own tape (a GAN's generator and critic)
+    g, d = tf.Variable(0.3), tf.Variable(-0.6)
+
+    def tape_gan() -> Any:
+        with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+            g_loss = tf.reduce_mean(tf.square(g * x - y))
+            d_loss = tf.reduce_mean(tf.square(d * x + g - y))
+        return gen_tape.gradient(g_loss, [g]), disc_tape.gradient(d_loss, [d])
+
+    direct_gen = s2s_ad.value_and_grad(gen_loss, 0)
+    direct_disc = s2s_ad.value_and_grad(disc_loss, 0)
+    g0, d0 = np.float32(0.3), np.float32(-0.6)
+
     cases = [
         ("linear regression step", tape_linear, lambda: direct_linear(w0, b0, x, y)),
         ("MLP 64-128-10 step", tape_mlp, lambda: direct_mlp(*params, xs, ys)),
         ("Keras Sequential MLP step", tape_keras, lambda: direct_mlp(*params, xs, ys)),
+        (
+            "GAN-like step, two tapes",
+            tape_gan,
+            lambda: (direct_gen(g0, x, y), direct_disc(d0, g0, x, y)),
+        ),
     ]
     timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
     print("== GradientTape shim: tape.gradient against value_and_grad on the same function")

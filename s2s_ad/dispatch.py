@@ -110,14 +110,41 @@ def _array_method(func: Any) -> tuple[Rule, Any, Any] | None:
     return rule, getattr(type(owner), func.__name__), owner
 
 
-_INERT = (type, str, bytes, bool, int, type(None), types.ModuleType, types.BuiltinFunctionType)
+_INERT = (
+    type,
+    str,
+    bytes,
+    bool,
+    int,
+    type(None),
+    types.ModuleType,
+    types.BuiltinFunctionType,
+    np.dtype,
+    np.integer,
+    np.bool_,
+)
 
 
 def _inert(value: Any) -> bool:
     """Whether a value can carry no gradient (a type, a string, an integer...)."""
-    import numpy as np
+    return isinstance(value, _INERT)
 
-    return isinstance(value, (*_INERT, np.dtype, np.integer, np.bool_))
+
+# per class: its ``_s2s_pullback`` and ``_s2s_forward`` (``None`` when it has none). A
+# missing attribute looked up on a class costs an exception made and dropped, at every
+# dispatched call; the library's classes define these hooks in their bodies.
+_HOOKS: dict[type, tuple[Any, Any]] = {}
+
+
+def _hooks(kind: type) -> tuple[Any, Any]:
+    """The ``_s2s_pullback`` and ``_s2s_forward`` a class has or inherits."""
+    found = _HOOKS.get(kind)
+    if found is None:
+        found = (getattr(kind, "_s2s_pullback", None), getattr(kind, "_s2s_forward", None))
+        if len(_HOOKS) > 4096:  # classes made at run time: do not keep them all
+            _HOOKS.clear()
+        _HOOKS[kind] = found
+    return found
 
 
 def _refuse_draw(func: Any, labels: tuple[Any, ...]) -> None:
@@ -317,10 +344,9 @@ def call_with_pullback(
         if getattr(func, "_s2s_variables", False):  # _ad.vjp_apply_vars
             return vjp_apply_vars_pullback(labels, args, kwargs)
         return vjp_apply_pullback(labels, args, kwargs)
-    own = getattr(type(func), "_s2s_pullback", None)
+    own, forward = _hooks(type(func))
     if own is not None:  # an object that differentiates its own call (tape_nested)
         return own(func, labels, args, kwargs)
-    forward = getattr(type(func), "_s2s_forward", None)
     if forward is not None:
         redirected = forward(func, labels, args, kwargs)
         if redirected is not None:

@@ -7,12 +7,14 @@ in the block with respect to Variables the block read by name (``tape.gradient(l
 finds the plan and checks what may have changed; when the request had the common shape
 (every source a watched Variable the block read by name, nothing drawn, no call kept,
 no user code, no Variable assigned), :func:`remember` keeps the names and the plan per
-block. Later requests are answered by :func:`fast_gradient` after checking, per call,
-every condition the general way would have checked: the same target and source objects
-under the same names, each source read, watched, of a float dtype and not changed since
-it was read, the block's run with no draws, no kept calls, no assignment and no
-gradient called inside it. Any other request, or any failed check, takes the general
-way, so the answer is the same either way.
+block (the last :data:`PER_BLOCK` such requests: a GAN step asks for two targets of one
+block, by two tapes or one persistent tape). Later requests are answered by
+:func:`fast_gradient` after checking, per call, every condition the general way would
+have checked: the same target and source objects under the same names, each source
+read, watched, of a float dtype and not changed since it was read, the block's run
+with no draws, no kept calls, no assignment and no gradient called inside it. Any other
+request, or any failed check, takes the general way, so the answer is the same either
+way.
 
 The Keras step (``tape.gradient(loss, model.trainable_variables)``: every source a
 Variable the block reached through its objects, none with a name in the block) is kept
@@ -56,8 +58,22 @@ class Request:
         self.seed: tuple[Any, Any] = (None, None)
 
 
-# id(block) -> the last request of the common shape made of that block
-_REQUESTS: dict[int, Request] = {}
+# id(block) -> the last requests of the common shape made of that block, the latest
+# first (a GAN step asks two: the generator's loss, then the discriminator's)
+_REQUESTS: dict[int, list[Request]] = {}
+# how many requests are kept per block
+PER_BLOCK = 4
+
+
+def _keep(table: dict[int, list[Any]], request: Any, same: Any) -> None:
+    """Put ``request`` first in its block's entry of ``table``, replacing the one
+    ``same(kept)`` says it answers too, keeping at most :data:`PER_BLOCK`."""
+    block = request.block
+    kept = table.get(id(block))
+    if kept is None or kept[0].block is not block:  # none, or an earlier block's id
+        table[id(block)] = [request]
+        return
+    kept[:] = [request, *(k for k in kept if not same(k))][:PER_BLOCK]
 
 
 def remember(
@@ -96,7 +112,35 @@ def remember(
         or any(where != "input" for _, where in found_names)
     ):
         return
-    _REQUESTS[id(block)] = Request(block, tape._start, targets[0], names, plan)
+    request = Request(block, tape._start, targets[0], names, plan)
+    _keep(
+        _REQUESTS,
+        request,
+        lambda k: k.start == request.start and k.target == request.target and k.names == names,
+    )
+
+
+def _find(tape: GradientTape, target: Any, sources: list[Any] | tuple[Any, ...]) -> Any:
+    """The remembered request of the tape's block for this target and these sources
+    (the same objects under the same names), or ``None``."""
+    requests = _REQUESTS.get(id(tape._block))
+    if requests is None:
+        return None
+    block, start, after, objects = tape._block, tape._start, tape._after, tape._objects
+    count = len(sources)
+    for request in requests:
+        if (
+            request.block is block
+            and request.start == start
+            and len(request.names) == count
+            and after.get(request.target) is target
+        ):
+            for leaf, name in zip(sources, request.names):
+                if objects.get(name) is not leaf:
+                    break
+            else:
+                return request
+    return None
 
 
 def fast_gradient(
@@ -106,29 +150,25 @@ def fast_gradient(
     as :meth:`GradientTape._gradient` gives them, or ``None`` when the request is not
     the remembered one of the block or a condition of the common shape fails.
     ``seed(out)`` is the cotangent of the target's value ``out``."""
-    block = tape._block
-    request = _REQUESTS.get(id(block))
     if (
-        request is None
-        or request.block is not block
-        or request.start != tape._start
-        or len(request.names) != len(sources)
-        or tape._user_code
+        tape._user_code
         or tape._held
         or tape._assigned
         or tape._assigns
         or tape._checkpoints
+        or isinstance(target, Variable)
     ):
         return None
-    if tape._after.get(request.target) is not target or isinstance(target, Variable):
+    request = _find(tape, target, sources)
+    if request is None:
         return None
     recording = tape._recorder.recording
     if recording is not None and (recording.draws or recording.calls):
         return None
-    objects, read, watched = tape._objects, tape._read, tape._watched_ids
+    read, watched = tape._read, tape._watched_ids
     watch_all = tape.watch_accessed_variables
-    for leaf, name in zip(sources, request.names):
-        if objects.get(name) is not leaf or type(leaf) is not ResourceVariable:
+    for leaf in sources:  # (each the object of its name in the block: see ``_find``)
+        if type(leaf) is not ResourceVariable:
             return None
         value = leaf.value
         if read.get(id(leaf)) is not value or value.dtype.kind not in "fc":
@@ -178,8 +218,9 @@ class VariablesRequest:
         self.plan = plan
 
 
-# id(block) -> the last request of that block whose sources were all reached Variables
-_VARIABLE_REQUESTS: dict[int, VariablesRequest] = {}
+# id(block) -> the last requests of that block whose sources were all reached Variables,
+# the latest first
+_VARIABLE_REQUESTS: dict[int, list[VariablesRequest]] = {}
 
 
 def _remember_variables(
@@ -209,8 +250,11 @@ def _remember_variables(
         or any(name is not None for name, _ in found_names)
     ):
         return
-    _VARIABLE_REQUESTS[id(block)] = VariablesRequest(
-        block, tape._start, targets[0], len(found), plan
+    request = VariablesRequest(block, tape._start, targets[0], len(found), plan)
+    _keep(
+        _VARIABLE_REQUESTS,
+        request,
+        lambda k: k.start == request.start and k.target == request.target,
     )
 
 
@@ -221,20 +265,26 @@ def fast_variables(
     ``sources`` as :meth:`GradientTape._gradients` gives them for a request of the
     remembered variables shape, or ``None`` when a condition of that shape fails.
     ``seed(out)`` is the cotangent of the target's value ``out``."""
-    block = tape._block
-    request = _VARIABLE_REQUESTS.get(id(block))
+    requests = _VARIABLE_REQUESTS.get(id(tape._block))
     if (
-        request is None
-        or request.block is not block
-        or request.start != tape._start
-        or request.count != len(sources)
+        requests is None
         or tape._assigned
         or tape._checkpoints
         or tape._holders
         or _variable.READS  # inside another tape's block: the general way keeps more
+        or isinstance(target, Variable)
     ):
         return None
-    if tape._after.get(request.target) is not target or isinstance(target, Variable):
+    block, start, after, count = tape._block, tape._start, tape._after, len(sources)
+    for request in requests:
+        if (
+            request.block is block
+            and request.start == start
+            and request.count == count
+            and after.get(request.target) is target
+        ):
+            break
+    else:
         return None
     named = {id(v) for v in tape._objects.values()}  # a source with a name in the block
     named.update(id(v) for v in tape._after.values())  # is a parameter: the general way

@@ -167,3 +167,91 @@ def test_a_block_edited_between_steps(tmp_path):
     for _ in range(2):
         (g,) = second.step(w, x)
         np.testing.assert_allclose(g, np.cos(w.numpy() * x) * x, rtol=1e-12)
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each request of the test took the short path (appended per request)."""
+    taken: list[bool] = []
+    original = tape_fast.fast_gradient
+
+    def spy(*args: object) -> object:
+        got = original(*args)
+        taken.append(got is not None)
+        return got
+
+    monkeypatch.setattr(tape_fast, "fast_gradient", spy)
+    return taken
+
+
+def _gan_losses(g0, d0, x, y):
+    """A toy generator loss (of g) and discriminator loss (of d and g), in NumPy."""
+
+    def gen(g):
+        return np.mean((g * x - y) ** 2)
+
+    def disc(d, g):
+        return np.mean((d * x + g - y) ** 2)
+
+    return numerical_grad(gen, (g0,), (0,)), numerical_grad(disc, (d0, g0), (0, 1))
+
+
+def test_two_tapes_of_one_block_alternate_their_targets(monkeypatch):
+    """A GAN-like step: two tapes opened by one ``with``, each asked for its own target;
+    both requests are remembered for the block and answered with their own plans."""
+    short = _spy(monkeypatch)
+    x = np.linspace(-1.0, 1.0, 8)
+    y = 0.5 * x + 0.25
+    g, d = tf.Variable(0.3, dtype=np.float64), tf.Variable(-0.6, dtype=np.float64)
+    opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+    for _ in range(4):
+        with tf.GradientTape() as gen_tape, tf.GradientTape() as disc_tape:
+            gen_loss = tf.reduce_mean(tf.square(g * x - y))
+            disc_loss = tf.reduce_mean(tf.square(d * x + g - y))
+        (gg,) = gen_tape.gradient(gen_loss, [g])
+        dd, dg = disc_tape.gradient(disc_loss, [d, g])
+        (eg,), (ed, edg) = _gan_losses(float(g.numpy()), float(d.numpy()), x, y)
+        assert float(gg) == pytest.approx(eg, rel=1e-6)
+        assert [float(dd), float(dg)] == pytest.approx([ed, edg], rel=1e-6)
+        opt.apply_gradients([(gg, g), (dd, d)])
+    assert short == [False, False] + [True, True] * 3
+
+
+def test_a_persistent_tape_asked_for_two_targets_and_two_source_lists(monkeypatch):
+    """One target with respect to ``[g]``, then ``[d]``, then the other target: the
+    requests differ by their sources or their target, each answered as its own."""
+    short = _spy(monkeypatch)
+    x = np.linspace(-1.0, 1.0, 8)
+    y = 0.5 * x + 0.25
+    g, d = tf.Variable(0.3, dtype=np.float64), tf.Variable(-0.6, dtype=np.float64)
+    for _ in range(3):
+        with tf.GradientTape(persistent=True) as tape:
+            gen_loss = tf.reduce_mean(tf.square(g * x - y))
+            disc_loss = tf.reduce_mean(tf.square(d * x + g - y))
+        (eg,), (ed, edg) = _gan_losses(float(g.numpy()), float(d.numpy()), x, y)
+        (dd,) = tape.gradient(disc_loss, [d])
+        (dg,) = tape.gradient(disc_loss, [g])
+        (gg,) = tape.gradient(gen_loss, [g])
+        del tape
+        assert [float(dd), float(dg), float(gg)] == pytest.approx([ed, edg, eg], rel=1e-6)
+    assert short == [False] * 3 + [True] * 6
+
+
+def test_more_requests_than_a_block_keeps(monkeypatch):
+    """Past ``PER_BLOCK`` requests of one block, the oldest is forgotten: it takes the
+    general way again, with the same numbers."""
+    short = _spy(monkeypatch)
+    monkeypatch.setattr(tape_fast, "PER_BLOCK", 2)
+    x = np.array([0.5, -1.0, 2.0])
+    w = tf.Variable(np.array([0.2, -0.3, 0.4]))
+    for _ in range(2):
+        with tf.GradientTape(persistent=True) as tape:
+            a = tf.reduce_sum(tf.square(w * x))
+            b = tf.reduce_sum(tf.sin(w * x))
+            c = tf.reduce_sum(w * w * x)
+        got = [tape.gradient(t, [w])[0] for t in (a, b, c)]
+        del tape
+        v = w.numpy()
+        for g, e in zip(got, (2.0 * v * x * x, np.cos(v * x) * x, 2.0 * v * x)):
+            np.testing.assert_allclose(g, e, rtol=1e-12)
+    # three targets, two kept: each request pushes out the one asked two before it
+    assert short == [False] * 6
