@@ -164,6 +164,85 @@ class InnerVariablesGradient:
         return self._placed(args[0], found, at, values), by_label
 
 
+class InnerJacobian:
+    """``t.jacobian(y, x)`` (``batch_jacobian``) of a helper's inner tape: the rows are
+    vector-Jacobian products of ``y`` with one-hot cotangents, each a gradient the outer
+    tape differentiates again (one pullback per row)."""
+
+    def __init__(self, vjp: Any, value: Any, label: str, batch: bool, at: int) -> None:
+        self.vjp = vjp  # (cotangent, *inputs) -> the gradient of sum(y * cotangent)
+        self.value = value  # (*inputs) -> y
+        self.label = label
+        self.batch = batch
+        self.at = at  # the source's place among the inputs
+        self.__name__ = self.__qualname__ = "inner_jacobian"
+
+    def _cotangents(self, args: tuple[Any, ...]) -> tuple[tuple[int, ...], list[Any]]:
+        """The shape of ``y`` and the one-hot cotangents of its rows (for a batch
+        Jacobian, one per entry of an example, the same for every example)."""
+        shape = np.shape(self.value(*args))
+        if self.batch and not shape:
+            raise TransformError(f"batch_jacobian() of a scalar target {self.label}")
+        inner = shape[1:] if self.batch else shape
+        count = int(np.prod(inner, dtype=int))
+        rows = []
+        for k in range(count):
+            one = np.zeros(count)
+            one[k] = 1.0
+            rows.append(np.broadcast_to(one.reshape(inner), shape))
+        return shape, rows
+
+    def _assembled(self, shape: tuple[int, ...], parts: list[Any], source: Any) -> Any:
+        """The Jacobian from its rows: ``y.shape + x.shape`` (batch: ``(b,) + y.shape[1:]
+        + x.shape[1:]``), in the source's dtype as TensorFlow gives."""
+        dtype = getattr(np.asarray(source), "dtype", np.float64)
+        dtype = dtype if np.issubdtype(dtype, np.floating) else np.float64
+        xs = np.shape(source)
+        if not parts:
+            inner = shape[1:] if self.batch else shape
+            full = (shape[:1] + inner + xs[1:]) if self.batch else (inner + xs)
+            return np.zeros(full, dtype)
+        stacked = np.stack([np.asarray(p, dtype=float) for p in parts])
+        if self.batch:  # (rows, b, x...) -> (b, y[1:]..., x[1:]...)
+            moved = np.moveaxis(stacked, 1, 0)
+            return moved.reshape(shape[:1] + shape[1:] + xs[1:]).astype(dtype)
+        return stacked.reshape(shape + xs).astype(dtype)
+
+    def __call__(self, *args: Any) -> Any:
+        shape, rows = self._cotangents(args)
+        rows_made = [self.vjp(row, *args) for row in rows]
+        return self._assembled(shape, rows_made, args[self.at])
+
+    def _s2s_pullback(
+        self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+        from .dispatch import call_with_pullback
+
+        shape, rows = self._cotangents(args)
+        shifted = tuple(label + 1 if isinstance(label, int) else label for label in labels)
+        values, pullbacks = [], []
+        for row in rows:
+            value, pullback = call_with_pullback(self.vjp, shifted, (row, *args), kwargs)
+            values.append(value)
+            pullbacks.append(pullback)
+        source = args[self.at]
+        xs = np.shape(source)
+
+        def jacobian_pullback(cotangent: Any) -> tuple[Any, ...]:
+            c = np.asarray(cotangent, dtype=float)
+            if self.batch:  # (b, y[1:]..., x[1:]...) -> (rows, b, x[1:]...)
+                c = np.moveaxis(c.reshape((shape[0], len(rows)) + xs[1:]), 1, 0)
+            else:
+                c = c.reshape((len(rows),) + xs)
+            total: list[Any] = [0.0] * len(labels)
+            for k, pullback in enumerate(pullbacks):
+                for i, part in enumerate(pullback(c[k])):
+                    total[i] = total[i] + part
+            return tuple(total)
+
+        return self._assembled(shape, values, source), jacobian_pullback
+
+
 # --- the rewrite -------------------------------------------------------------------------
 
 
@@ -175,8 +254,11 @@ class _Rewrite:
     # (alias, block function code, kind, source name): see _Rewriter.blocks
     blocks: list[tuple[str, types.CodeType, str, str]]
     label: str
+    # alias of a jacobian's function -> the code of the function giving its target
+    values: dict[str, types.CodeType]
 
     def build(self, func: types.FunctionType) -> types.FunctionType:
+        from .api import grad
         from .transforms import elementwise_grad
 
         closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
@@ -189,6 +271,13 @@ class _Rewrite:
                 objects[alias] = InnerCall(fn, self.label)
             elif kind == "variables":
                 objects[alias] = InnerVariablesGradient(fn, self.label)
+            elif kind in ("jacobian", "batch_jacobian"):
+                code_v = self.values[alias]
+                cells_v = tuple(closure[v] for v in code_v.co_freevars)
+                value = types.FunctionType(code_v, func.__globals__, code_v.co_name, None, cells_v)
+                at = code_v.co_varnames.index(source)
+                batch = kind == "batch_jacobian"
+                objects[alias] = InnerJacobian(grad(fn, source), value, self.label, batch, at)
             else:  # TensorFlow sums a target that is not a scalar: grad of the sum
                 objects[alias] = InnerCall(elementwise_grad(fn, source), self.label)
         cells = tuple(
@@ -259,10 +348,15 @@ def _compile(
     start = first if first >= 2 else 2
     SOURCES[main] = (own.splitlines(keepends=True), start)
     made = [(alias, inner[fname], kind, source) for alias, fname, _, kind, source in blocks]
+    values = {
+        alias: inner[f"{fname}_values"]
+        for alias, fname, _, _, _ in blocks
+        if f"{fname}_values" in inner
+    }
     for _, fname, src, _, _ in blocks:
         fn_code = inner[fname]
         SOURCES[fn_code] = (src.splitlines(keepends=True), fn_code.co_firstlineno)
-    return _Rewrite(main, made, f"in {func.__qualname__}")
+    return _Rewrite(main, made, f"in {func.__qualname__}", values)
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -423,10 +517,11 @@ class _Rewriter(cst.CSTTransformer):
         if found is None:
             return updated
         tape, method = found
-        if method != "gradient":
+        if method not in ("gradient", "jacobian", "batch_jacobian"):
             raise self.error(
                 f"{tape}.{method}() of an inner GradientTape in a function that an outer "
-                "tape differentiates (gradient() is supported)",
+                "tape differentiates (gradient(), jacobian() and batch_jacobian() are "
+                "supported)",
                 original,
             )
         block = self.open.get(tape)
@@ -447,6 +542,16 @@ class _Rewriter(cst.CSTTransformer):
                 "assign the target to a name inside the with block",
             )
         sources = args[1].value
+        if method != "gradient":
+            if not self._named(sources):
+                raise self.error(
+                    f"{tape}.{method}() with respect to something other than a name the "
+                    "helper holds (a watched input), in a function that an outer tape "
+                    "differentiates",
+                    original,
+                    "pass the source to the helper as a parameter, or take gradient()",
+                )
+            return self._jacobian(block, target.value, sources.value, method)  # type: ignore[attr-defined]
         if isinstance(sources, cst.Name) and sources.value in self.locals:
             return self._by_name(block, target.value, sources.value)
         if (
@@ -491,6 +596,16 @@ class _Rewriter(cst.CSTTransformer):
         alias = self._function(block, target, "grad", source)
         return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in block.params])
 
+    def _jacobian(self, block: _Block, target: str, source: str, method: str) -> cst.BaseExpression:
+        """``jacobian``/``batch_jacobian`` with respect to a name the block reads: an
+        :class:`InnerJacobian` of the target's value and its vector-Jacobian product."""
+        statements = _slice(block.statements, {target})
+        reads = {n for s in statements for n in names(s).reads}
+        if source not in block.params or source not in reads:
+            return cst.Name("None")
+        alias = self._function(block, target, method, source)
+        return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in block.params])
+
     def _function(self, block: _Block, target: str, kind: str, source: str = "") -> str:
         """A function of the block's inputs computing ``target`` (or, for ``values``,
         the tuple of the names in ``target``): its alias in the rewritten helper."""
@@ -503,15 +618,23 @@ class _Rewriter(cst.CSTTransformer):
             textwrap.dedent(cst.Module([]).code_for_node(s.with_changes(leading_lines=[])))
             for s in statements
         )
+        params = list(block.params)
         if kind == "variables":  # the gradient of the sum, as TensorFlow gives
             returned = f"_s2s_sum({target})"
+        elif kind in ("jacobian", "batch_jacobian"):  # one row: a cotangent's VJP
+            returned = f"_s2s_sum({target} * _s2s_cotangent)"
+            params.insert(0, "_s2s_cotangent")
         elif len(wanted) == 1:
             returned = wanted[0]
         else:
             returned = "(" + ", ".join(wanted) + ",)"
-        src = f"def {fname}({', '.join(block.params)}):\n" + textwrap.indent(
+        src = f"def {fname}({', '.join(params)}):\n" + textwrap.indent(
             body + f"return {returned}\n", "    "
         )
+        if kind in ("jacobian", "batch_jacobian"):  # and the target's value, for its shape
+            src += f"def {fname}_values({', '.join(block.params)}):\n" + textwrap.indent(
+                body + f"return {target}\n", "    "
+            )
         self.blocks.append((alias, fname, src, kind, source))
         return alias
 
