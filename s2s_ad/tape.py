@@ -739,9 +739,7 @@ class GradientTape:
         plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
-        statements, reached_cuts = slice_block(
-            block, targets, cuts, self._start, self._end, stores
-        )
+        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end, stores)
         self._refuse_own_gradient(statements)
         named = [n for n in named if n not in cuts or n in reached_cuts]
         statements, drawn = self._without_draws(statements)
