@@ -371,6 +371,8 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     obj = call.callee.obj
     if not call.callee.resolved or getattr(obj, "_s2s_dispatched", False):
         return out  # known when it runs: the dispatcher transforms it (see dispatch.py)
+    if getattr(type(obj), "_s2s_reads_only", False):
+        return out  # an inner tape's block or gradient (tape_inner): computes, writes nothing
     if getattr(obj, REFUSE, None):
         return out  # made by s2s_ad, refused by name when it is differentiated
     if spec_of(obj) is not None:

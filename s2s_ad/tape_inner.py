@@ -55,9 +55,11 @@ _MADE: weakref.WeakKeyDictionary[Any, types.FunctionType] = weakref.WeakKeyDicti
 SOURCES: dict[types.CodeType, tuple[list[str], int]] = {}
 
 
-def rewritten(func: types.FunctionType) -> types.FunctionType:
+def rewritten(func: types.FunctionType, nested: bool = False) -> types.FunctionType:
     """``func`` with its inner tapes' blocks and gradient calls made into calls the
-    transformer can differentiate (``func`` itself when it opens no tape)."""
+    transformer can differentiate (``func`` itself when it opens no tape); ``nested``:
+    ``func`` is an inner tape's block, whose own tapes' gradients are plain gradient
+    functions (differentiated twice more, as pure code)."""
     made = _MADE.get(func)
     if made is not None:
         return made
@@ -67,7 +69,7 @@ def rewritten(func: types.FunctionType) -> types.FunctionType:
     plan = _PLANS[code]
     if plan is None:
         return func
-    made = plan.build(func)
+    made = plan.build(func, nested)
     _MADE[func] = made
     return made
 
@@ -77,9 +79,15 @@ class InnerCall:
     (and, in an outer tape's gradient, its pullback) through this module, where the
     draws it makes are the inner block's, computed again."""
 
-    def __init__(self, fn: Any, label: str) -> None:
+    _s2s_reads_only = True  # see analysis.call_writes
+
+    def __init__(
+        self, fn: Any, label: str, nested: bool = False, where: tuple[str, int] = ("", 0)
+    ) -> None:
         self.fn = fn
         self.label = label
+        self.nested = nested  # the block opens a tape itself: a third derivative here
+        self.where = where  # the helper's file and first line
         self.__name__ = self.__qualname__ = "inner_tape_block"
 
     def __call__(self, *args: Any) -> Any:
@@ -93,7 +101,22 @@ class InnerCall:
         value, pullback = call_with_pullback(self.fn, labels, args, kwargs)
 
         def inner_pullback(cotangent: Any) -> tuple[Any, ...]:
-            return tuple(pullback(cotangent))
+            if not self.nested:
+                return tuple(pullback(cotangent))
+            try:
+                return tuple(pullback(cotangent))
+            except TransformError:
+                raise
+            except (ValueError, TypeError, IndexError, AttributeError) as error:
+                # the block ran natively before: what fails now is a third derivative
+                raise TransformError(
+                    f"a third derivative {self.label} (an outer tape over a helper whose "
+                    "inner tape's block opens another tape) through code whose third "
+                    f"derivative is not modelled ({type(error).__name__}: {error})",
+                    *self.where,
+                    hint="third derivatives run through tf.Module layers written with tf "
+                    "ops; Keras layers are differentiated twice at most",
+                ) from error
 
         return value, inner_pullback
 
@@ -102,6 +125,8 @@ class InnerVariablesGradient:
     """``t.gradient(target, sources)`` of a helper's inner tape, for Variables reached
     through objects (``model.trainable_variables``): called with the sources first,
     then the inner block's inputs."""
+
+    _s2s_reads_only = True  # see analysis.call_writes
 
     def __init__(self, fn: Any, label: str) -> None:
         self.fn = fn  # returns the sum of the target
@@ -168,6 +193,8 @@ class InnerJacobian:
     """``t.jacobian(y, x)`` (``batch_jacobian``) of a helper's inner tape: the rows are
     vector-Jacobian products of ``y`` with one-hot cotangents, each a gradient the outer
     tape differentiates again (one pullback per row)."""
+
+    _s2s_reads_only = True  # see analysis.call_writes
 
     def __init__(self, vjp: Any, value: Any, label: str, batch: bool, at: int) -> None:
         self.vjp = vjp  # (cotangent, *inputs) -> the gradient of sum(y * cotangent)
@@ -257,18 +284,24 @@ class _Rewrite:
     # alias of a jacobian's function -> the code of the function giving its target
     values: dict[str, types.CodeType]
 
-    def build(self, func: types.FunctionType) -> types.FunctionType:
+    def build(self, func: types.FunctionType, nested: bool = False) -> types.FunctionType:
         from .api import grad
         from .transforms import elementwise_grad
 
         closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
         closure["_s2s_sum"] = types.CellType(np.sum)
+        where = (func.__code__.co_filename, func.__code__.co_firstlineno)
         objects: dict[str, Any] = {}
         for alias, code, kind, source in self.blocks:
             cells = tuple(closure[v] for v in code.co_freevars)
             fn = types.FunctionType(code, func.__globals__, code.co_name, None, cells)
-            if kind == "values":
-                objects[alias] = InnerCall(fn, self.label)
+            made = rewritten(fn, True)  # the tapes its statements open (second order)
+            opens = made is not fn
+            fn = made
+            if nested and kind in ("values", "grad"):  # inside an inner block: pure code
+                objects[alias] = fn if kind == "values" else elementwise_grad(fn, source)
+            elif kind == "values":
+                objects[alias] = InnerCall(fn, self.label, opens, where)
             elif kind == "variables":
                 objects[alias] = InnerVariablesGradient(fn, self.label)
             elif kind in ("jacobian", "batch_jacobian"):
@@ -279,7 +312,7 @@ class _Rewrite:
                 batch = kind == "batch_jacobian"
                 objects[alias] = InnerJacobian(grad(fn, source), value, self.label, batch, at)
             else:  # TensorFlow sums a target that is not a scalar: grad of the sum
-                objects[alias] = InnerCall(elementwise_grad(fn, source), self.label)
+                objects[alias] = InnerCall(elementwise_grad(fn, source), self.label, opens, where)
         cells = tuple(
             types.CellType(objects[v]) if v in objects else closure[v]
             for v in self.code.co_freevars
@@ -332,7 +365,7 @@ def _compile(
     """Compile the rewritten function and its blocks' functions inside a factory whose
     parameters are their free variables, the def on the line of the user's."""
     code = func.__code__
-    free = [*code.co_freevars, "_s2s_sum", *(block[0] for block in blocks)]
+    free = list(dict.fromkeys([*code.co_freevars, "_s2s_sum", *(block[0] for block in blocks)]))
     first = code.co_firstlineno  # the first decorator's line, or the def's
     lines = textwrap.dedent(text).splitlines(keepends=True)
     head = f"def _s2s_factory({', '.join(free)}):\n"
@@ -482,27 +515,21 @@ class _Rewriter(cst.CSTTransformer):
         tape = _tape_item(node)
         if tape is None:
             return True
-        if self.withs:
-            raise self.error(
-                "a GradientTape inside another tape's block, in a function that an outer "
-                "tape differentiates",
-                node,
-            )
         statements = [s for s in node.body.body if not _is_watch(s, tape)]
         for statement in statements:
-            inner = _FindTapes()
-            statement.visit(inner)
+            # a tape opened in the block (second order in a helper) stays in the block's
+            # function, rewritten in turn when it is built (_Rewrite.build)
             uses = _Uses({tape})
             statement.visit(uses)
-            if inner.withs or uses.node is not None:
+            if uses.node is not None:
                 raise self.error(
                     "a use of the tape inside its own block (other than watch), in a "
                     "function that an outer tape differentiates",
-                    uses.node or statement,
+                    uses.node,
                     "take the inner gradient after its with block",
                 )
         found = names(cst.IndentedBlock(body=statements))
-        params = [n for n in _inputs(statements) if n in self.locals]
+        params = [n for n in _block_inputs(statements) if n in self.locals]
         self.open[tape] = _Block(tape, statements, params, set(found.writes))
         self.withs.append(node)
         return False
@@ -673,6 +700,32 @@ class _Rewriter(cst.CSTTransformer):
                 [small], leading_lines=[*statement.leading_lines, *blank]
             )
         return updated.with_changes(body=body)
+
+
+def _block_inputs(statements: list[cst.BaseStatement]) -> list[str]:
+    """The names a block's statements read before assigning them (``_inputs``), where a
+    tape's ``with`` statement in the block assigns its tape and what its own block
+    assigns, and reads what its block reads first."""
+    assigned: set[str] = set()
+    out: dict[str, None] = {}
+    for statement in statements:
+        tape = _tape_item(statement) if isinstance(statement, cst.With) else None
+        if tape is None:
+            reads = _inputs([statement])
+            writes = set(names(statement).writes) if _simple(statement) else set()
+        else:
+            assert isinstance(statement, cst.With)
+            body = list(statement.body.body)
+            reads = [*names(statement.items[0]).reads, *_block_inputs(body)]
+            reads = [n for n in reads if n != tape]
+            writes = {tape} | {n for s in body if _simple(s) for n in names(s).writes}
+        out.update((n, None) for n in reads if n not in assigned)
+        assigned |= writes
+    return list(out)
+
+
+def _simple(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine)
 
 
 def _slice(statements: list[cst.BaseStatement], needed: set[str]) -> list[cst.BaseStatement]:
