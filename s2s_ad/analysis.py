@@ -253,8 +253,22 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
     for source, targets in flows.items():
         for target in targets:
             backward.setdefault(target, []).append(source)
-    useful = _reach({output}, backward)
+    start = {output}
+    if variables:  # a value stored in an attribute may be read later (a layer's call)
+        start |= {a.name for a in _stored_values(stmts) if a.name in varied}
+    useful = _reach(start, backward)
     return Activity(varied, useful)
+
+
+def _stored_values(stmts: list[ir.Stmt]) -> list[ir.Var]:
+    """The values ``obj.a = v`` statements store (lowered to ``setattr(obj, 'a', v)``)."""
+    out = []
+    for s in stmts:
+        call = s.value if isinstance(s, ir.ExprStmt) else None
+        if isinstance(call, ir.Call) and call.callee.obj is setattr and len(call.args) == 3:
+            if isinstance(call.args[2], ir.Var):
+                out.append(call.args[2])
+    return out
 
 
 # Libraries whose functions only look at their arguments (plots, logs, files): a call of
@@ -357,6 +371,8 @@ def call_writes(call: ir.Call) -> list[ir.Atom]:
     obj = call.callee.obj
     if not call.callee.resolved or getattr(obj, "_s2s_dispatched", False):
         return out  # known when it runs: the dispatcher transforms it (see dispatch.py)
+    if getattr(type(obj), "_s2s_reads_only", False):
+        return out  # an inner tape's block or gradient (tape_inner): computes, writes nothing
     if getattr(obj, REFUSE, None):
         return out  # made by s2s_ad, refused by name when it is differentiated
     if spec_of(obj) is not None:

@@ -301,8 +301,25 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
             return self.bwd_while(s, live)
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
+            stored = self._stored_value(s)
+            if stored is not None:  # what read the attribute since: handed back by the table
+                grad = self.read(f"{self.ad}.stored_gradient({stored})")
+                return self.accumulate(stored, [grad], live)
             return []
         return []
+
+    def _stored_value(self, s: ir.ExprStmt) -> str | None:
+        """``obj.a = v`` in variables mode (not pure code), ``v`` differentiated: the
+        name ``v``, whose adjoint is what the reads of the attribute added to the tape's
+        table (see ``runtime.store_attribute``)."""
+        if not self._state_write(s) or self.token is not None:
+            return None
+        call = s.value
+        assert isinstance(call, ir.Call)
+        value = call.args[2] if len(call.args) == 3 else None
+        if isinstance(value, ir.Var) and self.activity.active(value.name):
+            return value.name
+        return None
 
     def pop(self, s: ir.Stmt, var: str) -> list[Item]:
         site = self.records.site(s, var)

@@ -147,7 +147,12 @@ class Contributions:
                     # when the code runs, by _ad.field_index)
                     assert isinstance(value.obj, ir.Var)
                     self.read(value.obj.name)
-                    index = f"{self.ad}.field_index({value.obj.name}, {value.name!r})"
+                    if self.variables and self.token is None:
+                        # or an object's attribute reached from an attribute read
+                        # (model.layers[0].kernel): a Variable's adjoint goes to the table
+                        index = f"{self.ad}.attr_index({value.obj.name}, {value.name!r}, {g})"
+                    else:
+                        index = f"{self.ad}.field_index({value.obj.name}, {value.name!r})"
                     return pre, out, (value.obj.name, index)
             elif rule.vjps:
                 self.apply_rule(rule, {"self": self.atom(value.obj)}, s, add, [("self", value.obj)])

@@ -67,7 +67,9 @@ class RecordingSweep:
                 return [Line(s.value.code)]
             if self._state_write(s):
                 args = ", ".join(self.atom(a) for a in s.value.args)
-                return [Line(f"{self.ad}.set_attribute({args})")]
+                # outside pure code, a float value's later reads go to the tape's table
+                store = "set_attribute" if self.token is not None else "store_attribute"
+                return [Line(f"{self.ad}.{store}({args})")]
             if self._state_call(s):
                 varied = [self.atom(a) for a in s.value.args if self._varied(a)]
                 check = f"{self.ad}.check_state_call({', '.join([s.value.callee.code, *varied])})"

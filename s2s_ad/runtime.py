@@ -139,7 +139,7 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 
     Returns a new value; ``x_bar`` is not modified (it may alias another adjoint).
     """
-    if is_zero(g):
+    if is_zero(g) or index is HANDED:
         return x_bar
     tg, tb = type(g), type(x_bar)
     if (
@@ -215,6 +215,8 @@ def _basic(index: Any) -> bool:
 
 def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
+    if index is HANDED:
+        return x_bar
     if (type(x_bar) is list and isinstance(x, (list, tuple))) or (
         type(x_bar) is dict and isinstance(x, dict)
     ):
@@ -368,6 +370,44 @@ def set_attribute(obj: Any, name: str, value: Any) -> None:
             hint="keep state in a tf.Variable (assign/assign_add), or return the value",
         )
     setattr(obj, name, value)
+
+
+class GradTable(dict):
+    """A tape run's table of adjoints by ``id`` (see :data:`VARIABLE_GRADS`), which also
+    holds the float values ``obj.a = v`` stored while it runs (kept alive: their ids
+    are keys of the table until :func:`stored_gradient` takes their adjoint out)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.stored: dict[int, Any] = {}
+
+
+def store_attribute(obj: Any, name: str, value: Any) -> None:
+    """``obj.name = value`` in the forward sweep of a tape's code (variables mode): a
+    float value's later reads (``variable_grad``) add to the table under its ``id``,
+    taken out by :func:`stored_gradient` in the backward sweep; where no tape table
+    runs, as :func:`set_attribute`."""
+    table = VARIABLE_GRADS
+    stored = getattr(table, "stored", None)
+    if stored is None or not _floating(value) or type(value) is _float:
+        set_attribute(obj, name, value)
+        return
+    key = id(value)
+    if key not in table:  # a Variable the tape differentiates: its reads add to it
+        table[key] = 0.0
+        stored[key] = value
+    setattr(obj, name, value)
+
+
+def stored_gradient(value: Any) -> Any:
+    """The adjoint the reads of a value stored by :func:`store_attribute` added."""
+    table = VARIABLE_GRADS
+    stored = getattr(table, "stored", None)
+    key = id(value)
+    if stored is None or stored.pop(key, None) is None:
+        return 0.0
+    g = table.pop(key)
+    return 0.0 if type(g) is _float and g == 0.0 else g
 
 
 def _floating(value: Any) -> bool:
@@ -542,6 +582,31 @@ def field_index(obj: Any, name: str) -> int:
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
         hint="pass the arrays themselves, or a namedtuple, list or dict of them",
     )
+
+
+class _Handed:
+    """The index :func:`attr_index` gives when the adjoint went to the tape's table:
+    ``add_at`` then adds nothing to the object's adjoint."""
+
+    def __repr__(self) -> str:
+        return "HANDED"
+
+
+HANDED = _Handed()
+
+
+def attr_index(obj: Any, name: str, g: Any) -> Any:
+    """Adjoint of ``obj.name`` read from a differentiated value in variables mode: a
+    namedtuple's field position; for another object (a layer reached through
+    ``model.layers[0]``), ``g`` goes to the table as the adjoint of the attribute's value
+    (a Variable a running tape differentiates) and :data:`HANDED` is returned."""
+    fields = getattr(type(obj), "_fields", None)
+    if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
+        return fields.index(name)
+    if isinstance(obj, (tuple, list, dict, _ndarray)) or not hasattr(obj, name):
+        return field_index(obj, name)  # refused, as without variables mode
+    variable_grad(getattr(obj, name), g)
+    return HANDED
 
 
 def as_grads(grads: Any, n: int) -> tuple[Any, ...]:

@@ -38,6 +38,7 @@ from .errors import TransformError
 from .tape_block import (
     Block,
     assigns_names,
+    attribute_store,
     block_at,
     build_function,
     from_library,
@@ -714,7 +715,8 @@ class GradientTape:
         tape's gradient, whose function is the inner tape's own)."""
         block = self._block
         assert block is not None
-        variables = bool(hidden)
+        stores = self._float_stores()
+        variables = bool(hidden) or bool(stores)
         held_in: tuple[str, ...] = ()
         if self._holders and hidden:
             hidden_ids = {id(h) for h in hidden}
@@ -732,11 +734,12 @@ class GradientTape:
             tuple(sorted(cuts)) if cuts else (),
             variables,
             held_in,
+            stores,
         )
         plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
-        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end)
+        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end, stores)
         self._refuse_own_gradient(statements)
         named = [n for n in named if n not in cuts or n in reached_cuts]
         statements, drawn = self._without_draws(statements)
@@ -768,7 +771,9 @@ class GradientTape:
         # a source reached only through round, stop_gradient... is not connected; through
         # an inner tape's gradient function the static check is not trusted
         nested = any(k.startswith("_inner_gradient_") for k in namespace)
-        connected = [n in containers or nested or depends(fn, n) for n in wrt]
+        # a value stored in an attribute connects through what reads it: not seen statically
+        stored = any(k in stores for k in indices)
+        connected = [n in containers or nested or stored or depends(fn, n) for n in wrt]
         plan = _Plan(fns, fn, params, wrt, connected, containers, variables, indices, drawn)
         plan.calls_user_code = self._user_code
         plan.nested = nested
@@ -780,6 +785,27 @@ class GradientTape:
         else:  # for this run only: the inner tapes it calls are this run's
             self._nested_plans[key] = plan
         return self._register(plan, targets)
+
+    def _float_stores(self) -> frozenset[int]:
+        """The statements of the block (their indices) that store a float array in an
+        object's attribute (``layer.W = 2.0 * V``): re-run with the statements that read
+        the object after them, their value differentiated through those reads."""
+        block = self._block
+        assert block is not None
+        found = []
+        for k, statement in enumerate(block.statements):
+            chain = attribute_store(statement)
+            if chain is None or chain[0] not in self._objects:
+                continue
+            value = self._objects[chain[0]]
+            try:
+                for attr in chain[1:]:
+                    value = getattr(value, attr)
+            except Exception:  # noqa: BLE001 (a property that fails: not a stored array)
+                continue
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+                found.append(k)
+        return frozenset(found)
 
     def _refuse_own_gradient(self, statements: list[cst.CSTNode]) -> None:
         """A target computed from a gradient of this tape (or of another one its ``with``
@@ -909,7 +935,7 @@ class GradientTape:
         if calls:  # the layers the block called give back their values and pullbacks
             copies = {id(v): id(objects[n]) for n, v in zip(plan.params, values) if n in objects}
             given = (calls, copies)
-        table: dict[int, Any] = {id(v): 0.0 for v in hidden} if hidden else {}
+        table = runtime.GradTable({id(v): 0.0 for v in hidden} if hidden else ())
         fns = plan.fns
         saved_table = runtime.VARIABLE_GRADS
         if plan.variables:

@@ -220,23 +220,56 @@ def block_at(frame: types.FrameType) -> Block:
     return block
 
 
+def attribute_store(statement: cst.CSTNode) -> list[str] | None:
+    """``a.b.c = v`` alone on its line (``=`` or an augmented assignment): the chain
+    ``['a', 'b', 'c']`` of its target, else ``None``."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target: cst.BaseExpression = small.targets[0].target
+    elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and small.value is not None:
+        target = small.target
+    else:
+        return None
+    chain: list[str] = []
+    while isinstance(target, cst.Attribute):
+        chain.append(target.attr.value)
+        target = target.value
+    if not chain or not isinstance(target, cst.Name):
+        return None
+    return [target.value, *reversed(chain)]
+
+
 def slice_block(
-    block: Block, targets: list[str], cuts: set[str], start: int, end: int | None = None
+    block: Block,
+    targets: list[str],
+    cuts: set[str],
+    start: int,
+    end: int | None = None,
+    stores: frozenset[int] = frozenset(),
 ) -> tuple[list[cst.CSTNode], set[str]]:
     """The statements from ``start`` on (up to ``end``, excluded: a gradient called in
     the block differentiates what ran before it) that lead to ``targets``, and the
     sources among ``cuts`` (values computed in the block) they reach.
 
     A cut source is given, so the statement that last assigned it is not re-run; a cut
-    whose last assignment does not lead to the targets is unconnected.
+    whose last assignment does not lead to the targets is unconnected. The attribute
+    stores at the indices ``stores`` (``layer.W = 2.0 * V``) lead to what reads their
+    object later.
     """
     needed = set(targets)
     kept: list[cst.CSTNode] = []
     reached: set[str] = set()
     settled: set[str] = set()
-    for statement in reversed(block.statements[start:end]):
+    first = start
+    for k, statement in reversed(list(enumerate(block.statements[start:end], first))):
         found = names(statement)
         writes = set(found.writes)
+        if k in stores and (attribute_store(statement) or [""])[0] in needed:
+            kept.append(statement)  # the object a kept statement reads holds the value
+            needed |= set(found.reads)
+            continue
         for cut in sorted(writes & cuts - settled):
             settled.add(cut)  # the last assignment of the source
             if cut in needed:

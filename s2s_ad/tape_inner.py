@@ -55,9 +55,11 @@ _MADE: weakref.WeakKeyDictionary[Any, types.FunctionType] = weakref.WeakKeyDicti
 SOURCES: dict[types.CodeType, tuple[list[str], int]] = {}
 
 
-def rewritten(func: types.FunctionType) -> types.FunctionType:
+def rewritten(func: types.FunctionType, nested: bool = False) -> types.FunctionType:
     """``func`` with its inner tapes' blocks and gradient calls made into calls the
-    transformer can differentiate (``func`` itself when it opens no tape)."""
+    transformer can differentiate (``func`` itself when it opens no tape); ``nested``:
+    ``func`` is an inner tape's block, whose own tapes' gradients are plain gradient
+    functions (differentiated twice more, as pure code)."""
     made = _MADE.get(func)
     if made is not None:
         return made
@@ -67,7 +69,7 @@ def rewritten(func: types.FunctionType) -> types.FunctionType:
     plan = _PLANS[code]
     if plan is None:
         return func
-    made = plan.build(func)
+    made = plan.build(func, nested)
     _MADE[func] = made
     return made
 
@@ -77,9 +79,15 @@ class InnerCall:
     (and, in an outer tape's gradient, its pullback) through this module, where the
     draws it makes are the inner block's, computed again."""
 
-    def __init__(self, fn: Any, label: str) -> None:
+    _s2s_reads_only = True  # see analysis.call_writes
+
+    def __init__(
+        self, fn: Any, label: str, nested: bool = False, where: tuple[str, int] = ("", 0)
+    ) -> None:
         self.fn = fn
         self.label = label
+        self.nested = nested  # the block opens a tape itself: a third derivative here
+        self.where = where  # the helper's file and first line
         self.__name__ = self.__qualname__ = "inner_tape_block"
 
     def __call__(self, *args: Any) -> Any:
@@ -93,7 +101,22 @@ class InnerCall:
         value, pullback = call_with_pullback(self.fn, labels, args, kwargs)
 
         def inner_pullback(cotangent: Any) -> tuple[Any, ...]:
-            return tuple(pullback(cotangent))
+            if not self.nested:
+                return tuple(pullback(cotangent))
+            try:
+                return tuple(pullback(cotangent))
+            except TransformError:
+                raise
+            except (ValueError, TypeError, IndexError, AttributeError) as error:
+                # the block ran natively before: what fails now is a third derivative
+                raise TransformError(
+                    f"a third derivative {self.label} (an outer tape over a helper whose "
+                    "inner tape's block opens another tape) through code whose third "
+                    f"derivative is not modelled ({type(error).__name__}: {error})",
+                    *self.where,
+                    hint="third derivatives run through tf.Module layers written with tf "
+                    "ops; Keras layers are differentiated twice at most",
+                ) from error
 
         return value, inner_pullback
 
@@ -102,6 +125,8 @@ class InnerVariablesGradient:
     """``t.gradient(target, sources)`` of a helper's inner tape, for Variables reached
     through objects (``model.trainable_variables``): called with the sources first,
     then the inner block's inputs."""
+
+    _s2s_reads_only = True  # see analysis.call_writes
 
     def __init__(self, fn: Any, label: str) -> None:
         self.fn = fn  # returns the sum of the target
@@ -164,6 +189,87 @@ class InnerVariablesGradient:
         return self._placed(args[0], found, at, values), by_label
 
 
+class InnerJacobian:
+    """``t.jacobian(y, x)`` (``batch_jacobian``) of a helper's inner tape: the rows are
+    vector-Jacobian products of ``y`` with one-hot cotangents, each a gradient the outer
+    tape differentiates again (one pullback per row)."""
+
+    _s2s_reads_only = True  # see analysis.call_writes
+
+    def __init__(self, vjp: Any, value: Any, label: str, batch: bool, at: int) -> None:
+        self.vjp = vjp  # (cotangent, *inputs) -> the gradient of sum(y * cotangent)
+        self.value = value  # (*inputs) -> y
+        self.label = label
+        self.batch = batch
+        self.at = at  # the source's place among the inputs
+        self.__name__ = self.__qualname__ = "inner_jacobian"
+
+    def _cotangents(self, args: tuple[Any, ...]) -> tuple[tuple[int, ...], list[Any]]:
+        """The shape of ``y`` and the one-hot cotangents of its rows (for a batch
+        Jacobian, one per entry of an example, the same for every example)."""
+        shape = np.shape(self.value(*args))
+        if self.batch and not shape:
+            raise TransformError(f"batch_jacobian() of a scalar target {self.label}")
+        inner = shape[1:] if self.batch else shape
+        count = int(np.prod(inner, dtype=int))
+        rows = []
+        for k in range(count):
+            one = np.zeros(count)
+            one[k] = 1.0
+            rows.append(np.broadcast_to(one.reshape(inner), shape))
+        return shape, rows
+
+    def _assembled(self, shape: tuple[int, ...], parts: list[Any], source: Any) -> Any:
+        """The Jacobian from its rows: ``y.shape + x.shape`` (batch: ``(b,) + y.shape[1:]
+        + x.shape[1:]``), in the source's dtype as TensorFlow gives."""
+        dtype = getattr(np.asarray(source), "dtype", np.float64)
+        dtype = dtype if np.issubdtype(dtype, np.floating) else np.float64
+        xs = np.shape(source)
+        if not parts:
+            inner = shape[1:] if self.batch else shape
+            full = (shape[:1] + inner + xs[1:]) if self.batch else (inner + xs)
+            return np.zeros(full, dtype)
+        stacked = np.stack([np.asarray(p, dtype=float) for p in parts])
+        if self.batch:  # (rows, b, x...) -> (b, y[1:]..., x[1:]...)
+            moved = np.moveaxis(stacked, 1, 0)
+            return moved.reshape(shape[:1] + shape[1:] + xs[1:]).astype(dtype)
+        return stacked.reshape(shape + xs).astype(dtype)
+
+    def __call__(self, *args: Any) -> Any:
+        shape, rows = self._cotangents(args)
+        rows_made = [self.vjp(row, *args) for row in rows]
+        return self._assembled(shape, rows_made, args[self.at])
+
+    def _s2s_pullback(
+        self, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+        from .dispatch import call_with_pullback
+
+        shape, rows = self._cotangents(args)
+        shifted = tuple(label + 1 if isinstance(label, int) else label for label in labels)
+        values, pullbacks = [], []
+        for row in rows:
+            value, pullback = call_with_pullback(self.vjp, shifted, (row, *args), kwargs)
+            values.append(value)
+            pullbacks.append(pullback)
+        source = args[self.at]
+        xs = np.shape(source)
+
+        def jacobian_pullback(cotangent: Any) -> tuple[Any, ...]:
+            c = np.asarray(cotangent, dtype=float)
+            if self.batch:  # (b, y[1:]..., x[1:]...) -> (rows, b, x[1:]...)
+                c = np.moveaxis(c.reshape((shape[0], len(rows)) + xs[1:]), 1, 0)
+            else:
+                c = c.reshape((len(rows),) + xs)
+            total: list[Any] = [0.0] * len(labels)
+            for k, pullback in enumerate(pullbacks):
+                for i, part in enumerate(pullback(c[k])):
+                    total[i] = total[i] + part
+            return tuple(total)
+
+        return self._assembled(shape, values, source), jacobian_pullback
+
+
 # --- the rewrite -------------------------------------------------------------------------
 
 
@@ -175,22 +281,38 @@ class _Rewrite:
     # (alias, block function code, kind, source name): see _Rewriter.blocks
     blocks: list[tuple[str, types.CodeType, str, str]]
     label: str
+    # alias of a jacobian's function -> the code of the function giving its target
+    values: dict[str, types.CodeType]
 
-    def build(self, func: types.FunctionType) -> types.FunctionType:
+    def build(self, func: types.FunctionType, nested: bool = False) -> types.FunctionType:
+        from .api import grad
         from .transforms import elementwise_grad
 
         closure = dict(zip(func.__code__.co_freevars, func.__closure__ or ()))
         closure["_s2s_sum"] = types.CellType(np.sum)
+        where = (func.__code__.co_filename, func.__code__.co_firstlineno)
         objects: dict[str, Any] = {}
         for alias, code, kind, source in self.blocks:
             cells = tuple(closure[v] for v in code.co_freevars)
             fn = types.FunctionType(code, func.__globals__, code.co_name, None, cells)
-            if kind == "values":
-                objects[alias] = InnerCall(fn, self.label)
+            made = rewritten(fn, True)  # the tapes its statements open (second order)
+            opens = made is not fn
+            fn = made
+            if nested and kind in ("values", "grad"):  # inside an inner block: pure code
+                objects[alias] = fn if kind == "values" else elementwise_grad(fn, source)
+            elif kind == "values":
+                objects[alias] = InnerCall(fn, self.label, opens, where)
             elif kind == "variables":
                 objects[alias] = InnerVariablesGradient(fn, self.label)
+            elif kind in ("jacobian", "batch_jacobian"):
+                code_v = self.values[alias]
+                cells_v = tuple(closure[v] for v in code_v.co_freevars)
+                value = types.FunctionType(code_v, func.__globals__, code_v.co_name, None, cells_v)
+                at = code_v.co_varnames.index(source)
+                batch = kind == "batch_jacobian"
+                objects[alias] = InnerJacobian(grad(fn, source), value, self.label, batch, at)
             else:  # TensorFlow sums a target that is not a scalar: grad of the sum
-                objects[alias] = InnerCall(elementwise_grad(fn, source), self.label)
+                objects[alias] = InnerCall(elementwise_grad(fn, source), self.label, opens, where)
         cells = tuple(
             types.CellType(objects[v]) if v in objects else closure[v]
             for v in self.code.co_freevars
@@ -243,7 +365,7 @@ def _compile(
     """Compile the rewritten function and its blocks' functions inside a factory whose
     parameters are their free variables, the def on the line of the user's."""
     code = func.__code__
-    free = [*code.co_freevars, "_s2s_sum", *(block[0] for block in blocks)]
+    free = list(dict.fromkeys([*code.co_freevars, "_s2s_sum", *(block[0] for block in blocks)]))
     first = code.co_firstlineno  # the first decorator's line, or the def's
     lines = textwrap.dedent(text).splitlines(keepends=True)
     head = f"def _s2s_factory({', '.join(free)}):\n"
@@ -259,10 +381,15 @@ def _compile(
     start = first if first >= 2 else 2
     SOURCES[main] = (own.splitlines(keepends=True), start)
     made = [(alias, inner[fname], kind, source) for alias, fname, _, kind, source in blocks]
+    values = {
+        alias: inner[f"{fname}_values"]
+        for alias, fname, _, _, _ in blocks
+        if f"{fname}_values" in inner
+    }
     for _, fname, src, _, _ in blocks:
         fn_code = inner[fname]
         SOURCES[fn_code] = (src.splitlines(keepends=True), fn_code.co_firstlineno)
-    return _Rewrite(main, made, f"in {func.__qualname__}")
+    return _Rewrite(main, made, f"in {func.__qualname__}", values)
 
 
 def _all_params(params: cst.Parameters) -> list[cst.Param]:
@@ -388,27 +515,21 @@ class _Rewriter(cst.CSTTransformer):
         tape = _tape_item(node)
         if tape is None:
             return True
-        if self.withs:
-            raise self.error(
-                "a GradientTape inside another tape's block, in a function that an outer "
-                "tape differentiates",
-                node,
-            )
         statements = [s for s in node.body.body if not _is_watch(s, tape)]
         for statement in statements:
-            inner = _FindTapes()
-            statement.visit(inner)
+            # a tape opened in the block (second order in a helper) stays in the block's
+            # function, rewritten in turn when it is built (_Rewrite.build)
             uses = _Uses({tape})
             statement.visit(uses)
-            if inner.withs or uses.node is not None:
+            if uses.node is not None:
                 raise self.error(
                     "a use of the tape inside its own block (other than watch), in a "
                     "function that an outer tape differentiates",
-                    uses.node or statement,
+                    uses.node,
                     "take the inner gradient after its with block",
                 )
         found = names(cst.IndentedBlock(body=statements))
-        params = [n for n in _inputs(statements) if n in self.locals]
+        params = [n for n in _block_inputs(statements) if n in self.locals]
         self.open[tape] = _Block(tape, statements, params, set(found.writes))
         self.withs.append(node)
         return False
@@ -423,10 +544,11 @@ class _Rewriter(cst.CSTTransformer):
         if found is None:
             return updated
         tape, method = found
-        if method != "gradient":
+        if method not in ("gradient", "jacobian", "batch_jacobian"):
             raise self.error(
                 f"{tape}.{method}() of an inner GradientTape in a function that an outer "
-                "tape differentiates (gradient() is supported)",
+                "tape differentiates (gradient(), jacobian() and batch_jacobian() are "
+                "supported)",
                 original,
             )
         block = self.open.get(tape)
@@ -447,6 +569,16 @@ class _Rewriter(cst.CSTTransformer):
                 "assign the target to a name inside the with block",
             )
         sources = args[1].value
+        if method != "gradient":
+            if not self._named(sources):
+                raise self.error(
+                    f"{tape}.{method}() with respect to something other than a name the "
+                    "helper holds (a watched input), in a function that an outer tape "
+                    "differentiates",
+                    original,
+                    "pass the source to the helper as a parameter, or take gradient()",
+                )
+            return self._jacobian(block, target.value, sources.value, method)  # type: ignore[attr-defined]
         if isinstance(sources, cst.Name) and sources.value in self.locals:
             return self._by_name(block, target.value, sources.value)
         if (
@@ -491,6 +623,16 @@ class _Rewriter(cst.CSTTransformer):
         alias = self._function(block, target, "grad", source)
         return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in block.params])
 
+    def _jacobian(self, block: _Block, target: str, source: str, method: str) -> cst.BaseExpression:
+        """``jacobian``/``batch_jacobian`` with respect to a name the block reads: an
+        :class:`InnerJacobian` of the target's value and its vector-Jacobian product."""
+        statements = _slice(block.statements, {target})
+        reads = {n for s in statements for n in names(s).reads}
+        if source not in block.params or source not in reads:
+            return cst.Name("None")
+        alias = self._function(block, target, method, source)
+        return cst.Call(cst.Name(alias), [cst.Arg(cst.Name(p)) for p in block.params])
+
     def _function(self, block: _Block, target: str, kind: str, source: str = "") -> str:
         """A function of the block's inputs computing ``target`` (or, for ``values``,
         the tuple of the names in ``target``): its alias in the rewritten helper."""
@@ -503,15 +645,23 @@ class _Rewriter(cst.CSTTransformer):
             textwrap.dedent(cst.Module([]).code_for_node(s.with_changes(leading_lines=[])))
             for s in statements
         )
+        params = list(block.params)
         if kind == "variables":  # the gradient of the sum, as TensorFlow gives
             returned = f"_s2s_sum({target})"
+        elif kind in ("jacobian", "batch_jacobian"):  # one row: a cotangent's VJP
+            returned = f"_s2s_sum({target} * _s2s_cotangent)"
+            params.insert(0, "_s2s_cotangent")
         elif len(wanted) == 1:
             returned = wanted[0]
         else:
             returned = "(" + ", ".join(wanted) + ",)"
-        src = f"def {fname}({', '.join(block.params)}):\n" + textwrap.indent(
+        src = f"def {fname}({', '.join(params)}):\n" + textwrap.indent(
             body + f"return {returned}\n", "    "
         )
+        if kind in ("jacobian", "batch_jacobian"):  # and the target's value, for its shape
+            src += f"def {fname}_values({', '.join(block.params)}):\n" + textwrap.indent(
+                body + f"return {target}\n", "    "
+            )
         self.blocks.append((alias, fname, src, kind, source))
         return alias
 
@@ -550,6 +700,32 @@ class _Rewriter(cst.CSTTransformer):
                 [small], leading_lines=[*statement.leading_lines, *blank]
             )
         return updated.with_changes(body=body)
+
+
+def _block_inputs(statements: list[cst.BaseStatement]) -> list[str]:
+    """The names a block's statements read before assigning them (``_inputs``), where a
+    tape's ``with`` statement in the block assigns its tape and what its own block
+    assigns, and reads what its block reads first."""
+    assigned: set[str] = set()
+    out: dict[str, None] = {}
+    for statement in statements:
+        tape = _tape_item(statement) if isinstance(statement, cst.With) else None
+        if tape is None:
+            reads = _inputs([statement])
+            writes = set(names(statement).writes) if _simple(statement) else set()
+        else:
+            assert isinstance(statement, cst.With)
+            body = list(statement.body.body)
+            reads = [*names(statement.items[0]).reads, *_block_inputs(body)]
+            reads = [n for n in reads if n != tape]
+            writes = {tape} | {n for s in body if _simple(s) for n in names(s).writes}
+        out.update((n, None) for n in reads if n not in assigned)
+        assigned |= writes
+    return list(out)
+
+
+def _simple(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine)
 
 
 def _slice(statements: list[cst.BaseStatement], needed: set[str]) -> list[cst.BaseStatement]:

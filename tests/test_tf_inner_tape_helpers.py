@@ -14,7 +14,6 @@ import pytest
 from fd import numerical_grad
 
 import s2s_ad.tf as tf
-from s2s_ad.errors import TransformError
 from s2s_ad.tf import keras
 
 layers = keras.layers
@@ -292,24 +291,6 @@ def test_a_critic_with_dropout_uses_the_masks_its_inner_block_drew():
     for a, b in zip(helper, inline):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-6, atol=1e-7)
     assert np.any(helper[0].numpy())
-
-
-def _jacobian_helper(critic, x):
-    with tf.GradientTape() as t:
-        t.watch(x)
-        score = critic(x)
-    return tf.reduce_sum(t.jacobian(score, x))
-
-
-def test_an_inner_tapes_jacobian_in_a_helper_is_refused_with_its_place():
-    critic = _critic()
-    x = tf.constant(_w((4, 3), 1.0))
-    with tf.GradientTape() as tape:
-        total = _jacobian_helper(critic, x)
-    with pytest.raises(TransformError, match="jacobian") as caught:
-        tape.gradient(total, critic.trainable_variables)
-    assert "test_tf_inner_tape_helpers.py" in str(caught.value)
-    assert "return tf.reduce_sum(t.jacobian(score, x))" in str(caught.value)
 
 
 _CONSTANT = tf.constant(np.ones(3))

@@ -70,7 +70,9 @@ def test_an_op_error_in_call_names_the_layer_and_its_arguments():
         layer(tf.constant([[1.0, 2.0, 3.0]]))
     assert str(caught.value) == (
         "Exception encountered when calling layer 'scale' (type Scale).\n\n"
-        "Matrix size-incompatible: In[0]: [1,3], In[1]: [2,3] [Op:MatMul]\n\n"
+        # TensorFlow 2.21 on a CPU: the kernel's function and device first, the op's name last
+        "{{function_node __wrapped__MatMul_device_/job:localhost/replica:0/task:0/device:CPU:0}}"
+        " Matrix size-incompatible: In[0]: [1,3], In[1]: [2,3] [Op:MatMul] name: \n\n"
         "Call arguments received by layer 'scale' (type Scale):\n"
         "  • x=tf.Tensor(shape=(1, 3), dtype=float32)"
     )
@@ -403,3 +405,13 @@ def test_layers_first_called_in_a_block_are_differentiated_as_they_ran():
         ]
         np.testing.assert_allclose(np.asarray(g_bias), fd, rtol=1e-3, atol=1e-3)
         np.testing.assert_allclose(norm.moving_mean.numpy(), 0.01 * h.mean(0), rtol=1e-5)
+
+
+def test_a_matmul_error_has_tensorflows_text_even_with_a_name():
+    with pytest.raises(tf.errors.InvalidArgumentError) as caught:
+        tf.matmul(np.ones((1, 3), np.float32), np.ones((2, 3), np.float32), name="proj")
+    # TensorFlow 2.21 on a CPU (the name after ``name:`` stays empty)
+    assert str(caught.value) == (
+        "{{function_node __wrapped__MatMul_device_/job:localhost/replica:0/task:0/device:CPU:0}}"
+        " Matrix size-incompatible: In[0]: [1,3], In[1]: [2,3] [Op:MatMul] name: "
+    )

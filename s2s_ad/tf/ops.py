@@ -375,13 +375,20 @@ def matmul(
     return tensor(np.matmul(a, b))
 
 
+# where TensorFlow's eager kernels run on a machine without accelerators: its op errors
+# name the function and device of the kernel first
+_KERNEL = "{{function_node __wrapped__%s_device_/job:localhost/replica:0/task:0/device:CPU:0}}"
+
+
 def _check_matmul(a: Any, b: Any) -> None:
-    """TensorFlow's error for matrices whose inner dimensions differ."""
+    """TensorFlow's error (its text, on a CPU) for matrices whose inner dimensions
+    differ (TensorFlow 2.21 leaves the op's name after ``name:`` empty, even when one is
+    given)."""
     sa, sb = np.shape(a), np.shape(b)
     if len(sa) >= 2 and len(sb) >= 2 and sa[-1] != sb[-2]:
         raise InvalidArgumentError(
-            message=f"Matrix size-incompatible: In[0]: [{sa[-2]},{sa[-1]}], "
-            f"In[1]: [{sb[-2]},{sb[-1]}] [Op:MatMul]"
+            message=f"{_KERNEL % 'MatMul'} Matrix size-incompatible: "
+            f"In[0]: [{sa[-2]},{sa[-1]}], In[1]: [{sb[-2]},{sb[-1]}] [Op:MatMul] name: "
         )
 
 
