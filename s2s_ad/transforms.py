@@ -312,6 +312,8 @@ def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> st
 def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode: str) -> Any:
     x = args[pos]
     _check_float(f"argument {pos}", x)
+    if isinstance(x, (tuple, list, dict)):
+        return _jacobian_of_tree(fun, args, pos)
     x_arr = np.asarray(x, dtype=float)
     if mode == "rev":
         rows = _jacobian_rev_batched(fun, args, pos, x_arr)
@@ -445,6 +447,35 @@ def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, 
     return _rebuilt(out, iter(blocks))
 
 
+def _jacobian_of_tree(fun: Callable[..., Any], args: tuple[Any, ...], pos: int) -> Any:
+    """The Jacobian with respect to a tuple, list or dict of arrays (JAX's pytree):
+    the input's structure, each leaf ``out.shape + leaf.shape``, one pullback per output
+    entry (in either mode: the values are the same)."""
+    x = args[pos]
+    out, pullback = pullback_wrt(fun, args, [pos])
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(
+            f"jacobian of {_label(fun)} with respect to a {type(x).__name__} of arrays needs "
+            f"an array output, got a {type(out).__name__}: take one jacobian per output"
+        )
+    out_arr = np.asarray(out, dtype=float)
+    leaves = _leaves(x)
+    rows: list[list[Any]] = [[] for _ in leaves]
+    for k in range(out_arr.size):
+        cot = np.zeros(out_arr.shape)
+        cot.flat[k] = 1.0
+        (g,) = pullback(cot if out_arr.shape else 1.0)
+        for i, (leaf, part) in enumerate(zip(leaves, _leaves_along(g, x))):
+            rows[i].append(np.broadcast_to(np.asarray(part, dtype=float), np.shape(leaf)))
+    blocks = [
+        np.stack(r).reshape(out_arr.shape + np.shape(leaf))
+        if r
+        else np.zeros(out_arr.shape + np.shape(leaf))
+        for r, leaf in zip(rows, leaves)
+    ]
+    return _rebuilt(x, iter(blocks))
+
+
 def _leaves(tree: Any) -> list[Any]:
     """The arrays and numbers of a (nested) tuple, list or dict, in order."""
     if isinstance(tree, (tuple, list)):
@@ -452,6 +483,16 @@ def _leaves(tree: Any) -> list[Any]:
     if isinstance(tree, dict):
         return [leaf for part in tree.values() for leaf in _leaves(part)]
     return [tree]
+
+
+def _leaves_along(grads: Any, tree: Any) -> list[Any]:
+    """The leaves of ``grads`` in the order of ``tree``'s (dicts read by ``tree``'s keys;
+    an unconnected part given as one ``0.0`` is zero for each of its leaves)."""
+    if isinstance(tree, (tuple, list, dict)):
+        keys = tree.keys() if isinstance(tree, dict) else range(len(tree))
+        parts = [grads[k] if isinstance(grads, (tuple, list, dict)) else 0.0 for k in keys]
+        return [leaf for k, p in zip(keys, parts) for leaf in _leaves_along(p, tree[k])]
+    return [grads]
 
 
 def _rebuilt(tree: Any, leaves: Any) -> Any:

@@ -283,3 +283,24 @@ def test_hessian_of_a_vector_function():
         close(got, jax.hessian(jax_three_outputs)(x), 1e-10)
         third = jax.jacfwd(jax.hessian(jax_wavy))(X4)
     close(s2s_ad.jacobian(s2s_ad.hessian(wavy))(X4), third, 1e-9)
+
+
+def dense_layer(params, x):
+    return np.tanh(params["W"] @ x + params["b"]) * params["gain"]
+
+
+def jax_dense_layer(params, x):
+    return jnp.tanh(params["W"] @ x + params["b"]) * params["gain"]
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_jacobian_with_respect_to_a_dict_of_parameters(mode):
+    params = {"W": RS.randn(2, 3), "b": RS.randn(2), "gain": 1.5}
+    x = RS.randn(3)
+    got = s2s_ad.jacobian(dense_layer, mode=mode)(params, x)
+    with enable_x64():
+        want = jax.jacrev(jax_dense_layer)(params, x)
+    assert set(got) == set(params)
+    for key in params:
+        assert np.shape(got[key]) == np.shape(want[key])
+        close(got[key], want[key], 1e-12)
