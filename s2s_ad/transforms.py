@@ -312,6 +312,8 @@ def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> st
 def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode: str) -> Any:
     x = args[pos]
     _check_float(f"argument {pos}", x)
+    if isinstance(x, (tuple, list, dict)):
+        return _jacobian_of_tree(fun, args, pos)
     x_arr = np.asarray(x, dtype=float)
     if mode == "rev":
         rows = _jacobian_rev_batched(fun, args, pos, x_arr)
@@ -323,6 +325,19 @@ def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode:
 def _jacobian_rows(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
     """The reverse Jacobian one pullback per output entry."""
     out, pullback = pullback_wrt(fun, args, [pos])
+    if isinstance(out, (tuple, list, dict)):  # one Jacobian per output leaf, as in JAX
+        leaves = _leaves(out)
+        blocks = []
+        for i, leaf in enumerate(leaves):
+            shape = np.shape(leaf)
+            block = np.zeros((int(np.prod(shape)), x_arr.size))
+            for k in range(block.shape[0]):
+                cots = [np.zeros(np.shape(other)) for other in leaves]
+                cots[i].flat[k] = 1.0
+                (g,) = pullback(_rebuilt(out, iter(cots)))
+                block[k] = np.ravel(g)
+            blocks.append(block.reshape(shape + x_arr.shape))
+        return _rebuilt(out, iter(blocks))
     out_arr = np.asarray(out, dtype=float)
     rows = np.zeros((out_arr.size, x_arr.size))
     basis = np.zeros(out_arr.size)
@@ -414,19 +429,79 @@ def _float_leaf(x: Any) -> bool:
 
 def _jacobian_columns(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, x_arr: Any) -> Any:
     """The forward Jacobian one tangent program run per input entry."""
-    cols = []
-    out_shape: tuple[int, ...] = ()
+    cols: list[list[Any]] = []
+    out: Any = 0.0
     basis = np.zeros(x_arr.size)
     for k in range(x_arr.size):
         basis[k] = 1.0
         t = basis.reshape(x_arr.shape).copy() if x_arr.shape else 1.0
         out, out_dot = _jvp_wrt(fun, args, [pos], [t])
-        out_shape = np.shape(out)
-        cols.append(np.ravel(np.asarray(out_dot, dtype=float)))
+        cols.append([np.ravel(np.asarray(d, dtype=float)) for d in _leaves(out_dot)])
         basis[k] = 0.0
     if not cols:
         return np.zeros(x_arr.shape)
-    return np.stack(cols, axis=-1).reshape(out_shape + x_arr.shape)
+    blocks = [
+        np.stack([col[i] for col in cols], axis=-1).reshape(np.shape(leaf) + x_arr.shape)
+        for i, leaf in enumerate(_leaves(out))
+    ]
+    return _rebuilt(out, iter(blocks))
+
+
+def _jacobian_of_tree(fun: Callable[..., Any], args: tuple[Any, ...], pos: int) -> Any:
+    """The Jacobian with respect to a tuple, list or dict of arrays (JAX's pytree):
+    the input's structure, each leaf ``out.shape + leaf.shape``, one pullback per output
+    entry (in either mode: the values are the same)."""
+    x = args[pos]
+    out, pullback = pullback_wrt(fun, args, [pos])
+    if isinstance(out, (tuple, list, dict)):
+        raise TypeError(
+            f"jacobian of {_label(fun)} with respect to a {type(x).__name__} of arrays needs "
+            f"an array output, got a {type(out).__name__}: take one jacobian per output"
+        )
+    out_arr = np.asarray(out, dtype=float)
+    leaves = _leaves(x)
+    rows: list[list[Any]] = [[] for _ in leaves]
+    for k in range(out_arr.size):
+        cot = np.zeros(out_arr.shape)
+        cot.flat[k] = 1.0
+        (g,) = pullback(cot if out_arr.shape else 1.0)
+        for i, (leaf, part) in enumerate(zip(leaves, _leaves_along(g, x))):
+            rows[i].append(np.broadcast_to(np.asarray(part, dtype=float), np.shape(leaf)))
+    blocks = [
+        np.stack(r).reshape(out_arr.shape + np.shape(leaf))
+        if r
+        else np.zeros(out_arr.shape + np.shape(leaf))
+        for r, leaf in zip(rows, leaves)
+    ]
+    return _rebuilt(x, iter(blocks))
+
+
+def _leaves(tree: Any) -> list[Any]:
+    """The arrays and numbers of a (nested) tuple, list or dict, in order."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for part in tree for leaf in _leaves(part)]
+    if isinstance(tree, dict):
+        return [leaf for part in tree.values() for leaf in _leaves(part)]
+    return [tree]
+
+
+def _leaves_along(grads: Any, tree: Any) -> list[Any]:
+    """The leaves of ``grads`` in the order of ``tree``'s (dicts read by ``tree``'s keys;
+    an unconnected part given as one ``0.0`` is zero for each of its leaves)."""
+    if isinstance(tree, (tuple, list, dict)):
+        keys = tree.keys() if isinstance(tree, dict) else range(len(tree))
+        parts = [grads[k] if isinstance(grads, (tuple, list, dict)) else 0.0 for k in keys]
+        return [leaf for k, p in zip(keys, parts) for leaf in _leaves_along(p, tree[k])]
+    return [grads]
+
+
+def _rebuilt(tree: Any, leaves: Any) -> Any:
+    """``tree``'s structure with its leaves taken in order from the iterator ``leaves``."""
+    if isinstance(tree, (tuple, list)):
+        return type(tree)(_rebuilt(part, leaves) for part in tree)
+    if isinstance(tree, dict):
+        return {key: _rebuilt(part, leaves) for key, part in tree.items()}
+    return next(leaves)
 
 
 def _jacobian_batched(
@@ -565,10 +640,26 @@ def hessian(
         return _star_made(fun, lambda g: hessian(g, wrt), "hessian")
     if isinstance(wrt, (tuple, list)):  # blocks ((H00, H01), (H10, H11)), as in JAX
         hess = jacobian(jacobian(fun, wrt), wrt, mode="fwd")
-    else:
-        hess = jacobian(grad(fun, wrt), wrt, mode="fwd")
-    mark(hess, fun, _AGAIN.format(kind="hessian", name=_label(fun)))
-    return hess
+        mark(hess, fun, _AGAIN.format(kind="hessian", name=_label(fun)))
+        return hess
+    scalar = jacobian(grad(fun, wrt), wrt, mode="fwd")  # one batched pass
+    nested: list[Callable[..., Any]] = []
+
+    def hessian_fun(*args: Any, **kwargs: Any) -> Any:
+        if not nested:
+            try:
+                return scalar(*args, **kwargs)
+            except ValueError as exc:
+                if not str(exc).startswith("grad requires a scalar output"):
+                    raise
+            nested.append(jacobian(jacobian(fun, wrt), wrt, mode="fwd"))  # a vector output
+        return nested[0](*args, **kwargs)
+
+    mark(hessian_fun, fun, _AGAIN.format(kind="hessian", name=_label(fun)))
+    hessian_fun.__dict__[SOURCE] = getattr(scalar, SOURCE)
+    inner = getattr(scalar, _JACOBIAN_OF)  # jacobian(hessian(f)): third derivatives
+    setattr(hessian_fun, _JACOBIAN_OF, (hessian_fun, *inner[1:]))
+    return hessian_fun
 
 
 def _star_made(

@@ -251,3 +251,56 @@ def test_mlp_with_list_of_layer_pairs_and_per_example_gradients():
         tuple(np.mean([g[i][j] for g in per_example], axis=0) for j in range(2)) for i in range(2)
     ]
     close(mean, got, 1e-12)
+
+
+def polar_parts(x):
+    return np.sin(x) * x[0], {"spread": np.cos(x).sum(), "pieces": [x**2, x[1]]}
+
+
+def jax_polar_parts(x):
+    return jnp.sin(x) * x[0], {"spread": jnp.cos(x).sum(), "pieces": [x**2, x[1]]}
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_jacobian_of_structured_outputs_has_their_structure(mode):
+    x = np.array([0.3, 1.2, -0.7])
+    got = s2s_ad.jacobian(polar_parts, mode=mode)(x)
+    assert isinstance(got, tuple) and set(got[1]) == {"spread", "pieces"}
+    assert isinstance(got[1]["pieces"], list) and got[1]["pieces"][0].shape == (3, 3)
+    with enable_x64():
+        want = jax.jacrev(jax_polar_parts)(x)
+    close(got[0], want[0], 1e-12)
+    close(got[1]["spread"], want[1]["spread"], 1e-12)  # (JAX orders dict keys)
+    close(got[1]["pieces"], want[1]["pieces"], 1e-12)
+
+
+def test_hessian_of_a_vector_function():
+    x = np.array([0.3, 1.2, -0.7])
+    got = s2s_ad.hessian(three_outputs)(x)
+    assert got.shape == (3, 3, 3)
+    close(s2s_ad.hessian(three_outputs)(x), got, 0.0)  # the second call takes the same path
+    with enable_x64():
+        close(got, jax.hessian(jax_three_outputs)(x), 1e-10)
+        third = jax.jacfwd(jax.hessian(jax_wavy))(X4)
+    close(s2s_ad.jacobian(s2s_ad.hessian(wavy))(X4), third, 1e-9)
+
+
+def dense_layer(params, x):
+    return np.tanh(params["W"] @ x + params["b"]) * params["gain"]
+
+
+def jax_dense_layer(params, x):
+    return jnp.tanh(params["W"] @ x + params["b"]) * params["gain"]
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_jacobian_with_respect_to_a_dict_of_parameters(mode):
+    params = {"W": RS.randn(2, 3), "b": RS.randn(2), "gain": 1.5}
+    x = RS.randn(3)
+    got = s2s_ad.jacobian(dense_layer, mode=mode)(params, x)
+    with enable_x64():
+        want = jax.jacrev(jax_dense_layer)(params, x)
+    assert set(got) == set(params)
+    for key in params:
+        assert np.shape(got[key]) == np.shape(want[key])
+        close(got[key], want[key], 1e-12)
