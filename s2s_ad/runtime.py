@@ -180,6 +180,8 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
         out_a = np.zeros(np.shape(x))
         if isinstance(x, np.ndarray) and np.issubdtype(x.dtype, np.inexact):
             out_a = out_a.astype(x.dtype, copy=False)
+        if _complex(g):  # kept complex: a real input's complex gradient is refused later
+            out_a = out_a.astype(np.result_type(out_a, g))
     else:
         out_a = np.array(x_bar, dtype=np.result_type(x_bar, g))
     if (isinstance(g, _ndarray) or _is_foreign(g)) and g.ndim:
@@ -203,6 +205,14 @@ def scatter_add(a: Any, index: Any, b: Any) -> Any:
     return out
 
 
+def _complex(g: Any) -> bool:
+    """Whether ``g`` is a complex number or array (which a real array would truncate)."""
+    tg = type(g)
+    if tg is _float:
+        return False
+    return tg is complex or tg is np.complex128 or (tg is _ndarray and g.dtype.kind == "c")
+
+
 def _basic(index: Any) -> bool:
     """Whether an index selects each element at most once (ints, slices, None, ...)."""
     ti = type(index)
@@ -224,6 +234,8 @@ def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
         x_bar[index] = add(getitem(x_bar, index), unbroadcast(g, x[index]))
         return x_bar
     if type(x_bar) is _ndarray and not isinstance(x, (tuple, list, dict)):
+        if _complex(g) and x_bar.dtype.kind != "c":
+            return add_at(x_bar, x, index, g)  # a complex part into a real array: promoted
         if isinstance(g, _ndarray) and g.ndim:
             g = unbroadcast(g, x_bar[index])
         if _basic(index):

@@ -200,11 +200,12 @@ def _rule_vjp(
         param = names[lab + len(pre)] if isinstance(lab, int) else lab
         if param not in rule.vjps:
             raise TransformError(f"argument '{param}' of {rule.name} (no gradient rule)")
-        if rule.name.startswith("random draw ") and re.search(r"\bans\b", rule.vjps[param]):
+        if rule.name.startswith("np.random.") and re.search(r"\bans\b", rule.vjps[param]):
             # the template reads the value drawn, which calling again would draw anew
             raise TransformError(
-                f"second derivative in argument '{param}' of the {rule.name}, called at run "
-                "time (its derivative reads the value drawn, which would be drawn again)",
+                f"second derivative in argument '{param}' of the random draw {rule.name}, "
+                "called at run time (its derivative reads the value drawn, which would be "
+                "drawn again)",
                 hint="draw the standard variate and scale it yourself (loc + scale * z)",
             )
         wanted.append(param)

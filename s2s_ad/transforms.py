@@ -37,6 +37,7 @@ from .api import (
 )
 from .targets import WEIGHT, as_method, mark, primal, signature, summed, weighted
 from .varargs import fixed_arity, per_call, star_index
+from .wrapper import refuse_complex_gradient
 
 _ndarray = np.ndarray
 _F64 = np.dtype(np.float64)
@@ -603,6 +604,8 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
                 check_not_none(gradient, out)
                 return _tangent_like(out_dot, out)
         result = _jvp_wrt(gradient, primals, [pos], [v])[1]
+        if len(primals) > pos:
+            refuse_complex_gradient(result, primals[pos])
         if not bound or _api_cache.get(bound[3]) is not bound[2]:  # first call, or stale
             bound[:] = _hvp_program(gradient, pos)
         return result

@@ -94,6 +94,7 @@ def fix_grad(g: Any, x: Any) -> Any:
     if is_foreign(g):  # a Dask or CuPy gradient stays in its library, unevaluated
         dtype = getattr(x, "dtype", np.float64)
         return fix_foreign(g, np.shape(x), dtype if np.dtype(dtype).kind == "f" else np.float64)
+    refuse_complex_gradient(g, x)
     if tx is float:
         if isinstance(g, (float, np.floating)):
             return float(g)
@@ -118,6 +119,21 @@ def fix_grad(g: Any, x: Any) -> Any:
     if isinstance(x, float):
         return float(np.asarray(g).reshape(()))
     return g
+
+
+def refuse_complex_gradient(g: Any, x: Any) -> None:
+    """Refuse a complex gradient for a real input: complex intermediate values (``1j * x``,
+    ``np.exp(1j * x)``) are not differentiated with a specified convention, and dropping
+    the imaginary part would give a wrong number."""
+    if isinstance(g, (complex, np.complexfloating)) or (
+        isinstance(g, np.ndarray) and g.dtype.kind == "c"
+    ):
+        if not (np.iscomplexobj(x) or isinstance(x, complex)):
+            raise TypeError(
+                "complex intermediate values: the gradient of a real input came out complex "
+                "(complex differentiation is not supported; keep the computation real, "
+                "e.g. np.cos(x) and np.sin(x) for np.exp(1j * x))"
+            )
 
 
 def _zero(g: Any) -> bool:

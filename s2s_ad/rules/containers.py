@@ -67,14 +67,14 @@ CHECKED_ON_PROGRAMS = frozenset(
     {
         # random draws (numpy_random): each call draws anew, checked on programs seeding
         # their generator in tests/test_open_world.py
-        "random draw normal",
-        "random draw laplace",
-        "random draw logistic",
-        "random draw gumbel",
-        "random draw uniform",
-        "random draw exponential",
-        "random draw gamma",
-        "random draw lognormal",
+        "np.random.Generator.normal",
+        "np.random.Generator.laplace",
+        "np.random.Generator.logistic",
+        "np.random.Generator.gumbel",
+        "np.random.Generator.uniform",
+        "np.random.Generator.exponential",
+        "np.random.Generator.gamma",
+        "np.random.Generator.lognormal",
         "ndarray.values",
         "ndarray.items",
         "ndarray.get",

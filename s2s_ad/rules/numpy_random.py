@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .nondiff import _names
+from .notes import NOTES
 from .registry import REGISTRY, nondiff, set_jvps, vjp_rule
 
 random = nondiff(
@@ -74,13 +75,13 @@ _DRAWS: dict[str, tuple[dict[str, str], dict[str, str], dict[str, str]]] = {
 }
 
 # their names, for the rules' tests (checked on programs: each call draws anew)
-DRAW_RULES = frozenset(f"random draw {name}" for name in _DRAWS)
+DRAW_RULES = frozenset(f"np.random.Generator.{name}" for name in _DRAWS)
 
 
 def _register_draws() -> None:
     for name, (params, vjps, jvps) in _DRAWS.items():
         rule = vjp_rule(
-            f"random draw {name}",
+            f"np.random.Generator.{name}",
             [],
             (*params, "size"),
             {**vjps, "size": "0.0"},
@@ -88,6 +89,11 @@ def _register_draws() -> None:
             defaults={**params, "size": "None"},
         )
         set_jvps(rule, **jvps, size="0.0")
+        NOTES[rule.name] = (
+            "reparameterised: the derivative of the value drawn at fixed standard draws; "
+            f"also `np.random.RandomState`'s and `np.random.{name}`; second derivatives "
+            "through a generator reached at run time are refused"
+        )
         for kind in (np.random.Generator, np.random.RandomState):
             REGISTRY.instance_methods[(kind, name)] = rule
 
