@@ -103,7 +103,10 @@ def _register_runtime_rules() -> None:
     set_jvps(part, t="_ad.sequence_part(t, xs)", xs="0.0")
     nondiff("len", [len])
     nondiff("variable_grad", [runtime.variable_grad])
-    nondiff("attribute stores", [runtime.store_attribute, runtime.stored_gradient])
+    nondiff(
+        "attribute stores",
+        [runtime.store_attribute, runtime.stored_gradient, runtime.note_stored],
+    )
     checked = vjp_rule(
         "rule_grads",
         [runtime.rule_grads],
