@@ -179,7 +179,7 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
             add([s.obj], [s.target])
         elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
             recv = s.value.callee.receiver
-            if isinstance(recv, ir.Var):
+            if isinstance(recv, ir.Var) and s.value.callee.method != "add_loss":
                 add(diff_reads(s.value), [recv.name])
     return edges
 
@@ -221,7 +221,11 @@ def _varied_to_fixpoint(stmts: list[ir.Stmt], varied: set[str]) -> set[str]:
                     new = [s.target]
             elif isinstance(s, ir.ExprStmt) and isinstance(s.value, ir.Call):
                 recv = s.value.callee.receiver
-                if isinstance(recv, ir.Var) and any(r in varied for r in diff_reads(s.value)):
+                if (
+                    isinstance(recv, ir.Var)
+                    and s.value.callee.method != "add_loss"  # a stored value, not an update
+                    and any(r in varied for r in diff_reads(s.value))
+                ):
                     new = [recv.name]
             for name in new:
                 if name not in varied:
@@ -260,14 +264,30 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
     return Activity(varied, useful)
 
 
+def stored_value(call: ir.Call) -> ir.Atom | None:
+    """The value a call stores on an object for later reads: ``v`` of ``obj.a = v``
+    (lowered to ``setattr(obj, 'a', v)``) or of a Keras layer's ``self.add_loss(v)``."""
+    if call.callee.obj is setattr and len(call.args) == 3:
+        return call.args[2]
+    if (
+        call.callee.receiver is not None
+        and call.callee.method == "add_loss"
+        and len(call.args) == 1
+        and not call.kwargs
+    ):
+        return call.args[0]
+    return None
+
+
 def _stored_values(stmts: list[ir.Stmt]) -> list[ir.Var]:
-    """The values ``obj.a = v`` statements store (lowered to ``setattr(obj, 'a', v)``)."""
+    """The values statements store on objects (see :func:`stored_value`)."""
     out = []
     for s in stmts:
         call = s.value if isinstance(s, ir.ExprStmt) else None
-        if isinstance(call, ir.Call) and call.callee.obj is setattr and len(call.args) == 3:
-            if isinstance(call.args[2], ir.Var):
-                out.append(call.args[2])
+        if isinstance(call, ir.Call):
+            value = stored_value(call)
+            if isinstance(value, ir.Var):
+                out.append(value)
     return out
 
 

@@ -104,7 +104,10 @@ def _register_runtime_rules() -> None:
     nondiff("len", [len])
     nondiff("holds_keys", [runtime.holds_keys])
     nondiff("variable_grad", [runtime.variable_grad])
-    nondiff("attribute stores", [runtime.store_attribute, runtime.stored_gradient])
+    nondiff(
+        "attribute stores",
+        [runtime.store_attribute, runtime.stored_gradient, runtime.note_stored],
+    )
     checked = vjp_rule(
         "rule_grads",
         [runtime.rule_grads],

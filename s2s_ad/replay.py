@@ -192,7 +192,17 @@ class Call:
     """A call the block made through generated code: what it was given, its value and
     its pullback (usable once), its statement and how many draws it made."""
 
-    __slots__ = ("func", "labels", "args", "kwargs", "value", "pullback", "statement", "draws")
+    __slots__ = (
+        "func",
+        "labels",
+        "args",
+        "kwargs",
+        "value",
+        "pullback",
+        "statement",
+        "draws",
+        "stored",
+    )
 
     def __init__(
         self,
@@ -204,7 +214,9 @@ class Call:
         pullback: Any,
         statement: int,
         draws: int,
+        stored: tuple[Any, ...] = (),
     ) -> None:
+        self.stored = stored  # float values the call stored on objects (add_loss)
         self.func = func
         self.labels = labels
         self.args = args
@@ -247,7 +259,8 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     for value in kwargs.values():
         if not _matchable(value) or _carries(value):
             return NOT_RECORDED  # a differentiable keyword argument
-    runtime.VARIABLE_GRADS = {}  # variables mode, as the tape's re-run calls it
+    table = runtime.GradTable()  # variables mode, as the tape's re-run calls it
+    runtime.VARIABLE_GRADS = table
     try:
         target, targs, tkwargs = func, args, kwargs
         redirect = getattr(type(func), "_s2s_forward", None)
@@ -266,7 +279,10 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         runtime.VARIABLE_GRADS = None
     drawn = len(recording.draws.get(index, ())) - drawn
     pullback = dispatch._pullback(hit, saved)
-    recording.calls.append(Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn))
+    stored = tuple(table.stored.values())
+    recording.calls.append(
+        Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn, stored)
+    )
     return value
 
 
@@ -355,6 +371,8 @@ class Calls:
             next(self.draws, None)
         pullback = call.pullback
         call.pullback = None  # used once: its saved values are consumed
+        for value in call.stored:  # what reads them later hands back their adjoints
+            runtime.note_stored(value)
         if labels == call.labels:
             return call.value, pullback
         where = [call.labels.index(label) for label in labels]

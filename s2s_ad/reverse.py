@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
-from .analysis import outside_names, walk
+from .analysis import outside_names, stored_value, walk
 from .call_plans import CallPlan
 from .codegen import Comment, Item, Line, Pop, identifiers
 from .hoist import hoist_pushes
@@ -316,7 +316,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
             return None
         call = s.value
         assert isinstance(call, ir.Call)
-        value = call.args[2] if len(call.args) == 3 else None
+        value = stored_value(call)
         if isinstance(value, ir.Var) and self.activity.active(value.name):
             return value.name
         return None

@@ -65,6 +65,13 @@ class RecordingSweep:
         if isinstance(s, ir.ExprStmt):
             if isinstance(s.value, ir.Opaque):
                 return [Line(s.value.code)]
+            if self._state_write(s) and s.value.callee.method == "add_loss":
+                value = self.atom(s.value.args[0]) if len(s.value.args) == 1 else "None"
+                if self.token is not None:  # pure code: refused when a float is stored
+                    check = f"{self.ad}.check_state_call({s.value.callee.code}, {value})"
+                    return [Line(check), Line(self.render_expr(s.value))]
+                # a loss the model collects: its later reads go to the tape's table
+                return [Line(f"{self.ad}.note_stored({value})"), Line(self.render_expr(s.value))]
             if self._state_write(s):
                 args = ", ".join(self.atom(a) for a in s.value.args)
                 # outside pure code, a float value's later reads go to the tape's table

@@ -399,16 +399,25 @@ def store_attribute(obj: Any, name: str, value: Any) -> None:
     float value's later reads (``variable_grad``) add to the table under its ``id``,
     taken out by :func:`stored_gradient` in the backward sweep; where no tape table
     runs, as :func:`set_attribute`."""
+    if getattr(VARIABLE_GRADS, "stored", None) is None or not note_stored(value):
+        set_attribute(obj, name, value)
+        return
+    setattr(obj, name, value)
+
+
+def note_stored(value: Any) -> bool:
+    """Make the later reads of a float array stored on an object (``obj.a = value``,
+    ``self.add_loss(value)``) add to the running tape's table under its ``id``; whether
+    it can (a tape's table runs, the value is not a Python float)."""
     table = VARIABLE_GRADS
     stored = getattr(table, "stored", None)
     if stored is None or not _floating(value) or type(value) is _float:
-        set_attribute(obj, name, value)
-        return
+        return False
     key = id(value)
     if key not in table:  # a Variable the tape differentiates: its reads add to it
         table[key] = 0.0
         stored[key] = value
-    setattr(obj, name, value)
+    return True
 
 
 def stored_gradient(value: Any) -> Any:

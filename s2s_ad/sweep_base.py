@@ -261,7 +261,11 @@ class SweepBase:
         """``obj.a = v`` in variables mode, where every attribute read may be varied: checked
         when it runs (``runtime.set_attribute`` refuses float values)."""
         call = s.value
-        return self.variables and isinstance(call, ir.Call) and call.callee.obj is setattr
+        return (
+            self.variables
+            and isinstance(call, ir.Call)
+            and (call.callee.obj is setattr or call.callee.method == "add_loss")
+        )
 
     def _state_call(self, s: ir.ExprStmt) -> bool:
         """``obj.method(...)`` with its result dropped, in variables mode (``v.assign_add``,

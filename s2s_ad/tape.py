@@ -645,6 +645,9 @@ class GradientTape:
         hidden_ids: set[int] = set()
         watch_all = self.watch_accessed_variables
         found_names = [self._name_of(leaf) for leaf in found]
+        tensors: list[Any] = []  # watched tensors held in lists and dicts the block reads
+        tensor_ids: set[int] = set()
+        held_tensors: list[str] = []  # the names of those lists and dicts
         for leaf, (name, where) in zip(found, found_names):
             if isinstance(leaf, Variable):
                 if id(leaf) not in read or not (
@@ -662,6 +665,24 @@ class GradientTape:
                 if np.asarray(leaf).dtype.kind in "fc":
                     named.append(name)
                     cuts.add(name)
+            elif name is None and self._is_watched(leaf) and id(leaf) not in tensor_ids:
+                holder = self._holder_of(leaf, self._objects)  # tape.watch(xs) of a list
+                if holder is None and self._holder_of(leaf, self._after) is None:
+                    continue  # not read in the block: unconnected, as in TensorFlow
+                if holder is None:
+                    raise TransformError(
+                        "a gradient with respect to a tensor the block watched that no "
+                        "name holds after it (a value computed in a loop of the block, "
+                        "kept in a list the block made)",
+                        block.filename,
+                        block.line,
+                        hint="differentiate with respect to a value a name holds after "
+                        "the block (the loop's input), or take one tape per value",
+                    )
+                tensors.append(leaf)
+                tensor_ids.add(id(leaf))
+                if holder not in held_tensors:
+                    held_tensors.append(holder)
             elif where == "input" and self._is_watched(leaf) and name not in named:
                 if np.asarray(_value(self._before[name])).dtype.kind in "fc":
                     named.append(name)
@@ -671,7 +692,7 @@ class GradientTape:
                         "its gradient is None",
                         stacklevel=4,
                     )
-        plan = self._plan(targets, named, cuts, hidden)
+        plan = self._plan(targets, named, cuts, hidden, tuple(held_tensors))
         if plan is None:
             return [None] * len(found)
         pins = self._pins(plan, found, read)
@@ -689,8 +710,8 @@ class GradientTape:
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
-        by_name, table = self._run(plan, hidden, cotangent, pins)
-        if cotangent is _ones_like:
+        by_name, table = self._run(plan, [*hidden, *tensors], cotangent, pins)
+        if cotangent is _ones_like and not tensors:
             tape_fast.remember(self, plan, targets, found, found_names, hidden)
         grads: list[Any] = []
         for leaf, (name, _) in zip(found, found_names):
@@ -699,7 +720,7 @@ class GradientTape:
                 grads.append(None)
                 continue
             part = by_name.get(name) if name is not None else None
-            extra = table.get(id(leaf)) if variable and table else None
+            extra = table.get(id(leaf)) if (variable or id(leaf) in tensor_ids) and table else None
             if part is None:
                 grads.append(extra)
             elif extra is None:
@@ -709,10 +730,16 @@ class GradientTape:
         return grads
 
     def _plan(
-        self, targets: list[str], named: list[str], cuts: set[str], hidden: list[Variable]
+        self,
+        targets: list[str],
+        named: list[str],
+        cuts: set[str],
+        hidden: list[Variable],
+        held_tensors: tuple[str, ...] = (),
     ) -> _Plan | None:
         """The function differentiated for this request (cached unless it calls an inner
-        tape's gradient, whose function is the inner tape's own)."""
+        tape's gradient, whose function is the inner tape's own); ``held_tensors``: the
+        lists and dicts holding watched tensors that are sources."""
         block = self._block
         assert block is not None
         stores = self._float_stores()
@@ -725,6 +752,8 @@ class GradientTape:
                 for n in self._holders
                 if any(id(leaf) in hidden_ids for leaf in leaves(self._objects[n]))
             )
+        if held_tensors:
+            held_in = tuple(dict.fromkeys([*held_in, *held_tensors]))
         key = (
             id(block),
             self._start,
@@ -785,6 +814,16 @@ class GradientTape:
         else:  # for this run only: the inner tapes it calls are this run's
             self._nested_plans[key] = plan
         return self._register(plan, targets)
+
+    @staticmethod
+    def _holder_of(value: Any, objects: dict[str, Any]) -> str | None:
+        """The name of a list, tuple or dict among ``objects`` (what the block read from
+        before it, or assigned) that holds ``value`` (``tape.watch(xs)`` of a list of
+        tensors)."""
+        for name, obj in objects.items():
+            if isinstance(obj, (list, tuple, dict)) and any(leaf is value for leaf in leaves(obj)):
+                return name
+        return None
 
     def _float_stores(self) -> frozenset[int]:
         """The statements of the block (their indices) that store a float array in an

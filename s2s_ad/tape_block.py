@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import linecache
+import re
 import textwrap
 import types
 from collections import Counter
@@ -241,6 +242,45 @@ def attribute_store(statement: cst.CSTNode) -> list[str] | None:
     return [target.value, *reversed(chain)]
 
 
+_MUTATORS = frozenset(
+    {"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault", "add"}
+)
+
+
+class _Mutated(cst.CSTVisitor):
+    """The names a statement changes in place: ``outs.append(...)`` (a list's or a
+    dict's mutating methods) and ``outs[k] = ...``."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.attr.value in _MUTATORS
+        ):
+            self.names.add(func.value.value)
+
+    def _target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.names.add(target.value.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+
+def mutated(statement: cst.CSTNode) -> set[str]:
+    """The names ``statement`` changes in place (see :class:`_Mutated`)."""
+    visitor = _Mutated()
+    statement.visit(visitor)
+    return visitor.names
+
+
 def slice_block(
     block: Block,
     targets: list[str],
@@ -263,10 +303,16 @@ def slice_block(
     reached: set[str] = set()
     settled: set[str] = set()
     first = start
-    for k, statement in reversed(list(enumerate(block.statements[start:end], first))):
+    chosen = block.statements[start:end]
+    # the names the block itself binds: a list made there and filled by a later loop
+    # (outs = []; for ...: outs.append(...)) is filled again when re-run
+    made = {n for statement in chosen for n in names(statement).writes}
+    for k, statement in reversed(list(enumerate(chosen, first))):
         found = names(statement)
         writes = set(found.writes)
-        if k in stores and (attribute_store(statement) or [""])[0] in needed:
+        if (k in stores and (attribute_store(statement) or [""])[0] in needed) or (
+            not writes & needed and mutated(statement) & needed & made
+        ):
             kept.append(statement)  # the object a kept statement reads holds the value
             needed |= set(found.reads)
             continue
@@ -496,6 +542,9 @@ def build_function(
     """``def _tape_block(params): <statements>; return target(s)``, compiled under a name
     that ``linecache`` knows (tracebacks and the transformer read its source)."""
     body = "".join(textwrap.dedent(block.source(s)).strip("\n") + "\n" for s in statements)
+    if block.tape_names:  # tape.watch(z) in a loop of the block: what it watches is given
+        own = "|".join(re.escape(n) for n in sorted(block.tape_names))
+        body = re.sub(rf"(?m)^([ \t]*)(?:{own})\.watch\(.*\)[ \t]*$", r"\1pass", body)
     returned = targets[0] if len(targets) == 1 else "(" + ", ".join(targets) + ",)"
     text = (
         f"def _tape_block({', '.join(params)}):\n"

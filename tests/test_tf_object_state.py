@@ -218,3 +218,44 @@ def test_a_keras_kernel_replaced_by_an_array_built_from_a_variable():
     np.testing.assert_allclose(float(loss), 1.0675333738327026, rtol=1e-6)
     np.testing.assert_allclose(g_scale.numpy(), [0.595733, -0.9436], atol=2e-6)
     np.testing.assert_allclose(g_bias.numpy(), [-0.293333, -0.353333], atol=2e-6)
+
+
+class TwoHeads(keras.Model):
+    """Two outputs and a weight penalty collected with ``add_loss``."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = layers.Dense(4, activation="relu")
+        self.cls = layers.Dense(2)
+        self.reg = layers.Dense(1)
+
+    def call(self, x, training=False):
+        h = self.body(x)
+        self.add_loss(0.01 * tf.reduce_sum(tf.square(self.body.kernel)))
+        return self.cls(h), self.reg(h)
+
+
+def test_a_two_headed_model_with_add_loss_in_a_custom_training_loop():
+    m = TwoHeads()
+    m(np.zeros((1, 3), np.float32))
+    m.set_weights([_w(w.shape, k, 0.5) for k, w in enumerate(m.get_weights())])
+    x, yc, yr = _w((6, 3), 4.0, 0.5), np.array([0, 1, 1, 0, 1, 0]), _w((6, 1), 5.0, 0.5)
+    opt = keras.optimizers.Adam(0.01)
+    ce = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    losses, rows = [], []
+    for _ in range(2):
+        with tf.GradientTape() as tape:
+            logits, r = m(x, training=True)
+            loss = ce(yc, logits) + tf.reduce_mean((r - yr) ** 2) + tf.add_n(m.losses)
+        grads = tape.gradient(loss, m.trainable_variables)
+        opt.apply_gradients(zip(grads, m.trainable_variables))
+        assert len(m.losses) == 1  # each call from outside the model starts afresh
+        losses.append(float(loss))
+        rows.append(grads[0].numpy()[0])
+    # TensorFlow 2.21 (float32, Adam)
+    np.testing.assert_allclose(losses, [1.31692, 1.269729], atol=2e-6)
+    np.testing.assert_allclose(
+        rows,
+        [[0.103285, -0.025314, 0.023852, -0.00824], [0.098661, -0.028399, 0.023727, -0.00804]],
+        atol=2e-6,
+    )

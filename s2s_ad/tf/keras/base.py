@@ -84,6 +84,8 @@ def Input(  # noqa: N802
 
 
 _INPUTS = [0]
+# whether a layer's __call__ runs (Keras's call context): the outermost clears losses
+_IN_CALL = [False]
 
 
 def _example(spec: KerasTensor) -> np.ndarray:
@@ -175,19 +177,27 @@ class Layer(Module):
             return self._symbolic_call(inputs)
         if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
             inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
-        if not self.built:
-            return self._first_call(inputs, training)
+        outer = not _IN_CALL[0]
+        if outer:  # a call from outside any layer's call: the last one's losses go
+            self._clear_losses()
+            _IN_CALL[0] = True
         try:
-            if replay.RECORDING:  # called by a tape's block: its pullback kept for the tape
-                given = {} if training is None else {"training": training}
-                found = replay.recorded_call(self, (inputs,), given)
-                if found is not replay.NOT_RECORDED:
-                    return found
-            if self._expects_training:
-                return self.call(inputs, training=training)
-            return self.call(inputs)
-        except Exception as error:
-            raise self._call_error(error, inputs, training) from None
+            if not self.built:
+                return self._first_call(inputs, training)
+            try:  # (in this frame: recorded_call looks at the frame that called the layer)
+                if replay.RECORDING:  # called by a tape's block: its pullback kept
+                    given = {} if training is None else {"training": training}
+                    found = replay.recorded_call(self, (inputs,), given)
+                    if found is not replay.NOT_RECORDED:
+                        return found
+                if self._expects_training:
+                    return self.call(inputs, training=training)
+                return self.call(inputs)
+            except Exception as error:
+                raise self._call_error(error, inputs, training) from None
+        finally:
+            if outer:
+                _IN_CALL[0] = False
 
     def _plain_call(self, inputs: Any, training: Any = None) -> Any:
         """What generated code runs for ``Layer.__call__`` (``super().__call__(x)`` in a
@@ -359,6 +369,14 @@ class Layer(Module):
 
     def add_loss(self, loss: Any) -> None:
         self._losses.append(loss)
+
+    def _clear_losses(self) -> None:
+        """Forget the losses ``add_loss`` collected, here and in the sub-layers (Keras
+        does at each call made from outside any layer's call)."""
+        if self._losses:
+            self._losses = []
+        for layer in self._sublayers():
+            layer._clear_losses()
 
     def get_weights(self) -> list[np.ndarray]:
         return [w.numpy() for w in self.weights]
