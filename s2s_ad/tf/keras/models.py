@@ -213,6 +213,7 @@ class Model(Layer):
         validation_data: Any = None,
         callbacks: Any = None,
         initial_epoch: int = 0,
+        validation_batch_size: Any = None,
         **kwargs: Any,
     ) -> History:
         """Train for ``epochs`` passes over ``(x, y)`` in batches (32 by default),
@@ -261,7 +262,12 @@ class Model(Layer):
                 if self.stop_training:
                     break
             if validation_data is not None:
-                scores = self.evaluate(*validation_data, verbose=0, return_dict=True)
+                scores = self.evaluate(
+                    *validation_data,
+                    batch_size=validation_batch_size or batch_size,
+                    verbose=0,
+                    return_dict=True,
+                )
                 logs.update({f"val_{k}": v for k, v in scores.items()})
             bar.update(seen, logs, finalize=True)
             hooks.on_epoch_end(epoch, logs)
@@ -292,10 +298,22 @@ class Model(Layer):
         """The loss (and metrics) on ``(x, y)``."""
         if type(self).test_step is not Model.test_step:
             return self._evaluate_steps(x, y, batch_size, verbose, return_dict)
-        steps = -(-len(np.asarray(x)) // (batch_size or 32))
+        x, y = np.asarray(x), np.asarray(y)
+        size = batch_size or 32
+        steps = -(-len(x) // size)
         bar = Progbar(steps, verbosity(verbose))  # timed from here
-        y_pred = self.predict(x, batch_size=batch_size, verbose=0)
-        scores = {"loss": float(self.loss(tensor(np.asarray(y)), y_pred))}
+        # batch by batch, as Keras: each batch's loss with the losses its call added
+        # (``add_loss``), averaged over the batches weighted by their sizes
+        total, parts = 0.0, []
+        for start in range(0, len(x), size):
+            batch_x, batch_y = x[start : start + size], y[start : start + size]
+            batch_pred = self(tensor(batch_x), training=False)
+            batch_loss = float(self.loss(tensor(batch_y), batch_pred))
+            batch_loss += sum(float(np.asarray(extra)) for extra in self.losses)
+            total += batch_loss * len(batch_x)
+            parts.append(np.asarray(batch_pred))
+        y_pred = np.concatenate(parts) if parts else self.predict(x, verbose=0)
+        scores = {"loss": total / max(len(x), 1)}
         for metric in self.compiled_metrics:
             metric.reset_state()
             metric.update_state(np.asarray(y), y_pred)
