@@ -35,6 +35,7 @@ _SOURCES = (
     ("extra_funcs", "autograd: scalars, named results, keyword forms"),
     ("jax_funcs", "JAX `lax_numpy_test.py`, `linalg_test.py`, special functions"),
     ("stats_funcs", "scipy.stats likelihoods and priors (JAX `scipy_stats_test.py`)"),
+    ("keyword_funcs", "keyword forms (`axis=`, `keepdims=`, `ord=`) and batch dimensions"),
 )
 
 

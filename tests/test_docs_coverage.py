@@ -23,7 +23,8 @@ def test_coverage_page_is_current():
 
 
 def test_every_refusal_names_a_case():
-    from sweep import extra_funcs, jax_funcs, stats_funcs
+    from sweep import extra_funcs, jax_funcs, keyword_funcs, stats_funcs
 
-    names = {c.name for t in (extra_funcs.T, jax_funcs.T, stats_funcs.T) for c in t.cases}
+    tables = (extra_funcs.T, jax_funcs.T, stats_funcs.T, keyword_funcs.T)
+    names = {c.name for t in tables for c in t.cases}
     assert sorted(set(REFUSED) - names) == []
