@@ -273,3 +273,6 @@ nanstd = vjp_rule(
     _NANVAR_SAMPLES,
     defaults=_NANVAR,
 )
+_NAN_DOT = f"np.sum(np.where(np.isnan(a), 0.0, t * {_NAN_CENTERED}), axis, keepdims=keepdims)"
+set_jvps(nanvar, a=f"2.0 * {_NAN_DOT}")
+set_jvps(nanstd, a=f"{_NAN_DOT} / np.where(ans > 0, ans, np.inf)")
