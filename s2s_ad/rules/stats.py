@@ -129,7 +129,7 @@ polyint = vjp_rule(
 set_jvps(polyint, p="np.polyint(t, m)")
 # np.polymul strips leading zero coefficients (as np.poly1d does), so its result is the
 # full convolution without its leading zeros: the cotangent pads back to the full length.
-_FULL = "int(np.size(a1) + np.size(a2) - 1)"
+_FULL = "(np.size(a1) - 1 + np.size(a2))"
 _G_FULL = f"np.concatenate([np.zeros({_FULL} - np.size(g)), g])"
 polymul = vjp_rule(
     "np.polymul",
