@@ -1,6 +1,7 @@
 """Write the generated pages: docs/constructs.md (each construct's primal and the adjoint
 s2s_ad generates for it), docs/refused.md (what is refused), docs/functions.md (every
-library function with a rule, from the rule registry) and docs/optimizations.md (the
+library function with a rule, from the rule registry), docs/coverage.md (the sweep of
+autograd's and JAX's test lists, ``sweep_coverage.py``) and docs/optimizations.md (the
 generated code before and after the optimizer, ``optimizations.py``)."""
 
 import builtins
@@ -15,6 +16,7 @@ sys.path.insert(0, str(HERE.parent))  # this checkout's s2s_ad, not an installed
 
 import optimizations  # noqa: E402
 import refusals  # noqa: E402
+import sweep_coverage  # noqa: E402
 
 import examples  # noqa: E402
 import s2s_ad  # noqa: E402
@@ -418,4 +420,5 @@ if __name__ == "__main__":
     (HERE / "constructs.md").write_text(render())
     (HERE / "refused.md").write_text(render_refused())
     (HERE / "functions.md").write_text(render_functions())
+    (HERE / "coverage.md").write_text(sweep_coverage.render())
     (HERE / "optimizations.md").write_text(optimizations.render())

@@ -206,13 +206,18 @@ clip = elementwise(
     "np.clip",
     [np.clip],
     ("a", "a_min", "a_max"),
-    ("_ad.clip_mask(a, a_min, a_max)", "1.0 * (a < a_min)", "1.0 * (a > a_max)"),
+    (
+        "_ad.clip_mask(a, a_min, a_max)",
+        "_ad.clip_mask(a, a_min, a_max, 'a_min')",
+        "_ad.clip_mask(a, a_min, a_max, 'a_max')",
+    ),
     [
         (0.7, -0.5, 1.0),
         (_REAL, -0.5, 1.0),
         (_REAL, np.array([-1.0, 0.0, 0.5]), 1.5),
         (_ROW, None, 1.0),
         (_ROW, -1.0, None),
+        (_REAL, np.array([-1.0, 0.5, 2.5]), np.array([1.5, 0.8, 0.3])),  # crossed bounds
     ],
 )
 

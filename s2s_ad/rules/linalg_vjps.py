@@ -308,14 +308,16 @@ def qr_vjp(g: Any, a: Any, ans: Any, mode: str = "reduced") -> Any:
     if is_zero(g):
         return np.zeros(np.shape(a))
     gq, gr = (0.0, g) if mode == "r" else g
-    if is_zero(gq):
-        gq = np.zeros(np.shape(q))
     if is_zero(gr):
         gr = np.zeros(np.shape(r))
-    m = r @ _mT(gr) - _mT(gq) @ q
+    m = r @ _mT(gr)
+    if not is_zero(gq):  # no dense zeros for gQ: mode='r' has none
+        m = m - _mT(gq) @ q
     low = np.tril(m, -1)
     copyltu = low + _mT(low) + m * np.eye(np.shape(m)[-1])
-    b = gq + q @ copyltu
+    b = q @ copyltu
+    if not is_zero(gq):
+        b = gq + b
     return _mT(np.linalg.solve(r, _mT(b)))
 
 

@@ -230,14 +230,22 @@ _rule = method(
     ("self", "min", "max"),
     {
         "self": "_ad.unbroadcast(g * _ad.clip_mask(self, min, max), self)",
-        "min": "_ad.unbroadcast(g * (self < min), min)",
-        "max": "_ad.unbroadcast(g * (self > max), max)",
+        "min": "_ad.unbroadcast(g * _ad.clip_mask(self, min, max, 'a_min'), min)",
+        "max": "_ad.unbroadcast(g * _ad.clip_mask(self, min, max, 'a_max'), max)",
     },
-    [(_A, -0.5, 1.0), (_A, None, 0.5), (_A, {"min": np.array([-1.0, 0.0, 0.5])})],
+    [
+        (_A, -0.5, 1.0),
+        (_A, None, 0.5),
+        (_A, {"min": np.array([-1.0, 0.0, 0.5])}),
+        (_A, np.array([-1.0, 0.5, 2.5]), np.array([1.7, 0.8, 0.3])),  # crossed bounds
+    ],
     defaults={"min": "None", "max": "None"},
 )
 set_jvps(
-    _rule, self="t * _ad.clip_mask(self, min, max)", min="t * (self < min)", max="t * (self > max)"
+    _rule,
+    self="t * _ad.clip_mask(self, min, max)",
+    min="t * _ad.clip_mask(self, min, max, 'a_min')",
+    max="t * _ad.clip_mask(self, min, max, 'a_max')",
 )
 
 # --- no gradient ---------------------------------------------------------------------------

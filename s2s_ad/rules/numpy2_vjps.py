@@ -94,7 +94,7 @@ def _q_first(value: Any, q: Any, a: Any, axis: Any, keepdims: bool) -> Any:
         lead = np.ndim(q)  # q's dims come first, then a's
         axes = tuple(range(lead, lead + a.ndim)) if axis is None else (lead + axis % a.ndim,)
         value = np.squeeze(value, axes)
-    return np.reshape(value, (-1, *np.shape(value)[np.ndim(q) :]))
+    return np.reshape(value, (-1,) + tuple(np.shape(value)[np.ndim(q) :]))
 
 
 def quantile_vjp(

@@ -100,7 +100,7 @@ polyval = vjp_rule(
 set_jvps(polyval, p="np.polyval(t, x)", x="t * _ad.polyval_dx(p, x)")
 # Linear maps of coefficient vectors: polyder multiplies coefficient i by the product of
 # the m powers it passes, polyint divides by them (np.polyder and np.polyint of ones give
-# those weights); polymul is a full convolution, whose transpose is a valid correlation.
+# those weights); polymul is a convolution, whose transpose is a valid correlation.
 polyder = vjp_rule(
     "np.polyder",
     [np.polyder],
@@ -127,18 +127,26 @@ polyint = vjp_rule(
     linear=True,
 )
 set_jvps(polyint, p="np.polyint(t, m)")
+# np.polymul strips leading zero coefficients (as np.poly1d does), so its result is the
+# full convolution without its leading zeros: the cotangent pads back to the full length.
+_FULL = "(np.size(a1) - 1 + np.size(a2))"
+_G_FULL = f"np.concatenate([np.zeros({_FULL} - np.size(g)), g])"
 polymul = vjp_rule(
     "np.polymul",
     [np.polymul],
     ("a1", "a2"),
     {
-        "a1": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a2), 'valid'))",
-        "a2": "(0.0 if _ad.is_zero(g) else np.correlate(g, np.atleast_1d(a1), 'valid'))",
+        "a1": f"(0.0 if _ad.is_zero(g) else np.correlate({_G_FULL}, a2, 'valid'))",
+        "a2": f"(0.0 if _ad.is_zero(g) else np.correlate({_G_FULL}, a1, 'valid'))",
     },
     [(_V, _W3), (_W3, _V5), (np.array([1.5]), _V)],
     linear=True,
 )
-set_jvps(polymul, a1="np.polymul(t, a2)", a2="np.polymul(a1, t)")
+set_jvps(
+    polymul,
+    a1=f"np.convolve(t, a2)[{_FULL} - np.size(ans) :]",
+    a2=f"np.convolve(a1, t)[{_FULL} - np.size(ans) :]",
+)
 _COV = "m, y, rowvar, bias, ddof, fweights, aweights"
 cov = vjp_rule(
     "np.cov",
@@ -265,3 +273,6 @@ nanstd = vjp_rule(
     _NANVAR_SAMPLES,
     defaults=_NANVAR,
 )
+_NAN_DOT = f"np.sum(np.where(np.isnan(a), 0.0, t * {_NAN_CENTERED}), axis, keepdims=keepdims)"
+set_jvps(nanvar, a=f"2.0 * {_NAN_DOT}")
+set_jvps(nanstd, a=f"{_NAN_DOT} / np.where(ans > 0, ans, np.inf)")

@@ -142,9 +142,17 @@ def min_weight(x: Any, y: Any) -> Any:
     return _weight(x < y, x, y)
 
 
-def clip_mask(a: Any, a_min: Any, a_max: Any) -> Any:
-    """1.0 where ``a_min <= a <= a_max`` (a ``None`` bound is no bound), else 0.0."""
-    inside = np.ones(np.shape(a), dtype=bool)
+def clip_mask(a: Any, a_min: Any, a_max: Any, part: str = "a") -> Any:
+    """Where ``np.clip(a, a_min, a_max)`` reads ``a`` (``part='a'``: ``a_min <= a <= a_max``),
+    ``a_min`` (``'a_min'``: below it) or ``a_max`` (``'a_max'``: above it), as 1.0 and 0.0.
+    A ``None`` bound is no bound. Crossed bounds (``a_min > a_max``) give ``a_max``
+    everywhere, as NumPy's ``minimum(maximum(a, a_min), a_max)`` does."""
+    crossed = False if a_min is None or a_max is None else np.asarray(a_min) > a_max
+    if part == "a_min":
+        return ((a < a_min) & ~crossed) * 1.0
+    if part == "a_max":
+        return ((a > a_max) | crossed) * 1.0
+    inside = np.ones(np.shape(a), dtype=bool) & ~crossed
     if a_min is not None:
         inside = inside & (a >= a_min)
     if a_max is not None:
