@@ -12,31 +12,13 @@ the float64 programs are also checked against central finite differences.
 import numpy as np
 import pytest
 from fd import numerical_grad
+from tf_weights import leaky_critic as _critic
+from tf_weights import sin_weights as _w
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
 
 layers = keras.layers
-
-
-def _w(shape, seed, scale=0.8):
-    """Deterministic weights and data (the same in the TensorFlow runs)."""
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * 1.37 + seed) * scale).reshape(shape).astype(np.float32)
-
-
-def _critic():
-    critic = keras.Sequential(
-        [
-            layers.Dense(8),
-            layers.LeakyReLU(0.2),
-            layers.Dense(6, activation="tanh"),
-            layers.Dense(1),
-        ]
-    )
-    critic(np.zeros((1, 3), np.float32))
-    critic.set_weights([_w(w.shape, 20 + k, 0.6) for k, w in enumerate(critic.get_weights())])
-    return critic
 
 
 def _generator():

@@ -12,16 +12,11 @@ import autograd.numpy as anp
 import numpy as np
 import pytest
 from fd import numerical_grad
+from tf_weights import sin_weights
 
 import s2s_ad.tf as tf
 from s2s_ad.errors import TransformError
 from s2s_ad.tf import keras
-
-
-def _w(shape, seed):
-    """Deterministic weights (the same in the TensorFlow run)."""
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * 1.37 + seed) * 0.8).reshape(shape).astype(np.float32)
 
 
 class _Critic(keras.Model):
@@ -62,7 +57,9 @@ def _critic(kind, dtype=None):
             ]
         )
     model(np.zeros((1, 3), dtype or np.float32))
-    model.set_weights([_w(w.shape, k).astype(w.dtype) for k, w in enumerate(model.get_weights())])
+    model.set_weights(
+        [sin_weights(w.shape, k).astype(w.dtype) for k, w in enumerate(model.get_weights())]
+    )
     return model
 
 
@@ -141,7 +138,7 @@ def _assert_unconnected(got):
 @pytest.mark.parametrize("kind", sorted(_TF))
 def test_gradient_penalty_through_keras_critics_gives_tensorflows_numbers(kind):
     model = _critic(kind)
-    x = tf.constant(_w((5, 3), 7.0))
+    x = tf.constant(sin_weights((5, 3), 7.0))
     penalty, grads = _penalty_step(model, x)
     want_penalty, want = _TF[kind]
     assert penalty == pytest.approx(want_penalty, rel=1e-5)
@@ -156,7 +153,7 @@ def test_gradient_penalty_through_keras_critics_gives_tensorflows_numbers(kind):
 @pytest.mark.parametrize("kind", ["sequential", "subclassed", "batchnorm"])
 def test_gradient_penalty_agrees_with_finite_differences(kind):
     model = _critic(kind, dtype="float64")
-    x = _w((5, 3), 7.0).astype(np.float64)
+    x = sin_weights((5, 3), 7.0).astype(np.float64)
     before = [v.numpy().copy() for v in model.non_trainable_variables]
     _, grads = _penalty_step(model, x)
     for variable, got in zip(model.trainable_variables, grads):
@@ -182,7 +179,7 @@ def test_gradient_penalty_agrees_with_finite_differences(kind):
 
 def test_batch_norm_in_the_inner_block_updates_the_moving_statistics_once():
     model = _critic("batchnorm")
-    x = tf.constant(_w((5, 3), 7.0))
+    x = tf.constant(sin_weights((5, 3), 7.0))
     penalty, grads = _penalty_step(model, x)
     assert penalty == pytest.approx(0.7964297533035278, rel=1e-5)
     # TensorFlow's values, for the Variables after the batch normalization
@@ -219,7 +216,7 @@ def _dropout_critic(rate):
         ]
     )
     model(np.zeros((1, 3), np.float32))
-    model.set_weights([_w(w.shape, k) for k, w in enumerate(model.get_weights())])
+    model.set_weights([sin_weights(w.shape, k) for k, w in enumerate(model.get_weights())])
     return model
 
 
@@ -238,7 +235,7 @@ def _masked_penalty(k1, b1, k2, b2, k3, b3, x, m1, m2):
 def test_dropout_in_the_inner_block_uses_the_masks_of_the_forward_pass():
     rate = 0.4
     model = _dropout_critic(rate)
-    x = tf.constant(_w((6, 3), 7.0))
+    x = tf.constant(sin_weights((6, 3), 7.0))
     tf.random.set_seed(7)
     penalty, grads = _penalty_step(model, x)
     # the two masks the block drew (the dropout layers draw in order, from the seed)
@@ -258,7 +255,7 @@ def test_a_dropout_layer_called_twice_in_the_inner_block_is_refused():
     drop = keras.layers.Dropout(0.5)
     dense = keras.layers.Dense(3, activation="tanh")
     dense(np.zeros((1, 3), np.float32))
-    x = tf.constant(_w((4, 3), 1.0))
+    x = tf.constant(sin_weights((4, 3), 1.0))
     with tf.GradientTape() as outer:
         with tf.GradientTape() as inner:
             inner.watch(x)
@@ -293,10 +290,10 @@ def test_a_dropout_critic_called_in_the_block_and_in_the_inner_block():
     )
     critic(np.zeros((1, 3), np.float32))
     critic.set_weights(
-        [_w(w.shape, k).astype(np.float64) for k, w in enumerate(critic.get_weights())]
+        [sin_weights(w.shape, k).astype(np.float64) for k, w in enumerate(critic.get_weights())]
     )
-    fake, real = _w((5, 3), 2.0), _w((5, 3), 3.0)
-    eps = (_w((5, 1), 4.0) + 1.0) / 2.0
+    fake, real = sin_weights((5, 3), 2.0), sin_weights((5, 3), 3.0)
+    eps = (sin_weights((5, 1), 4.0) + 1.0) / 2.0
     tf.random.set_seed(5)
     with tf.GradientTape() as tape:
         fake_logits = critic(fake, training=True)

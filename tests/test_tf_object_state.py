@@ -12,17 +12,12 @@ also checked against central finite differences.
 import numpy as np
 import pytest
 from fd import numerical_grad
+from tf_weights import sin_weights as _w
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
 
 layers = keras.layers
-
-
-def _w(shape, seed, scale=0.8):
-    """Deterministic weights and data (the same in the TensorFlow runs)."""
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * 1.37 + seed) * scale).reshape(shape).astype(np.float32)
 
 
 def test_a_kernel_named_in_a_branch_of_the_block_on_every_step():

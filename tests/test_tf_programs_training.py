@@ -9,17 +9,12 @@ tf_keras (``TF_USE_LEGACY_KERAS=1``), with the same weights and data (set explic
 
 import numpy as np
 import pytest
+from tf_weights import sin_weights as _w
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
 
 layers = keras.layers
-
-
-def _w(shape, seed, scale=0.8):
-    """Deterministic weights and data (the same in the TensorFlow runs)."""
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * 1.37 + seed) * scale).reshape(shape).astype(np.float32)
 
 
 class CompiledStepModel(keras.Model):

@@ -10,25 +10,20 @@ and tf_keras (``TF_USE_LEGACY_KERAS=1``), with the same weights (set explicitly)
 import numpy as np
 import pytest
 from fd import numerical_grad
+from tf_weights import sin_weights
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
 
 
-def _w(shape, seed):
-    """Deterministic weights (the same in the TensorFlow run)."""
-    n = int(np.prod(shape))
-    return (np.sin(np.arange(n) * 1.37 + seed) * 0.8).reshape(shape).astype(np.float32)
-
-
 def _model():
     model = keras.Sequential([keras.layers.Dense(4, activation="tanh"), keras.layers.Dense(1)])
     model(np.zeros((1, 3), np.float32))
-    model.set_weights([_w(w.shape, k) for k, w in enumerate(model.get_weights())])
+    model.set_weights([sin_weights(w.shape, k) for k, w in enumerate(model.get_weights())])
     return model
 
 
-_X, _Y = _w((5, 3), 7.0), _w((5, 1), 2.0)
+_X, _Y = sin_weights((5, 3), 7.0), sin_weights((5, 1), 2.0)
 
 # TensorFlow: the two losses, and the gradient of the second one (flattened)
 _TF_LOSSES = (1.1211905479431152, 0.861781895160675)
