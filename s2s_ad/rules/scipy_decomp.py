@@ -39,6 +39,16 @@ svdvals = vjp_rule(
     defaults=_CHECK,
 )
 set_jvps(svdvals, a="_ad.svd_jvp(t, a, ans, False)")
+#: the keyword-only options ``eigh`` and ``eigvalsh`` share, with their defaults
+_EIGH_OPTIONS = {
+    "overwrite_a": "False",
+    "overwrite_b": "False",
+    "type": "1",
+    "check_finite": "True",
+    "subset_by_index": "None",
+    "subset_by_value": "None",
+    "driver": "None",
+}
 _EIGH = "a, ans, b, lower, eigvals_only, subset_by_index or subset_by_value"
 eigh = vjp_rule(
     "scipy.linalg.eigh",
@@ -47,17 +57,7 @@ eigh = vjp_rule(
     {"a": f"_ad.sl_eigh_vjp(g, {_EIGH})"},
     [(_SYM,), (_SYM, {"eigvals_only": True}), (_SYM, {"lower": False})],
     defaults={"b": "None"},
-    kwonly={
-        "lower": "True",
-        "eigvals_only": "False",
-        "overwrite_a": "False",
-        "overwrite_b": "False",
-        "type": "1",
-        "check_finite": "True",
-        "subset_by_index": "None",
-        "subset_by_value": "None",
-        "driver": "None",
-    },
+    kwonly={"lower": "True", "eigvals_only": "False", **_EIGH_OPTIONS},
     symmetric=("a",),
 )
 set_jvps(eigh, a=f"_ad.sl_eigh_jvp(t, {_EIGH})")
@@ -68,16 +68,7 @@ eigvalsh = vjp_rule(
     {"a": "_ad.sl_eigh_vjp(g, a, ans, b, lower, True, subset_by_index or subset_by_value)"},
     [(_SYM,), (_SYM, {"lower": False})],
     defaults={"b": "None"},
-    kwonly={
-        "lower": "True",
-        "overwrite_a": "False",
-        "overwrite_b": "False",
-        "type": "1",
-        "check_finite": "True",
-        "subset_by_index": "None",
-        "subset_by_value": "None",
-        "driver": "None",
-    },
+    kwonly={"lower": "True", **_EIGH_OPTIONS},
     symmetric=("a",),
 )
 set_jvps(
