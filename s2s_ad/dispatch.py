@@ -34,8 +34,8 @@ def _target(func: Any) -> tuple[Any, tuple[Any, ...]]:
     """The Python function to transform and the arguments bound before the call's own."""
     if not isinstance(func, types.FunctionType):  # a GradientFunction: the function it calls
         func = getattr(func, "_s2s_call", func)
-    if REGISTRY.opaque(func):  # a library function without a rule: never its source
-        return None, ()
+    if REGISTRY.opaque(func) or isinstance(func, np.vectorize):  # never its source:
+        return None, ()  # a library function without a rule, NumPy's entry-by-entry calls
     if isinstance(func, types.MethodType):
         return _plain(func.__func__), (func.__self__,)
     if isinstance(func, (types.FunctionType, functools.partial, functools._lru_cache_wrapper)):
@@ -159,6 +159,18 @@ def _refuse_draw(func: Any, labels: tuple[Any, ...]) -> None:
             "(its value is not a differentiable function of its arguments)",
             hint="pass the argument through s2s_ad.stop_gradient, or draw standard "
             "variates and transform them yourself",
+        )
+
+
+def _refuse_vectorized(func: Any, labels: tuple[Any, ...]) -> None:
+    """Refuse ``np.vectorize(f)(x)`` of a differentiated ``x``: NumPy calls ``f`` entry by
+    entry through its object-array machinery, which is not differentiated."""
+    if labels and isinstance(func, np.vectorize):
+        name = getattr(func.pyfunc, "__name__", "f")
+        raise TransformError(
+            f"np.vectorize({name}) called on a differentiated value",
+            hint=f"write {name} with array operations (np.where for its branches), or "
+            "loop over the entries in the differentiated function",
         )
 
 
@@ -410,6 +422,7 @@ def call_with_pullback(
             return func(*args, **kwargs), lambda g: tuple(0.0 for _ in labels)
         return _rule_pullback(rule, unbound, shifted, (owner, *args), kwargs)
     _refuse_draw(func, labels)
+    _refuse_vectorized(func, labels)
     target, pre = _target(func)
     raw, raw_pre = _callee(func)
     same = target is not None and target is raw and len(pre) == len(raw_pre)

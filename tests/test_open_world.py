@@ -422,3 +422,43 @@ def test_complex_intermediates_are_refused_not_truncated():
             s2s_ad.grad(fun)(x)
     with pytest.raises(TypeError, match="complex intermediate values"):
         s2s_ad.hvp(phase_power)(x, np.ones(2))
+
+
+def _smooth_hinge(v):
+    """A scalar piecewise activation, written for one float."""
+    if v > 0.0:
+        return v * v
+    return 0.1 * v
+
+
+_smooth_hinge_all = np.vectorize(_smooth_hinge)
+
+
+def _vectorized_loss(w, X):
+    return np.sum(_smooth_hinge_all(X @ w))
+
+
+def _looped_loss(w, X):
+    z = X @ w
+    total = 0.0
+    for v in z:
+        total += _smooth_hinge(v)
+    return total
+
+
+@pytest.mark.parametrize("how", ["grad", "jvp", "hvp"])
+def test_np_vectorize_of_a_differentiated_value_is_refused_by_name(how):
+    """NumPy calls the function entry by entry on Python objects: refused, never a
+    gradient through NumPy's machinery; the loop the hint suggests is differentiated."""
+    rng = np.random.default_rng(3)
+    w, X = rng.normal(size=3), rng.normal(size=(5, 3))
+    with pytest.raises(TransformError, match=r"np\.vectorize\(_smooth_hinge\)"):
+        if how == "grad":
+            s2s_ad.grad(_vectorized_loss)(w, X)
+        elif how == "jvp":
+            s2s_ad.jvp(_vectorized_loss, (w, X), (np.ones(3), np.zeros((5, 3))))
+        else:
+            s2s_ad.hvp(_vectorized_loss)(w, X, np.ones(3))
+    got = s2s_ad.grad(_looped_loss)(w, X)
+    want = numerical_grad(_looped_loss, (w, X))
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
