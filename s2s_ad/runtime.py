@@ -690,7 +690,12 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         from .dispatch import call_with_pullback
 
         call.append(call_with_pullback)
-    return call[0](func, labels, args, kwargs)
+    try:
+        return call[0](func, labels, args, kwargs)
+    except TransformError as error:
+        if error.lineno > 0 or type(error) is not TransformError:
+            raise
+        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
 
 
 _CALL_WITH_PULLBACK: list[Any] = []  # dispatch.call_with_pullback, imported on first use
@@ -802,7 +807,12 @@ def jvp_call(
     """
     from .dispatch import call_with_tangent
 
-    return call_with_tangent(func, labels, tangents, args, kwargs)
+    try:
+        return call_with_tangent(func, labels, tangents, args, kwargs)
+    except TransformError as error:
+        if error.lineno > 0 or type(error) is not TransformError:
+            raise
+        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
 
 
 # --- variables mode (tapes) -----------------------------------------------------------------

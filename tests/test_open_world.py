@@ -452,13 +452,16 @@ def test_np_vectorize_of_a_differentiated_value_is_refused_by_name(how):
     gradient through NumPy's machinery; the loop the hint suggests is differentiated."""
     rng = np.random.default_rng(3)
     w, X = rng.normal(size=3), rng.normal(size=(5, 3))
-    with pytest.raises(TransformError, match=r"np\.vectorize\(_smooth_hinge\)"):
+    with pytest.raises(TransformError, match=r"np\.vectorize\(_smooth_hinge\)") as refused:
         if how == "grad":
             s2s_ad.grad(_vectorized_loss)(w, X)
         elif how == "jvp":
             s2s_ad.jvp(_vectorized_loss, (w, X), (np.ones(3), np.zeros((5, 3))))
         else:
             s2s_ad.hvp(_vectorized_loss)(w, X, np.ones(3))
+    # located at the user's line, in every mode (raised when the call runs)
+    assert refused.value.filename == __file__
+    assert refused.value.line_text.strip() == "return np.sum(_smooth_hinge_all(X @ w))"
     got = s2s_ad.grad(_looped_loss)(w, X)
     want = numerical_grad(_looped_loss, (w, X))
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
