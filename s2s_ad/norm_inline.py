@@ -103,7 +103,7 @@ class InnerFunctions(NormalizerBase):
         name = fdef.name.value
         if name in self.inlining:
             raise self.error(f"recursive call of {name}", value)
-        bound = self._bind_params(fdef, value)
+        bound = self._bind_params(fdef, value, name)
         scan = NameScan()
         fdef.body.visit(scan)
         local = sorted((scan.assigned | {p for p, _ in bound}) - {inner})
@@ -123,13 +123,21 @@ class InnerFunctions(NormalizerBase):
         self.nested[target] = self.nested[rename[inner]]
         return True
 
-    def _bind_params(self, fdef: cst.FunctionDef, call: cst.Call) -> list[tuple[str, ir.Atom]]:
-        """A call's arguments bound to a function's parameters (defaults filled in)."""
+    def _bind_params(
+        self,
+        fdef: cst.FunctionDef | cst.Lambda,
+        call: cst.Call,
+        what: str,
+        variadic: str = "*args/**kwargs",
+    ) -> list[tuple[str, ir.Atom]]:
+        """A call's arguments bound to a function's parameters (defaults filled in);
+        ``what`` names the function in refusals, ``variadic`` what a ``*args``/``**kwargs``
+        parameter is refused as."""
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
-            raise self.error(f"call of {fdef.name.value} with *args/**kwargs", call)
+            raise self.error(f"call of {what} with {variadic}", call)
         if any(a.star for a in call.args):
-            raise self.error(f"call of {fdef.name.value} with starred arguments", call)
+            raise self.error(f"call of {what} with starred arguments", call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
         given: dict[str, cst.BaseExpression] = {}
@@ -138,7 +146,7 @@ class InnerFunctions(NormalizerBase):
             if key is None and pos < len(names):
                 key = names[pos]
             if key is None or key not in names or key in given:
-                raise self.error(f"call of {fdef.name.value} with arguments that do not fit", call)
+                raise self.error(f"call of {what} with arguments that do not fit", call)
             given[key] = arg.value
         bound: list[tuple[str, ir.Atom]] = []
         for param in plist:
@@ -171,27 +179,8 @@ class InnerFunctions(NormalizerBase):
         name = fdef.name.value
         if name in self.inlining:
             raise self.error(f"recursive call of the local function {name}", call)
-        params = fdef.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
-            raise self.error("call of a local function with *args/**kwargs", call)
-        if any(a.star for a in call.args):
-            raise self.error("call of a local function with starred arguments", call)
-        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
-        names = [p.name.value for p in plist]
-        given: dict[str, cst.BaseExpression] = {}
-        for pos, arg in enumerate(call.args):
-            key = arg.keyword.value if arg.keyword is not None else None
-            if key is None and pos < len(names):
-                key = names[pos]
-            if key is None or key not in names or key in given:
-                raise self.error("call of a local function with arguments that do not fit", call)
-            given[key] = arg.value
-        bound: list[tuple[str, ir.Atom]] = []
-        for param in plist:
-            value = given.get(param.name.value, param.default)
-            if value is None:
-                raise self.error(f"call missing argument {param.name.value!r}", call)
-            bound.append((param.name.value, self.atom(value)))
+        bound = self._bind_params(fdef, call, "a local function")
+        names = [param for param, _ in bound]
         scan = NameScan()
         fdef.body.visit(scan)
         rename = self.renames.get(name)
@@ -237,31 +226,7 @@ class InnerFunctions(NormalizerBase):
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local lambda or one-return nested function."""
-        params = lam.params
-        if (
-            params.star_arg not in (None, cst.MaybeSentinel.DEFAULT)
-            or (params.star_kwarg is not None)
-            or any(a.star for a in call.args)
-        ):
-            raise self.error("call of a local function with starred arguments", call)
-        plist = [*params.posonly_params, *params.params, *params.kwonly_params]
-        names = [p.name.value for p in plist]
-        given: dict[str, cst.BaseExpression] = {}
-        for pos, arg in enumerate(call.args):
-            key = (
-                arg.keyword.value
-                if arg.keyword is not None
-                else (names[pos] if pos < len(names) else None)
-            )
-            if key is None or key not in names or key in given:
-                raise self.error("call of a local function with arguments that do not fit", call)
-            given[key] = arg.value
-        bound = {}
-        for param in plist:
-            node = given.get(param.name.value, param.default)
-            if node is None:
-                raise self.error(f"call missing argument {param.name.value!r}", call)
-            bound[param.name.value] = self.atom(node)
+        bound = dict(self._bind_params(lam, call, "a local function", "starred arguments"))
         body = lam.body if isinstance(lam, cst.Lambda) else single_return(lam)
         assert body is not None
         saved = self.env
