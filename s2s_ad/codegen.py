@@ -6,6 +6,7 @@ backward sweep reads; ``render`` keeps only the sites listed in ``pushed``.
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 import types
@@ -117,3 +118,158 @@ def render(
 
 def _paren(cond: str) -> str:
     return cond if re.fullmatch(r"[\w.]+", cond) else f"({cond})"
+
+
+#: Attribute names on generated statements: the statement's own text (a compound
+#: statement's header line, stripped, without a site mark) and its tape site.
+TEXT, SITE_OF = "s2s_text", "s2s_site"
+
+
+def mark(s: ast.stmt, text: str, site: int | None) -> None:
+    """Give ``s`` its own text and tape site."""
+    setattr(s, TEXT, text)
+    setattr(s, SITE_OF, site)
+
+
+class Builder:
+    """A generated function as :mod:`ast` statements, built from the sweeps' items in the
+    order :func:`render` writes them (the optimizer takes the statements without parsing
+    the function's text). Each statement carries its text and tape site (:func:`mark`);
+    the ``# ...`` comment lines above a statement go into ``notes``, keyed by its id, as
+    ``rewrite.comments`` finds them in the text.
+    """
+
+    def __init__(self, header: str) -> None:
+        self.func = ast.parse(header + "\n    pass").body[0]
+        assert isinstance(self.func, ast.FunctionDef)
+        setattr(self.func, TEXT, header)
+        self.notes: dict[int, str] = {}
+        self._pending: list[str] = []
+        self._blocks: list[list[ast.stmt]] = [[]]
+
+    def done(self) -> tuple[ast.FunctionDef, dict[int, str]]:
+        """The function and its statements' comments."""
+        self.func.body = self._blocks[0] or [ast.Pass()]
+        return self.func, self.notes
+
+    def lines(self, lines: list[str]) -> None:
+        """Lines of code at the function's top level (each indented by four spaces)."""
+        self._chunk([line[4:] for line in lines], None)
+
+    def items(self, items: list[Item], pushed: set[int], tape: str, sites: bool) -> None:
+        """What ``render(items, pushed, 1, tape, sites)`` writes, at the top level."""
+        self._items(items, pushed, tape, sites)
+
+    def _items(self, items: list[Item], pushed: set[int], tape: str, sites: bool) -> bool:
+        """Build ``items`` into the current block; whether anything was built."""
+        built = False
+        pending_comment: str | None = None
+        for item in items:
+            if isinstance(item, Comment):
+                pending_comment = item.text
+                continue
+            if isinstance(item, Suite):
+                if not self._suite(item, pushed, tape, sites, pending_comment):
+                    continue
+            else:
+                if isinstance(item, Line):
+                    text, site = item.text, None
+                elif isinstance(item, Push):
+                    if item.site not in pushed or not item.code:
+                        continue
+                    text, site = f"{tape}.append({item.code})", item.site
+                else:
+                    if item.site not in pushed:
+                        continue
+                    text = item.text or f"{item.target} = {tape}.pop()"
+                    site = item.site if "\n" not in text else None
+                if pending_comment is not None:
+                    self._comment(pending_comment)
+                self._chunk(text.split("\n"), site if sites else None)
+            pending_comment = None
+            built = True
+        return built
+
+    def _suite(
+        self, item: Suite, pushed: set[int], tape: str, sites: bool, comment: str | None
+    ) -> bool:
+        """Build a compound statement (as ``render`` writes it); whether it was built."""
+        pending = self._pending
+        note = [*pending, comment] if comment is not None else pending
+        self._pending = []  # the comments above go to the header
+        body: list[ast.stmt] = []
+        orelse: list[ast.stmt] = []
+        self._blocks.append(body)
+        has_body = self._items(item.body, pushed, tape, sites)
+        self._blocks.pop()
+        trailing, self._pending = self._pending, []  # comment lines ending the body
+        has_orelse = False
+        if item.orelse:
+            self._blocks.append(orelse)
+            has_orelse = self._items(item.orelse, pushed, tape, sites)
+            self._blocks.pop()
+        if not has_body and not has_orelse and not item.keep_empty:
+            self._pending = pending  # nothing written
+            return False
+        if not has_orelse:
+            self._pending = trailing  # else lost at the ``else:`` line
+        header = item.header
+        if not has_body and has_orelse and header.startswith("if ") and item.orelse is not None:
+            header, body, orelse = f"if not {_paren(header[3:-1])}:", orelse, []
+        node = ast.parse(header + "\n    pass").body[0]
+        if note:
+            self.notes[id(node)] = "\n".join(note)
+        mark(node, header, None)
+        if not body:
+            body = ast.parse("pass").body
+            mark(body[0], "pass", None)
+        node.body = body  # type: ignore[attr-defined]
+        node.orelse = orelse  # type: ignore[attr-defined]
+        self._blocks[-1].append(node)
+        return True
+
+    def _comment(self, text: str) -> None:
+        self._pending.append(text)
+
+    def _chunk(self, lines: list[str], site: int | None) -> None:
+        """Statements from ``lines`` (one item's text, unindented), comment lines kept
+        for the statement that follows them."""
+        if len(lines) == 1 and not lines[0].lstrip().startswith("#"):
+            stmts = ast.parse(lines[0]).body
+            for s in _nested(stmts):
+                mark(s, lines[0].strip(), site)
+            self._take(stmts)
+            return
+        tree = ast.parse("\n".join(lines))
+        by_line: dict[int, list[ast.stmt]] = {}
+        for s in _nested(tree.body):
+            by_line.setdefault(s.lineno, []).append(s)
+            mark(s, lines[s.lineno - 1].strip(), site if len(lines) == 1 else None)
+        for number, line in enumerate(lines, start=1):
+            text = line.strip()
+            if text.startswith("#"):
+                self._pending.append(text)
+            elif text and self._pending:
+                for s in by_line.get(number, ()):
+                    self.notes[id(s)] = "\n".join(self._pending)
+                self._pending = []
+        self._blocks[-1].extend(tree.body)
+
+    def _take(self, stmts: list[ast.stmt]) -> None:
+        if self._pending and stmts:
+            for s in stmts:
+                if s.lineno == stmts[0].lineno:
+                    self.notes[id(s)] = "\n".join(self._pending)
+            self._pending = []
+        self._blocks[-1].extend(stmts)
+
+
+def _nested(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        out.append(s)
+        for attr in ("body", "orelse"):
+            inner = getattr(s, attr, None)
+            if isinstance(inner, list):
+                out.extend(_nested(inner))
+    return out

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .codefacts import (
@@ -140,7 +141,12 @@ def _forget(func: ast.FunctionDef, changed: set[int], info: Info) -> None:
 
 
 def optimize_function(
-    text: str, tape: str, facts: Facts, decide_tape: bool = False, plan_trips: bool = False
+    text: str,
+    tape: str,
+    facts: Facts,
+    decide_tape: bool = False,
+    plan_trips: bool = False,
+    built: Callable[[], tuple[ast.FunctionDef, dict[int, str]]] | None = None,
 ) -> str:
     """One generated function (``def ...:`` and its body) with dead code removed.
 
@@ -152,13 +158,18 @@ def optimize_function(
             sweeps); the others apply the decision.
         plan_trips: Decide which records go into per-loop lists here (as ``decide_tape``
             does, for a function holding both sweeps that no other is made from).
+        built: Makes the function's statements as the sweeps built them (each with its
+            text and tape site, see ``codegen.Builder``) and their comments; without it
+            ``text`` is parsed.
     """
     if not ENABLED:
         return text
-    tree = ast.parse(text)
-    func = tree.body[0]
-    assert isinstance(func, ast.FunctionDef)
-    notes = attach(func, text.split("\n"))
+    if built is not None:
+        func, notes = built()
+    else:
+        func = ast.parse(text).body[0]
+        assert isinstance(func, ast.FunctionDef)
+        notes = attach(func, text.split("\n"))
     info = Info(tape)
     changed: set[int] = set()
     gathered = gather(func.body, info, tape, notes, changed)

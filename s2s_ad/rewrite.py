@@ -7,9 +7,9 @@ statements (``# L<n>:`` pointing at the user's line) stay with them, moving to t
 statement kept when theirs goes.
 
 Each statement carries what the passes read of its text as attributes (see
-:func:`mark`): its own text (a compound statement's header line) and the tape site of a
+``codegen.mark``): its own text (a compound statement's header line) and the tape site of a
 push or pop. The sweeps set them when they build the statements
-(:func:`codegen.function`); :func:`attach` sets them on a function parsed from text.
+(``codegen.Builder``); :func:`attach` sets them on a function parsed from text.
 """
 
 from __future__ import annotations
@@ -17,16 +17,7 @@ from __future__ import annotations
 import ast
 
 from .codefacts import pure, statements
-from .codegen import SITE
-
-#: Attribute names on generated statements: the statement's own text, its tape site.
-TEXT, SITE_OF = "s2s_text", "s2s_site"
-
-
-def mark(s: ast.stmt, text: str, site_mark: int | None) -> None:
-    """Give ``s`` its own text (stripped, without a site mark) and tape site."""
-    setattr(s, TEXT, text)
-    setattr(s, SITE_OF, site_mark)
+from .codegen import SITE, SITE_OF, TEXT, mark
 
 
 def attach(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
