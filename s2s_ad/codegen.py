@@ -10,7 +10,9 @@ import ast
 import functools
 import re
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 #: Code objects of every generated function (normalization recognises calls of them).
 GENERATED_CODES: set[types.CodeType] = set()
@@ -20,9 +22,13 @@ _IDENT = re.compile(r"(?<![\w.'\"])([^\W\d]\w*)")
 
 @dataclass
 class Line:
-    """One line of code."""
+    """One line of code (``make``, when given, builds its statements without parsing
+    ``text``: the same trees, fresh each call; ``None`` from it says to parse)."""
 
     text: str
+    make: Callable[[], list[ast.stmt] | None] | None = field(
+        default=None, compare=False, repr=False
+    )
 
 
 @dataclass
@@ -149,8 +155,45 @@ class Builder:
 
     def done(self) -> tuple[ast.FunctionDef, dict[int, str]]:
         """The function and its statements' comments."""
-        self.func.body = self._blocks[0] or [ast.Pass()]
+        later: list[_Later] = []
+        _collect(self._blocks[0], later)
+        if later:  # the lines without a tree of their own, parsed together
+            source: list[str] = []
+            for item in later:
+                item.start = len(source) + 1
+                source += [item.text, "    pass"] if item.suite else [item.text]
+            parsed = ast.parse("\n".join(source)).body
+            k = 0
+            for item in later:
+                end = item.start + (2 if item.suite else 1)
+                while k < len(parsed) and parsed[k].lineno < end:
+                    item.stmts.append(parsed[k])
+                    k += 1
+        self.func.body = self._resolve(self._blocks[0]) or [ast.Pass()]  # type: ignore[arg-type]
         return self.func, self.notes
+
+    def _resolve(self, block: list[Any]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        for s in block:
+            if not isinstance(s, _Later):
+                out.append(s)
+                continue
+            for t in _nested(s.stmts) if not s.suite else s.stmts:
+                mark(t, s.text.strip(), s.site)
+            if s.note is not None:
+                for t in s.stmts:
+                    if t.lineno == s.stmts[0].lineno:
+                        self.notes[id(t)] = s.note
+            if s.suite:
+                (node,) = s.stmts
+                body = self._resolve(s.body)
+                if not body:
+                    body = ast.parse("pass").body
+                    mark(body[0], "pass", None)
+                node.body = body  # type: ignore[attr-defined]
+                node.orelse = self._resolve(s.orelse)  # type: ignore[attr-defined]
+            out.extend(s.stmts)
+        return out
 
     def lines(self, lines: list[str]) -> None:
         """Lines of code at the function's top level (each indented by four spaces)."""
@@ -174,6 +217,16 @@ class Builder:
             else:
                 if isinstance(item, Line):
                     text, site = item.text, None
+                    made = item.make() if item.make is not None else None
+                    if made is not None:
+                        if pending_comment is not None:
+                            self._comment(pending_comment)
+                        for s in made:
+                            mark(s, text.strip(), None)
+                        self._take(made)
+                        pending_comment = None
+                        built = True
+                        continue
                 elif isinstance(item, Push):
                     if item.site not in pushed or not item.code:
                         continue
@@ -216,16 +269,8 @@ class Builder:
         header = item.header
         if not has_body and has_orelse and header.startswith("if ") and item.orelse is not None:
             header, body, orelse = f"if not {_paren(header[3:-1])}:", orelse, []
-        node = ast.parse(header + "\n    pass").body[0]
-        if note:
-            self.notes[id(node)] = "\n".join(note)
-        mark(node, header, None)
-        if not body:
-            body = ast.parse("pass").body
-            mark(body[0], "pass", None)
-        node.body = body  # type: ignore[attr-defined]
-        node.orelse = orelse  # type: ignore[attr-defined]
-        self._blocks[-1].append(node)
+        later = _Later(header, None, "\n".join(note) if note else None, True, body, orelse)
+        self._blocks[-1].append(later)  # type: ignore[arg-type]
         return True
 
     def _comment(self, text: str) -> None:
@@ -234,11 +279,10 @@ class Builder:
     def _chunk(self, lines: list[str], site: int | None) -> None:
         """Statements from ``lines`` (one item's text, unindented), comment lines kept
         for the statement that follows them."""
-        if len(lines) == 1 and not lines[0].lstrip().startswith("#"):
-            stmts = ast.parse(lines[0]).body
-            for s in _nested(stmts):
-                mark(s, lines[0].strip(), site)
-            self._take(stmts)
+        if len(lines) == 1 and lines[0].strip() and not lines[0].lstrip().startswith("#"):
+            note = "\n".join(self._pending) if self._pending else None
+            self._pending = []
+            self._blocks[-1].append(_Later(lines[0], site, note))  # type: ignore[arg-type]
             return
         tree = ast.parse("\n".join(lines))
         by_line: dict[int, list[ast.stmt]] = {}
@@ -262,6 +306,29 @@ class Builder:
                     self.notes[id(s)] = "\n".join(self._pending)
             self._pending = []
         self._blocks[-1].extend(stmts)
+
+
+@dataclass
+class _Later:
+    """A line (or a compound statement's header) of a function being built, parsed with
+    the others when the function is done (one parse, not one per line)."""
+
+    text: str
+    site: int | None
+    note: str | None
+    suite: bool = False
+    body: list[Any] = field(default_factory=list)
+    orelse: list[Any] = field(default_factory=list)
+    start: int = 0
+    stmts: list[ast.stmt] = field(default_factory=list)
+
+
+def _collect(block: list[Any], out: list[_Later]) -> None:
+    for s in block:
+        if isinstance(s, _Later):
+            out.append(s)
+            _collect(s.body, out)
+            _collect(s.orelse, out)
 
 
 def _nested(stmts: list[ast.stmt]) -> list[ast.stmt]:
