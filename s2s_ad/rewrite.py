@@ -191,3 +191,74 @@ def _head(s: ast.stmt) -> str:
 
 def _empty(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
+
+
+def as_rendered(
+    func: ast.FunctionDef, notes: dict[int, str], changed: set[int], unparsed: Unparsed
+) -> tuple[ast.FunctionDef, dict[int, str]]:
+    """``func`` and its comments as parsing the text :func:`render` writes of it gives
+    them, without writing and parsing it: a rewritten (``changed``) statement is parsed
+    from its unparsed text (``unparsed``: what ``render`` kept), the others keep their
+    trees; ``if c: pass else: body`` becomes ``if not (c): body``, site marks go (the
+    text ``render`` writes has none), and a comment above a ``pass`` standing for an
+    emptied body goes (``render`` does not write it)."""
+    func.body = _as_rendered(func.body, notes, changed, unparsed) or _passes()
+    return func, notes
+
+
+def _passes() -> list[ast.stmt]:
+    stmts = ast.parse("pass").body
+    mark(stmts[0], "pass", None)
+    return stmts
+
+
+def _as_rendered(
+    stmts: list[ast.stmt], notes: dict[int, str], changed: set[int], unparsed: Unparsed
+) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        note = notes.pop(id(s), None)
+        if isinstance(s, ast.Pass) and not hasattr(s, "lineno"):
+            out.extend(_passes())  # written without its comment
+            continue
+        if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
+            text = None if id(s) in changed else getattr(s, TEXT, None)
+            test = text[3:-1].strip() if text else ast.unparse(s.test)
+            new = _header(f"if not ({test}):")
+            new.body = _as_rendered(s.orelse, notes, changed, unparsed) or _passes()
+        elif id(s) in changed:
+            known = unparsed.get(id(s))
+            text = known[1] if known is not None and known[0] is s else _head(s)
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                new = _header(text)
+                new.body = _as_rendered(s.body, notes, changed, unparsed) or _passes()
+                new.orelse = _as_rendered(s.orelse, notes, changed, unparsed)
+            else:
+                parsed = ast.parse(text).body
+                for t in statements(parsed):
+                    mark(t, text, None)
+                if note is not None:
+                    for t in parsed:
+                        notes[id(t)] = note
+                out.extend(parsed)
+                continue
+        else:
+            new = s
+            mark(s, text_of(s), None)
+            if not hasattr(s, "lineno"):
+                s.lineno = s.end_lineno = 1
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                s.body = _as_rendered(s.body, notes, changed, unparsed) or _passes()
+                s.orelse = _as_rendered(s.orelse, notes, changed, unparsed)
+        if note is not None:
+            notes[id(new)] = note
+        out.append(new)
+    return out
+
+
+def _header(text: str) -> ast.If | ast.For | ast.While:
+    """A compound statement parsed from its header line (its body to be filled)."""
+    node = ast.parse(text + "\n    pass").body[0]
+    assert isinstance(node, (ast.If, ast.For, ast.While))
+    mark(node, text, None)
+    return node
