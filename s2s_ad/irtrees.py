@@ -53,6 +53,8 @@ _LOAD, _STORE = ast.Load(), ast.Store()
 
 #: Snippets parsed once: text -> its expression (``None``: not one on its own).
 _PARSED: dict[tuple[str, str], ast.expr | None] = {}
+#: Kept at most this many snippets (and callees) before starting again.
+_KEEP = 1 << 13
 
 
 class _Unsafe(Exception):
@@ -67,6 +69,8 @@ def _parsed(text: str, wrap: str = "{}") -> ast.expr:
             node = ast.parse(wrap.format(text), mode="eval").body
         except SyntaxError:
             node = None
+        if len(_PARSED) >= _KEEP:
+            _PARSED.clear()
         _PARSED[key] = node
     if node is None:
         raise _Unsafe
@@ -118,6 +122,8 @@ def _dotted(code: str) -> ast.expr:
             names.append(node.attr)
             node = node.value
         chain = (node.id, *reversed(names)) if isinstance(node, ast.Name) else None
+        if len(_CHAINS) >= _KEEP:
+            _CHAINS.clear()
         _CHAINS[code] = chain
     if chain is None:
         raise _Unsafe
