@@ -40,6 +40,7 @@ from .codefacts import (
     store_targets,
     written,
 )
+from .rewrite import text_of, width
 
 #: The longest statement (without its indentation) folding makes.
 WIDTH = 88
@@ -100,16 +101,15 @@ def _doubled(node: ast.AST, tape: str) -> int:
     return hits
 
 
-def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str, lines: list[str]) -> None:
-    """The two contributions of ``x * x`` merged: ``e + e`` written ``2.0 * e``. ``lines``
-    is the function's text, where a statement without ``+`` is passed over unwalked
+def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
+    """The two contributions of ``x * x`` merged: ``e + e`` written ``2.0 * e``. A
+    statement whose text (as the sweeps wrote it) has no ``+`` is passed over unwalked
     (the passes before rename names, never add operators)."""
     for block in blocks(stmts):
         for s in block:
             if not isinstance(s, (ast.Assign, ast.AugAssign)):
                 continue
-            text = lines[s.lineno - 1 : s.end_lineno]
-            if any("+" in line for line in text) and _doubled(s, tape):
+            if "+" in text_of(s) and _doubled(s, tape):
                 changed.add(id(s))
 
 
@@ -186,17 +186,16 @@ class _Folder:
         self,
         func: ast.FunctionDef,
         info: Info,
-        lines: list[str],
         notes: dict[int, str],
         changed: set[int],
     ) -> None:
-        self.tape, self.info, self.lines, self.notes = info.tape, info, lines, notes
+        self.tape, self.info, self.notes = info.tape, info, notes
         # how often each generated name occurs in the code kept (comments aside): a
         # temporary bound once and read once occurs twice (a string or keyword that
         # spells it makes more: it is then kept)
-        self.occurs: Counter[str] = Counter(_GENERATED.findall(lines[func.lineno - 1]))
+        self.occurs: Counter[str] = Counter(_GENERATED.findall(text_of(func)))  # type: ignore[arg-type]
         for st in statements(func.body):
-            self.occurs.update(_generated(st, lines, changed))
+            self.occurs.update(_generated(st, changed))
         self.width: dict[int, int] = {}
         self.drop: set[int] = set()
         self.facts: dict[int, tuple[set[str], bool, set[str]]] = {}
@@ -223,8 +222,7 @@ class _Folder:
         (an estimate after folds; more than ``WIDTH`` for a statement on several lines)."""
         if id(s) not in self.width:
             one_line = isinstance(s, COMPOUND) or s.lineno == s.end_lineno
-            segment = self.lines[s.lineno - 1] if one_line else ""
-            self.width[id(s)] = len(segment.strip()) if segment else WIDTH + 1
+            self.width[id(s)] = width(s) if one_line else WIDTH + 1
         return self.width[id(s)]
 
     def temporary(self, s: ast.stmt) -> str | None:
@@ -358,15 +356,13 @@ class _Folder:
         return True
 
 
-def _generated(s: ast.stmt, lines: list[str], changed: set[int]) -> list[str]:
+def _generated(s: ast.stmt, changed: set[int]) -> list[str]:
     """The generated (``_``-prefixed) names a statement spells (a compound statement: its
     header), once per occurrence."""
     if not hasattr(s, "lineno"):
         return []  # a ``pass`` standing for an emptied body
     if id(s) not in changed:
-        compound = isinstance(s, COMPOUND)
-        text = lines[s.lineno - 1] if compound else "\n".join(lines[s.lineno - 1 : s.end_lineno])
-        return _GENERATED.findall(text)
+        return _GENERATED.findall(text_of(s))
     if isinstance(s, (ast.If, ast.While)):
         parts: list[ast.AST] = [s.test]
     elif isinstance(s, ast.For):
@@ -456,13 +452,13 @@ def _replace(node: ast.AST, t: str, value: ast.expr) -> bool:
 
 
 def fold_temporaries(
-    func: ast.FunctionDef, info: Info, lines: list[str], notes: dict[int, str], changed: set[int]
+    func: ast.FunctionDef, info: Info, notes: dict[int, str], changed: set[int]
 ) -> set[int]:
     """Fold single-use temporaries into their readers (see the module's docstring), never
     from the code of one of the user's lines (a ``# L<n>:`` comment) into another's.
     ``info`` holds the facts of the statements not rewritten since it was made. Returns
     the ids of the bindings folded away."""
-    folder = _Folder(func, info, lines, notes, changed)
+    folder = _Folder(func, info, notes, changed)
     for block in blocks(func.body):
         folder.block(block, changed)
     return folder.drop

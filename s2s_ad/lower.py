@@ -38,7 +38,7 @@ import numpy as np
 from . import optimize
 from .codefacts import Info, Liveness, children, is_tape_call, nodes, statements
 from .emit import Compiled, _free, program
-from .rewrite import comments, remove, render
+from .rewrite import Unparsed, as_rendered, attach, remove, render, text_of
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
 
@@ -515,8 +515,7 @@ def lower_function(
         analysis.run()
     except Unsupported:
         return text
-    lines = text.split("\n")
-    notes = comments(func, lines)
+    notes = attach(func, text.split("\n"))
     lowering = _Lowering(analysis)
     changed: set[int] = set()
 
@@ -551,9 +550,16 @@ def lower_function(
     drop = _self_copies(func) | _dead_tape_traffic(func, tape)
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
-    rendered = render(func.body, text, notes, "    ", changed)
-    out = "\n".join([lines[func.lineno - 1], *rendered])
-    return optimize.optimize_function(out, tape or "_tape", optimize.Facts(), plan_trips=trips)
+    unparsed: Unparsed = {}
+    rendered = render(func.body, notes, "    ", changed, unparsed)
+    out = "\n".join([text_of(func), *rendered])  # type: ignore[arg-type]
+    return optimize.optimize_function(
+        out,
+        tape or "_tape",
+        optimize.Facts(),
+        plan_trips=trips,
+        built=lambda: as_rendered(func, notes, changed, unparsed),
+    )
 
 
 def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[str]) -> Any:

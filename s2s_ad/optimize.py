@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .codefacts import (
@@ -41,7 +42,7 @@ from .codefacts import (
 from .fold import assign_first, blocks, fold_temporaries, merge_doubles
 from .gather import gather
 from .reuse import reuse_calls
-from .rewrite import Unparsed, comments, remove, render, site
+from .rewrite import Unparsed, attach, remove, render, site, text_of
 from .trip_records import LoopTraffic, TripList, apply, plan
 
 ENABLED = os.environ.get("S2S_AD_OPTIMIZE", "1") != "0"
@@ -58,7 +59,7 @@ class Facts:
 
 
 def _dead(
-    func: ast.FunctionDef, lines: list[str], tape: str, facts: Facts, decide: bool, info: Info
+    func: ast.FunctionDef, tape: str, facts: Facts, decide: bool, info: Info
 ) -> tuple[set[int], bool]:
     """Ids of the statements to drop (and, with ``decide``, the dead tape sites), and
     whether tape traffic is among them."""
@@ -72,7 +73,7 @@ def _dead(
         if live is None:
             continue
         target = info.tape_use(s)[0]
-        mark = site(s, lines) if target is not None else None
+        mark = site(s) if target is not None else None
         if mark is not None:
             pops[mark] = pops.get(mark, True) and not lv.live_after(s, target)  # type: ignore[arg-type]
             continue
@@ -86,7 +87,7 @@ def _dead(
         for s in every:
             popped, pushed = info.tape_use(s)
             if popped is not None or pushed is not None:
-                if site(s, lines) in facts.dead_sites:
+                if site(s) in facts.dead_sites:
                     drop.add(id(s))
                     traffic = True
     return drop, traffic
@@ -140,7 +141,12 @@ def _forget(func: ast.FunctionDef, changed: set[int], info: Info) -> None:
 
 
 def optimize_function(
-    text: str, tape: str, facts: Facts, decide_tape: bool = False, plan_trips: bool = False
+    text: str,
+    tape: str,
+    facts: Facts,
+    decide_tape: bool = False,
+    plan_trips: bool = False,
+    built: Callable[[], tuple[ast.FunctionDef, dict[int, str]]] | None = None,
 ) -> str:
     """One generated function (``def ...:`` and its body) with dead code removed.
 
@@ -152,14 +158,18 @@ def optimize_function(
             sweeps); the others apply the decision.
         plan_trips: Decide which records go into per-loop lists here (as ``decide_tape``
             does, for a function holding both sweeps that no other is made from).
+        built: Makes the function's statements as the sweeps built them (each with its
+            text and tape site, see ``codegen.Builder``) and their comments; without it
+            ``text`` is parsed.
     """
     if not ENABLED:
         return text
-    lines = text.split("\n")
-    tree = ast.parse(text)
-    func = tree.body[0]
-    assert isinstance(func, ast.FunctionDef)
-    notes = comments(func, lines)
+    if built is not None:
+        func, notes = built()
+    else:
+        func = ast.parse(text).body[0]
+        assert isinstance(func, ast.FunctionDef)
+        notes = attach(func, text.split("\n"))
     info = Info(tape)
     changed: set[int] = set()
     gathered = gather(func.body, info, tape, notes, changed)
@@ -175,7 +185,7 @@ def optimize_function(
             if id(s) in touched:
                 info.forget(s)  # its read set changed
         changed |= touched
-        drop, traffic = _dead(func, lines, tape, facts, decide_tape, info)
+        drop, traffic = _dead(func, tape, facts, decide_tape, info)
         if not drop and not copied:
             break
         hollowed: list[ast.stmt] = []
@@ -184,16 +194,16 @@ def optimize_function(
         # only where a statement that read something went without being found dead
         # (tape pushes, an emptied ``if``'s test) or a copy was propagated
         again = traffic or bool(hollowed)
-    merge_doubles(func.body, changed, tape, lines)
+    merge_doubles(func.body, changed, tape)
     drop = assign_first(func.body, changed, tape, notes)
     _forget(func, changed, info)
     reuse_calls(blocks(func.body), changed, info)  # before folding: holders stay named
-    drop |= fold_temporaries(func, info, lines, notes, changed)
+    drop |= fold_temporaries(func, info, notes, changed)
     if drop:
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     _forget(func, changed, info)
     reuse_calls(blocks(func.body), changed, info)  # adjoints folded into fresh values
-    header = lines[func.lineno - 1]
+    header = text_of(func)  # type: ignore[arg-type]
     unparsed: Unparsed = {}  # statements rendered twice are unparsed once
     if facts.per_loop and (decide_tape or plan_trips or facts.trip_lists):
         found = LoopTraffic()  # the loops' traffic, found once for plan and rewriting
@@ -203,7 +213,7 @@ def optimize_function(
                 facts.trip_lists = plan(func, tape, found)
             if facts.trip_lists:  # what shape variants lower (then plan again)
                 facts.untripped = "\n".join(
-                    [header, *render(func.body, text, notes, "    ", changed, unparsed)]
+                    [header, *render(func.body, notes, "    ", changed, unparsed)]
                 )
         # the rewriting asks liveness of the statements it rewrites: it forgets them first
         _forget(func, changed, info)
@@ -212,4 +222,4 @@ def optimize_function(
         for key in touched:
             unparsed.pop(key, None)
         changed |= touched
-    return "\n".join([header, *render(func.body, text, notes, "    ", changed, unparsed)])
+    return "\n".join([header, *render(func.body, notes, "    ", changed, unparsed)])

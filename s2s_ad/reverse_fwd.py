@@ -8,6 +8,7 @@ their residuals.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 
 from . import ir
@@ -37,7 +38,7 @@ class RecordingSweep:
             plan = self.plans.get(id(s))
             if plan is not None and plan.aux:
                 items.append(self.push(s, plan.aux))
-            items.append(Line(self.fwd_assign(s, plan)))
+            items.append(Line(self.fwd_assign(s, plan), self.fwd_assign_tree(s, plan)))
             return items
         if isinstance(s, ir.Unpack):
             items = [self.push(s, t) for t in s.targets]
@@ -139,6 +140,18 @@ class RecordingSweep:
         if kind == "custom_gradient":
             return f"{s.target}, {plan.aux} = {value.callee.code}.forward({self.call_args(value)})"
         return f"{s.target} = {self.render_expr(value)}"
+
+    def fwd_assign_tree(
+        self, s: ir.Assign, plan: CallPlan | None
+    ) -> Callable[[], list[ast.stmt] | None] | None:
+        """What builds ``fwd_assign``'s statement as a tree, where its text is the
+        target and the right-hand side (see ``SweepBase.assign_tree``)."""
+        value = s.value
+        if plan is not None and isinstance(value, ir.Call):
+            kind = plan.info.kind
+            if kind in ("user", "custom_gradient") or (kind == "dynamic" and not self.pure):
+                return None
+        return self.assign_tree(s.target, value)
 
     def fwd_for(self, s: ir.For) -> list[Item]:
         items: list[Item] = [self.push(s, s.target)]

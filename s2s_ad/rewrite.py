@@ -1,10 +1,15 @@
 """Generated functions as :mod:`ast` trees and back to text.
 
-The passes over generated code (:mod:`optimize`, :mod:`fold`, :mod:`lower`) parse a
-function, drop or rewrite statements, and write it back: a statement left alone keeps its
-own text, a rewritten one is unparsed, and the ``# ...`` comment lines above statements
-(``# L<n>:`` pointing at the user's line) stay with them, moving to the next statement
-kept when theirs goes.
+The passes over generated code (:mod:`optimize`, :mod:`fold`, :mod:`lower`) take a
+function's statements, drop or rewrite them, and write it back: a statement left alone
+keeps its own text, a rewritten one is unparsed, and the ``# ...`` comment lines above
+statements (``# L<n>:`` pointing at the user's line) stay with them, moving to the next
+statement kept when theirs goes.
+
+Each statement carries what the passes read of its text as attributes (see
+``codegen.mark``): its own text (a compound statement's header line) and the tape site of a
+push or pop. The sweeps set them when they build the statements
+(``codegen.Builder``); :func:`attach` sets them on a function parsed from text.
 """
 
 from __future__ import annotations
@@ -12,7 +17,40 @@ from __future__ import annotations
 import ast
 
 from .codefacts import pure, statements
-from .codegen import SITE
+from .codegen import SITE, SITE_OF, TEXT, mark
+
+
+def attach(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
+    """Mark the statements of ``func``, parsed from ``lines``, with their text and sites
+    (the function itself with its header line); return their comments (see
+    :func:`comments`)."""
+    setattr(func, TEXT, lines[func.lineno - 1])
+    for s in statements(func.body):
+        line = lines[s.lineno - 1]
+        at = line.rfind(SITE)
+        if at >= 0:
+            mark(s, line[:at].strip(), int(line[at + len(SITE) :]))
+        else:
+            mark(s, line.strip(), None)
+    return comments(func, lines)
+
+
+def text_of(s: ast.stmt) -> str:
+    """A statement's own text (a compound statement's header line) as the sweeps wrote
+    it; unparsed for a statement made by a pass."""
+    text = getattr(s, TEXT, None)
+    return text if text is not None else _head(s)
+
+
+def site(s: ast.stmt) -> int | None:
+    """The tape site of a push or pop (see ``codegen.SITE``), else ``None``."""
+    return getattr(s, SITE_OF, None)
+
+
+def width(s: ast.stmt) -> int:
+    """The length of a statement's line as the sweeps wrote it, site mark included."""
+    mark_at = site(s)
+    return len(text_of(s)) + (0 if mark_at is None else len(f"{SITE}{mark_at}"))
 
 
 def comments(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
@@ -27,13 +65,6 @@ def comments(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
             by_line[number] = "\n".join(pending)
             pending = []
     return {id(s): by_line[s.lineno] for s in statements(func.body) if s.lineno in by_line}
-
-
-def site(s: ast.stmt, lines: list[str]) -> int | None:
-    """The tape site a push or pop line is marked with (see ``codegen.SITE``)."""
-    line = lines[s.lineno - 1]
-    mark = line.rfind(SITE)
-    return int(line[mark + len(SITE) :]) if mark >= 0 else None
 
 
 def remove(
@@ -95,7 +126,6 @@ Unparsed = dict[int, tuple[ast.stmt, str]]
 
 def render(
     stmts: list[ast.stmt],
-    source: str,
     notes: dict[int, str],
     pad: str,
     changed: set[int],
@@ -105,13 +135,11 @@ def render(
     its comment above it. ``unparsed`` keeps the text of each statement unparsed, for
     another rendering of the same tree: drop from it a statement rewritten since."""
     memo: Unparsed = {} if unparsed is None else unparsed
-    return _render(stmts, source, source.split("\n"), notes, pad, changed, memo)
+    return _render(stmts, notes, pad, changed, memo)
 
 
 def _render(
     stmts: list[ast.stmt],
-    source: str,
-    lines: list[str],
     notes: dict[int, str],
     pad: str,
     changed: set[int],
@@ -128,10 +156,10 @@ def _render(
         if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
             # ``if c: pass else: body`` (what remains when a branch empties)
             # a test something was folded into is unparsed: its source segment is stale
-            test = None if id(s) in changed else ast.get_source_segment(source, s.test)
-            test = test or ast.unparse(s.test)
+            text = None if id(s) in changed else getattr(s, TEXT, None)
+            test = text[3:-1].strip() if text else ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
-            out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed, memo))
+            out.extend(_render(s.orelse, notes, pad + "    ", changed, memo))
             continue
         if id(s) in changed:
             known = memo.get(id(s))
@@ -139,15 +167,12 @@ def _render(
                 known = memo[id(s)] = (s, _head(s))
             out.append(pad + known[1])
         else:
-            out.append(pad + _unmarked(lines[s.lineno - 1]).strip())
+            out.append(pad + text_of(s))
         if isinstance(s, (ast.If, ast.For, ast.While)):
-            out.extend(
-                _render(s.body, source, lines, notes, pad + "    ", changed, memo)
-                or [pad + "    pass"]
-            )
+            out.extend(_render(s.body, notes, pad + "    ", changed, memo) or [pad + "    pass"])
             if s.orelse:
                 out.append(pad + "else:")
-                out.extend(_render(s.orelse, source, lines, notes, pad + "    ", changed, memo))
+                out.extend(_render(s.orelse, notes, pad + "    ", changed, memo))
     return out
 
 
@@ -164,10 +189,76 @@ def _head(s: ast.stmt) -> str:
     return ast.unparse(s)
 
 
-def _unmarked(line: str) -> str:
-    mark = line.rfind(SITE)
-    return line[:mark] if mark >= 0 else line
-
-
 def _empty(stmts: list[ast.stmt]) -> bool:
     return all(isinstance(s, ast.Pass) for s in stmts)
+
+
+def as_rendered(
+    func: ast.FunctionDef, notes: dict[int, str], changed: set[int], unparsed: Unparsed
+) -> tuple[ast.FunctionDef, dict[int, str]]:
+    """``func`` and its comments as parsing the text :func:`render` writes of it gives
+    them, without writing and parsing it: a rewritten (``changed``) statement is parsed
+    from its unparsed text (``unparsed``: what ``render`` kept), the others keep their
+    trees; ``if c: pass else: body`` becomes ``if not (c): body``, site marks go (the
+    text ``render`` writes has none), and a comment above a ``pass`` standing for an
+    emptied body goes (``render`` does not write it)."""
+    func.body = _as_rendered(func.body, notes, changed, unparsed) or _passes()
+    return func, notes
+
+
+def _passes() -> list[ast.stmt]:
+    stmts = ast.parse("pass").body
+    mark(stmts[0], "pass", None)
+    return stmts
+
+
+def _as_rendered(
+    stmts: list[ast.stmt], notes: dict[int, str], changed: set[int], unparsed: Unparsed
+) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    for s in stmts:
+        note = notes.pop(id(s), None)
+        if isinstance(s, ast.Pass) and not hasattr(s, "lineno"):
+            out.extend(_passes())  # written without its comment
+            continue
+        if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
+            text = None if id(s) in changed else getattr(s, TEXT, None)
+            test = text[3:-1].strip() if text else ast.unparse(s.test)
+            new = _header(f"if not ({test}):")
+            new.body = _as_rendered(s.orelse, notes, changed, unparsed) or _passes()
+        elif id(s) in changed:
+            known = unparsed.get(id(s))
+            text = known[1] if known is not None and known[0] is s else _head(s)
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                new = _header(text)
+                new.body = _as_rendered(s.body, notes, changed, unparsed) or _passes()
+                new.orelse = _as_rendered(s.orelse, notes, changed, unparsed)
+            else:
+                parsed = ast.parse(text).body
+                for t in statements(parsed):
+                    mark(t, text, None)
+                if note is not None:
+                    for t in parsed:
+                        notes[id(t)] = note
+                out.extend(parsed)
+                continue
+        else:
+            new = s
+            mark(s, text_of(s), None)
+            if not hasattr(s, "lineno"):
+                s.lineno = s.end_lineno = 1
+            if isinstance(s, (ast.If, ast.For, ast.While)):
+                s.body = _as_rendered(s.body, notes, changed, unparsed) or _passes()
+                s.orelse = _as_rendered(s.orelse, notes, changed, unparsed)
+        if note is not None:
+            notes[id(new)] = note
+        out.append(new)
+    return out
+
+
+def _header(text: str) -> ast.If | ast.For | ast.While:
+    """A compound statement parsed from its header line (its body to be filled)."""
+    node = ast.parse(text + "\n    pass").body[0]
+    assert isinstance(node, (ast.If, ast.For, ast.While))
+    mark(node, text, None)
+    return node

@@ -10,11 +10,12 @@ source, and refuses what neither pass models. :class:`~s2s_ad.reverse.Reverse` a
 
 from __future__ import annotations
 
+import ast
 import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import ir
+from . import ir, irtrees
 from .analysis import Activity, analyze, attribute_store, call_writes, classify, walk
 from .call_plans import CallPlan, assigned
 from .codegen import Comment, Item, Push
@@ -201,6 +202,20 @@ class SweepBase:
                 return f"{code[: -len('.__getitem__')]}[{self.atom(expr.args[0])}]"  # np.r_[...]
             return f"{code}({self.call_args(expr)})"
         return ir.expr_source(expr, self.atom)
+
+    def assign_tree(self, target: str, expr: ir.Expr) -> Callable[[], list[ast.stmt] | None] | None:
+        """What builds ``target = render_expr(expr)`` as a tree without parsing it (see
+        :mod:`irtrees`), or ``None``."""
+        if type(self).render_expr is not SweepBase.render_expr:
+            return None  # a sweep writing expressions its own way
+        callee = None
+        if isinstance(expr, ir.Call):
+            callee = expr.callee.code
+            if callee.startswith("_ad.") and self.ad != "_ad":
+                callee = self.ad + callee[3:]
+            if callee.endswith(".__getitem__"):
+                return None  # written ``np.r_[...]``
+        return irtrees.assign(target, expr, self.atom, callee)
 
     def call_args(self, call: ir.Call) -> str:
         return ir.call_args_source(call, self.atom)

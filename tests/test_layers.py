@@ -21,7 +21,8 @@ PACKAGE = pathlib.Path(s2s_ad.__file__).parent
 #: Layer of each module, lowest first (a module of a sub-package takes its package's).
 LAYERS: list[set[str]] = [
     # foundation: the IR, errors, generated-code items, the runtime helpers
-    {"errors", "ir", "codegen", "codefacts", "cstwalk", "duck", "positions", "simplify"}
+    {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
+    | {"simplify"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
