@@ -45,6 +45,7 @@ from .norm_exprs import ExpressionLowering
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_stmts import StatementLowering
+from .norm_try import TryLowering
 from .source import ParsedFunction
 
 __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
@@ -52,6 +53,7 @@ __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
 
 class Normalizer(
     StatementLowering,
+    TryLowering,
     ControlFlowLowering,
     ExpressionLowering,
     CallLowering,

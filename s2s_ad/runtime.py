@@ -905,3 +905,37 @@ def vjp_apply_vars(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwa
 
 vjp_apply_vars._s2s_dispatched = True  # type: ignore[attr-defined]
 vjp_apply_vars._s2s_variables = True  # type: ignore[attr-defined]
+
+
+#: the bodies of ``try`` statements, as plain functions (see :mod:`s2s_ad.norm_try`)
+_TRY_PROBES: list[Any] = []
+_TRY_KEYS: dict[tuple[str, int], int] = {}
+
+
+def register_try_probe(source: str, globals_: dict[str, Any]) -> int:
+    """Compile the body of a ``try`` statement (``def _try_body(<locals>): ...``) in the
+    user's module globals; the key :func:`try_path` finds it by."""
+    key = (source, id(globals_))
+    found = _TRY_KEYS.get(key)
+    if found is not None:
+        return found
+    space: dict[str, Any] = {}
+    exec(compile(source, "<s2s_ad:try body>", "exec"), globals_, space)  # noqa: S102
+    probe = space["_try_body"]
+    _TRY_PROBES.append(probe)
+    _TRY_KEYS[key] = len(_TRY_PROBES) - 1
+    return len(_TRY_PROBES) - 1
+
+
+def try_path(key: int, caught: tuple[Any, ...], *args: Any) -> int:
+    """Which path a ``try`` statement takes: ``0`` when its body raises nothing, ``k``
+    when the ``k``-th handler (of the exception types ``caught``) catches what it raised;
+    an exception no handler catches propagates, as in Python."""
+    try:
+        _TRY_PROBES[key](*args)
+    except BaseException as exc:
+        for k, kind in enumerate(caught, 1):
+            if isinstance(exc, kind):
+                return k
+        raise
+    return 0

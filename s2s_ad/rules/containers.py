@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import field_index, reduce_start, unpack_count, zeros_like
+from ..runtime import field_index, reduce_start, try_path, unpack_count, zeros_like
 from .registry import method, nondiff, set_jvps, vjp_rule
 from .vjps import is_zero
 
@@ -353,5 +353,7 @@ set_jvps(_rule, g="_ad.get_default_vjp(t, d, key)", d="0.0", key="0.0")
 nondiff("unpack_count", [unpack_count])
 # the position of a namedtuple's field (``layer.W`` read as ``layer[0]``): an integer
 nondiff("field_index", [field_index])
+# which path a ``try`` statement takes (norm_try): an integer
+nondiff("try_path", [try_path])
 # the check of ``functools.reduce(f, xs)`` without an initial value: xs is not empty
 nondiff("reduce_start", [reduce_start])
