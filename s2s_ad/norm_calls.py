@@ -21,6 +21,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .built_objects import init_attributes, record_kind
 from .cstwalk import walk
 from .norm_base import MISSING, NormalizerBase
 from .norm_scan import BindingCount
@@ -28,8 +29,16 @@ from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
 from .rules.containers import pack_args, pack_kwargs, unzip
+from .runtime import build_record
 
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
+
+
+def _literal_labels(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a tuple display of string and integer literals."""
+    return isinstance(node, cst.Tuple) and all(
+        isinstance(el.value, (cst.SimpleString, cst.Integer)) for el in node.elements
+    )
 
 
 class CallLowering(NormalizerBase):
@@ -173,6 +182,10 @@ class CallLowering(NormalizerBase):
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not MISSING and self._stable_root(parts[0])
+            if static and record_kind(obj) is not None:
+                built = self.record_call(obj, node)
+                if built is not None:
+                    return built
             callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
         elif isinstance(func, cst.Attribute):
             receiver = self.atom(func.value)
@@ -184,13 +197,43 @@ class CallLowering(NormalizerBase):
             )
         args: list[ir.Atom] = []
         kwargs: list[tuple[str, ir.Atom]] = []
-        for arg in node.args:
+        dispatched = getattr(callee.obj, "_s2s_dispatched", False)
+        for k, arg in enumerate(node.args):
+            if dispatched and k == 1 and _literal_labels(arg.value):
+                # ``_ad.vjp_apply(func, ('<defaults>',), g, ...)`` of generated code: the
+                # labels stay a constant, which tells whether func carries a gradient
+                args.append(ir.Const(self.p.code(arg.value)))
+                continue
             value = self.atom(arg.value)
             if arg.keyword is not None:
                 kwargs.append((arg.keyword.value, value))
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def record_call(self, cls: type, node: cst.Call) -> ir.Expr | None:
+        """``Dense(W, b)``, ``Params(W=W, b=b)``: a namedtuple, dataclass or plain class
+        whose construction only stores its arguments, built as a record
+        (:mod:`s2s_ad.built_objects`); ``None`` for any other class (called as it is)."""
+        try:
+            init_attributes(cls)
+        except ValueError:
+            return None
+        positional: list[ir.Atom] = []
+        named: list[ir.Atom] = []
+        keys: list[str] = []
+        for arg in node.args:
+            value = self.atom(arg.value)
+            if arg.keyword is not None:
+                keys.append(arg.keyword.value)
+                named.append(value)
+            else:
+                positional.append(value)
+        kind = self.atom(node.func)
+        parts = self.fresh("_parts")
+        self.assign(parts, ir.Build("tuple", positional + named))
+        callee = ir.Callee("_ad.build_record", build_record, resolved=True)
+        return ir.Call(callee, [kind, ir.Var(parts), ir.Const(repr(tuple(keys)))], [])
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are

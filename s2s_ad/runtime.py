@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import duck
+from .built_objects import build_record, is_record, record_parts, record_tangent
 from .endless import endless as _endless
 from .errors import TransformError
 from .source import user_lines, user_origin
@@ -96,7 +97,9 @@ def add(a: Any, b: Any) -> Any:
             parts.append(u + v if type(u) is _ndarray and type(v) is _ndarray else add(u, v))
         return parts if isinstance(a, list) else tuple(parts)
     if isinstance(a, dict):
-        return {k: add(a[k], b[k]) for k in a}
+        if a.keys() == b.keys():
+            return {k: add(a[k], b[k]) for k in a}
+        return {k: add(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}  # records' fields
     return a + b
 
 
@@ -110,8 +113,12 @@ def getitem(g: Any, index: Any) -> Any:
         return g[index]
     if is_zero(g):
         return 0.0
+    if index is WHOLE:
+        return g
     if isinstance(g, dict):
         return g.get(index, 0.0)
+    if type(index) is str and is_record(g):  # a field of a dataclass tangent
+        return getattr(g, index)
     part = g[index]
     return part.copy() if isinstance(part, _ndarray) else part
 
@@ -141,6 +148,12 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """
     if is_zero(g) or index is HANDED:
         return x_bar
+    if index is WHOLE:
+        return add(x_bar, g)
+    if type(index) is str and is_record(x):  # a record's field: its adjoint is a dict
+        out_r = dict(x_bar) if isinstance(x_bar, dict) else {}
+        out_r[index] = add(out_r.get(index, 0.0), unbroadcast(g, getattr(x, index)))
+        return out_r
     tg, tb = type(g), type(x_bar)
     if (
         type(x) is _ndarray
@@ -227,6 +240,8 @@ def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
     if index is HANDED:
         return x_bar
+    if index is WHOLE or (type(index) is str and is_record(x)):
+        return add_at(x_bar, x, index, g)
     if (type(x_bar) is list and isinstance(x, (list, tuple))) or (
         type(x_bar) is dict and isinstance(x, dict)
     ):
@@ -598,11 +613,26 @@ def field_index(obj: Any, name: str) -> int:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
-
+    if is_record(obj) and hasattr(obj, name):
+        if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
+            return WHOLE  # a bound method: its adjoint is the object's
+        return name  # a dataclass's field, or an attribute of an object built here
     raise TransformError(
-        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
-        hint="pass the arrays themselves, or a namedtuple, list or dict of them",
+        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a "
+        "namedtuple or dataclass)",
+        hint="pass the arrays themselves, or a namedtuple, dataclass, list or dict of them",
     )
+
+
+class _Whole:
+    """The index :func:`field_index` gives for a bound method read from a record
+    (``model.predict``): the method value's adjoint (and tangent) is the object's."""
+
+    def __repr__(self) -> str:
+        return "WHOLE"
+
+
+WHOLE = _Whole()
 
 
 class _Handed:
@@ -624,6 +654,8 @@ def attr_index(obj: Any, name: str, g: Any) -> Any:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
+    if is_record(obj) and hasattr(obj, name):
+        return field_index(obj, name)
     if isinstance(obj, (tuple, list, dict, _ndarray)) or not hasattr(obj, name):
         return field_index(obj, name)  # refused, as without variables mode
     variable_grad(getattr(obj, name), g)

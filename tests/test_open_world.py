@@ -326,11 +326,18 @@ def test_imports_inside_the_function_bind_what_they_import():
         s2s_ad.grad(missing_module)(1.0)
 
 
-def test_try_is_refused_with_the_reason_and_a_way_out():
-    with pytest.raises(TransformError, match="'try' statement") as info:
-        s2s_ad.grad(guarded_cholesky)(np.eye(2) * 2.0)
-    assert "test_open_world.py" in str(info.value) and "    try:" in str(info.value)
-    assert "if/else" in str(info.value)
+def test_try_around_cholesky_takes_the_path_that_ran():
+    """Formerly refused; both paths now differentiate (tests/test_open_world_try.py has
+    more), the matrix built symmetric so that finite differences see what the rule sees."""
+
+    def loss(X, shift):
+        return guarded_cholesky(X @ X.T + shift * np.eye(2))
+
+    X = np.array([[1.0, 0.099], [0.99, 0.1]])
+    for shift in (0.5, -2e-4):  # positive definite; not, but with the jitter
+        K = X @ X.T + shift * np.eye(2)
+        assert np.all(np.linalg.eigvalsh(K) > 0) == (shift > 0)
+        _check(loss, (X, shift))
 
 
 # --- truth tests whose branch rebinds the tested name; 'and'/'or' values ----------------------
