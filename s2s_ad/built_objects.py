@@ -29,6 +29,8 @@ import textwrap
 import weakref
 from typing import Any
 
+import numpy as np
+
 #: plain objects built by generated code from differentiated values: their attributes
 #: are fields (an object only passed in stays refused, as it has no known structure)
 _BUILT: weakref.WeakSet[Any] = weakref.WeakSet()
@@ -200,12 +202,21 @@ def record_tangent(t: Any, cls: type, parts: tuple[Any, ...], keys: tuple[str, .
     attrs = init_attributes(cls)
     zero = t is None or (type(t) is float and t == 0.0)
     bound = _bound(cls, parts, keys)
+
+    def part(pos: int) -> Any:
+        # a zero tangent of an array argument as zeros of its shape: the tangent code
+        # of the class's methods (``x @ self.W``) needs the shape
+        got = 0.0 if zero else t[pos]
+        if (got is None or (type(got) is float and got == 0.0)) and isinstance(
+            parts[pos], np.ndarray
+        ):
+            return np.zeros(parts[pos].shape)
+        return got
+
     if is_namedtuple_class(cls):
         fields = cls._fields  # type: ignore[attr-defined]
-        return tuple(0.0 if zero or f not in bound else t[bound[f]] for f in fields)
-    return {
-        attr: 0.0 if zero else t[bound[name]] for name, attr in attrs.items() if name in bound
-    }
+        return tuple(0.0 if f not in bound else part(bound[f]) for f in fields)
+    return {attr: part(bound[name]) for name, attr in attrs.items() if name in bound}
 
 
 def record_fields(obj: Any) -> list[str]:

@@ -617,10 +617,10 @@ def field_index(obj: Any, name: str) -> int:
         if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
             return WHOLE  # a bound method: its adjoint is the object's
         return name  # a dataclass's field, or an attribute of an object built here
-    raise TransformError(
+    raise _refusal_here(
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a "
-        "namedtuple or dataclass)",
-        hint="pass the arrays themselves, or a namedtuple, dataclass, list or dict of them",
+        "namedtuple, a dataclass or an object built from differentiated values)",
+        "pass the arrays themselves, or a namedtuple, dataclass, list or dict of them",
     )
 
 
