@@ -18,11 +18,11 @@ import numpy as np
 
 from . import packing, runtime
 from .analysis import written_params
+from .built_objects import is_record
 from .custom import CustomGradient
 from .emit import AD
 from .errors import TransformError
 from .rules import REGISTRY
-from .built_objects import is_record
 from .rules.defaults import DEFAULTS, explicit_defaults, spread_tangent
 from .rules.registry import Rule, substitute
 from .runtime import jvp_from_vjp, rule_grads

@@ -19,6 +19,7 @@ import functools
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from . import ir
 from .built_objects import init_attributes, record_kind
@@ -29,7 +30,7 @@ from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
 from .rules.containers import pack_args, pack_kwargs, unzip
-from .runtime import build_record
+from .runtime import along_finish, along_rows, apply_along_axis, build_record
 
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
 
@@ -182,6 +183,16 @@ class CallLowering(NormalizerBase):
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not MISSING and self._stable_root(parts[0])
+            if static and obj is np.apply_along_axis:
+                # the loop it runs, written in Python (s2s_ad/along.py): differentiated
+                # through its source and func1d's
+                lowered = self._along_axis(node)
+                if lowered is not None:
+                    return lowered
+                obj, parts = apply_along_axis, ["_ad", "apply_along_axis"]
+            if static and obj in (builtins.divmod, np.divmod) and len(node.args) == 2:
+                if not any(a.keyword or a.star for a in node.args):
+                    return self._divmod(node)
             if static and record_kind(obj) is not None:
                 built = self.record_call(obj, node)
                 if built is not None:
@@ -210,6 +221,46 @@ class CallLowering(NormalizerBase):
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def _along_axis(self, node: cst.Call) -> ir.Expr | None:
+        """``np.apply_along_axis(func1d, axis, arr, *args)`` as ``along_finish(np.stack(
+        [func1d(row, *args) for row in along_rows(arr, axis)]), arr, axis)`` (a one-parameter
+        lambda's body in the comprehension); ``None`` when given by keyword."""
+        if len(node.args) < 3 or any(a.keyword or a.star for a in node.args):
+            return None
+        func, axis_node, arr_node, *extra = (a.value for a in node.args)
+        arr, axis = self.atom(arr_node), self.atom(axis_node)
+        rows = self.fresh("_rows")
+        self.temps.add(rows)
+        callee = ir.Callee("_ad.along_rows", along_rows, resolved=True)
+        self.assign(rows, ir.Call(callee, [arr, axis], []))
+        params = func.params if isinstance(func, cst.Lambda) else None
+        if (
+            params is not None
+            and not extra
+            and len(params.params) == 1
+            and not (params.posonly_params or params.kwonly_params or params.star_arg)
+            and params.star_kwarg is None
+        ):
+            element, row = func.body, params.params[0].name
+        else:
+            row = cst.Name(self.fresh("_row"))
+            element = cst.Call(func, [cst.Arg(row), *(cst.Arg(e) for e in extra)])
+        comp = cst.ListComp(element, cst.CompFor(target=row, iter=cst.Name(rows)))
+        results = self.atom(comp)
+        stacked = self.fresh()
+        self.temps.add(stacked)
+        self.assign(stacked, ir.Call(ir.Callee("np.stack", np.stack, resolved=True), [results], []))
+        callee = ir.Callee("_ad.along_finish", along_finish, resolved=True)
+        return ir.Call(callee, [ir.Var(stacked), arr, axis], [])
+
+    def _divmod(self, node: cst.Call) -> ir.Expr:
+        """``divmod(a, b)`` and ``np.divmod(a, b)`` as ``(a // b, a % b)``."""
+        a, b = self.atom(node.args[0].value), self.atom(node.args[1].value)
+        quotient, remainder = self.fresh(), self.fresh()
+        self.assign(quotient, ir.BinOp("//", a, b))
+        self.assign(remainder, ir.BinOp("%", a, b))
+        return ir.Build("tuple", [ir.Var(quotient), ir.Var(remainder)])
 
     def record_call(self, cls: type, node: cst.Call) -> ir.Expr | None:
         """``Dense(W, b)``, ``Params(W=W, b=b)``: a namedtuple, dataclass or plain class

@@ -173,7 +173,9 @@ class TryLowering(NormalizerBase):
         if node.finalbody is not None:
             self.block(node.finalbody.body.body)
 
-    def _chain(self, path: str, blocks: list[list[cst.CSTNode]], line: int, src: str) -> list[ir.Stmt]:
+    def _chain(
+        self, path: str, blocks: list[list[cst.CSTNode]], line: int, src: str
+    ) -> list[ir.Stmt]:
         """``if path == 0: blocks[0] elif path == 1: blocks[1] ...`` (the last one as
         ``else``)."""
         if len(blocks) == 1:
@@ -331,4 +333,3 @@ class _Exits(cst.CSTVisitor):
     def visit_Return(self, node: cst.Return) -> None:
         if self.found is None:
             self.found = node
-

@@ -12,7 +12,13 @@ from typing import Any
 import numpy as np
 
 from . import duck
-from .built_objects import build_record, is_record, record_parts, record_tangent
+from .along import along_finish, along_rows, apply_along_axis  # noqa: F401 (as _ad.*)
+from .built_objects import (  # noqa: F401 (build_record, record_*: called as _ad.*)
+    build_record,
+    is_record,
+    record_parts,
+    record_tangent,
+)
 from .endless import endless as _endless
 from .errors import TransformError
 from .source import user_lines, user_origin

@@ -11,10 +11,9 @@ differentiates like any user function, to any order.
 
 from __future__ import annotations
 
-import types
-
 import itertools
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -323,8 +322,7 @@ def _held_callee(
     method, shifted = record_method(func, inner)
     owner = getattr(func, "__self__", func)
     moved = tuple(
-        3 if lab == 0 else lab + 1 if isinstance(lab, int) and lab >= 3 else lab
-        for lab in labels
+        3 if lab == 0 else lab + 1 if isinstance(lab, int) and lab >= 3 else lab for lab in labels
     )
     return moved, (method, shifted, g, owner, *rest)
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-
 import inspect
 import re
 from collections.abc import Callable

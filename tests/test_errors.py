@@ -33,11 +33,12 @@ def nested_def(x):
 
 
 def with_try(x):
+    out = []
     try:
-        y = x * 2
+        out.append(x * 2)  # run twice (once to find the path): refused
     except ValueError:
-        y = x
-    return y
+        out.append(x)
+    return out[0]
 
 
 def writes_nonlocal(x):
@@ -58,7 +59,7 @@ def writes_nonlocal(x):
         (with_global, "global"),
         (uses_fft, "np.fft.fft"),
         (nested_def, "returns before its last statement"),
-        (with_try, "'try'"),
+        (with_try, "in-place method .append() inside a 'try' body"),
         (writes_nonlocal, "nonlocal"),
     ],
 )

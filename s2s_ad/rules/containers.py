@@ -15,7 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import build_record, field_index, record_parts, record_tangent, reduce_start, try_path, unpack_count, zeros_like
+from ..along import along_axes
+from ..runtime import (
+    build_record,
+    field_index,
+    record_parts,
+    record_tangent,
+    reduce_start,
+    try_path,
+    unpack_count,
+    zeros_like,
+)
 from .registry import method, nondiff, set_jvps, vjp_rule
 from .vjps import is_zero
 
@@ -380,6 +390,8 @@ _rule = vjp_rule(
     [],
 )
 set_jvps(_rule, t="_ad.record_tangent(t, cls, parts, keys)", parts="0.0")
+# the axes np.apply_along_axis's results move to (along.py): integers
+nondiff("along_axes", [along_axes])
 # which path a ``try`` statement takes (norm_try): an integer
 nondiff("try_path", [try_path])
 # the check of ``functools.reduce(f, xs)`` without an initial value: xs is not empty
