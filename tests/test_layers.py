@@ -30,7 +30,8 @@ LAYERS: list[set[str]] = [
     {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
     | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
-    | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"},
+    | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"}
+    | {"norm_complex"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},

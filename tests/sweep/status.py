@@ -7,8 +7,6 @@ from __future__ import annotations
 
 # name -> what is missing (the call is refused with a TransformError).
 REFUSED: dict[str, str] = {
-    "extra.fft_power": "np.fft.fft makes complex values, which no transform models",
-    "extra.rfft_real": "np.fft.rfft makes complex values, which no transform models",
     "jax.zeta": "zeta(x, q) in its exponent x: no closed-form derivative (q is differentiated)",
     "jax.logsumexp_sign": "logsumexp(..., return_sign=True) returns a tuple with a sign",
     "jax.tensorinv": "np.linalg.tensorinv has no rule",
