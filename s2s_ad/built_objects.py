@@ -171,7 +171,10 @@ def build_record(cls: type, parts: tuple[Any, ...], keys: tuple[str, ...]) -> An
     n = len(parts) - len(keys)
     obj = cls(*parts[:n], **dict(zip(keys, parts[n:])))
     if record_kind(cls) == "plain":
-        _BUILT.add(obj)
+        try:
+            _BUILT.add(obj)
+        except TypeError:  # no weak references (__slots__): its attributes are refused
+            pass
     return obj
 
 

@@ -22,6 +22,7 @@ Second derivatives through these values (generated code that holds them) are ref
 from __future__ import annotations
 
 import builtins
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -106,6 +107,8 @@ _KEEP_METHODS = {"sum", "mean", "reshape", "ravel", "flatten", "transpose", "cop
 _ATTR_REAL = {"real", "shape", "ndim", "size", "dtype"}
 _HELPERS = {fft_rules.cabs, fft_rules.cimag, fft_rules.creal, fft_rules.cconj, fft_rules.lift}
 _OPS = {"+", "-", "*", "/", "**", "@"}
+#: a complex literal (``1j``, ``-2.5e-3J``)
+_IMAGINARY = re.compile(r"[-+]?(?:\d[\d_]*\.?[\d_]*|\.\d[\d_]*)(?:[eE][-+]?\d+)?[jJ]")
 
 
 def _held(obj: Any, table: set[Any] | dict[Any, Any]) -> bool:
@@ -122,7 +125,7 @@ def _makes_complex(s: ir.Stmt) -> bool:
         if isinstance(value, ir.Call) and _held(value.callee.obj, _MAKERS):
             return True
         return any(
-            isinstance(a, ir.Const) and a.code.rstrip().endswith(("j", "J"))
+            isinstance(a, ir.Const) and _IMAGINARY.fullmatch(a.code.strip()) is not None
             for a in ir.expr_atoms(value)
         )
     return False

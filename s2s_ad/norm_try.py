@@ -147,7 +147,7 @@ class TryLowering(NormalizerBase):
         src = self.src = "try:"
         reads = [n for n in _read_first(node.body) if n in self.locals or n in self.p.closure]
         for name in reads:
-            if name in self.nested or name in self.lambdas:
+            if name in self.nested or name in self.lambdas or name in self.partials:
                 raise self.error(
                     f"local function {name!r} called inside a 'try' body",
                     node,

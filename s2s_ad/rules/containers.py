@@ -73,14 +73,12 @@ def get_jvp(t: Any, d: dict[Any, Any], key: Any) -> Any:
 
 # Rules whose samples are dicts, which the registry walk does not build: their derivatives
 # are checked on programs against finite differences in tests/test_containers.py.
+_FFT_NAMES = "fft ifft fftn ifftn fft2 ifft2 rfft irfft rfftn rfft2 irfftn irfft2"
 CHECKED_ON_PROGRAMS = frozenset(
     {
         # the transforms of np.fft (rules/fft.py): complex outputs, checked on programs
         # in tests/test_open_world_fft.py and tests/sweep
-        *(
-            f"np.fft.{name}"
-            for name in "fft ifft fftn ifftn fft2 ifft2 rfft irfft rfftn rfft2 irfftn irfft2".split()
-        ),
+        *(f"np.fft.{name}" for name in _FFT_NAMES.split()),
         # random draws (numpy_random): each call draws anew, checked on programs seeding
         # their generator in tests/test_open_world.py
         "np.random.Generator.normal",
