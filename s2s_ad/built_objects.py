@@ -156,6 +156,12 @@ def is_record(obj: Any) -> bool:
         return False
 
 
+def has_fields(obj: Any) -> bool:
+    """Whether ``obj`` is a record or a namedtuple: a value whose methods (and call) are
+    differentiated through their source with the object as an argument."""
+    return is_record(obj) or (isinstance(obj, tuple) and hasattr(obj, "_fields"))
+
+
 def _bound(cls: type, parts: tuple[Any, ...], keys: tuple[str, ...]) -> dict[str, int]:
     """Parameter name -> position in ``parts`` of the argument bound to it."""
     n = len(parts) - len(keys)

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import packing, runtime
 from .analysis import written_params
-from .built_objects import is_record
+from .built_objects import has_fields
 from .custom import CustomGradient
 from .emit import AD
 from .errors import TransformError
@@ -352,7 +352,7 @@ def record_method(func: Any, labels: tuple[Any, ...]) -> tuple[Any, tuple[Any, .
     labels with ``obj`` (the label ``DEFAULTS``) at position 0."""
     if isinstance(func, types.MethodType):
         method: Any = func.__func__
-        if not is_record(func.__self__):
+        if not has_fields(func.__self__):
             raise TransformError(
                 f"method call .{func.__name__}() on a differentiated value (a "
                 f"{type(func.__self__).__name__})",
@@ -389,7 +389,7 @@ def call_with_pullback(
         kept = labels[:at] + labels[at + 1 :]
         ans, inner = call_with_pullback(func, kept, args, kwargs)
         return ans, lambda g: (lambda got: (*got[:at], 0.0, *got[at:]))(tuple(inner(g)))
-    if DEFAULTS in labels and (is_record(func) or isinstance(func, types.MethodType)):
+    if DEFAULTS in labels and (has_fields(func) or isinstance(func, types.MethodType)):
         method, shifted = record_method(func, labels)  # ``layer(x)``, ``model.predict(x)``
         owner = getattr(func, "__self__", func)
         return call_with_pullback(method, shifted, (owner, *args), kwargs)
@@ -515,7 +515,7 @@ def call_with_tangent(
     if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
         at = labels.index(DEFAULTS)
         labels, tangents = labels[:at] + labels[at + 1 :], tangents[:at] + tangents[at + 1 :]
-    if DEFAULTS in labels and (is_record(func) or isinstance(func, types.MethodType)):
+    if DEFAULTS in labels and (has_fields(func) or isinstance(func, types.MethodType)):
         method, shifted = record_method(func, labels)  # ``layer(x)``, ``model.predict(x)``
         owner = getattr(func, "__self__", func)
         return call_with_tangent(method, shifted, tangents, (owner, *args), kwargs)

@@ -619,6 +619,8 @@ def field_index(obj: Any, name: str) -> int:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
+    if isinstance(obj, tuple) and isinstance(fields, tuple) and callable(getattr(obj, name, None)):
+        return WHOLE  # a namedtuple's method: its adjoint is the tuple's
     if is_record(obj) and hasattr(obj, name):
         if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
             return WHOLE  # a bound method: its adjoint is the object's

@@ -314,10 +314,11 @@ def _held_callee(
     """``vjp_apply``'s labels and arguments with a record's call (``layer(x)``,
     ``model.predict(x)``, see :func:`dispatch.record_method`) made a call of its class's
     function on the record; ``None`` for another callee."""
-    from .dispatch import is_record, record_method
+    from .built_objects import has_fields
+    from .dispatch import record_method
 
     func, inner, g, *rest = args
-    if not (is_record(func) or isinstance(func, types.MethodType)):
+    if not (has_fields(func) or isinstance(func, types.MethodType)):
         return None
     method, shifted = record_method(func, inner)
     owner = getattr(func, "__self__", func)

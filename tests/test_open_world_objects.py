@@ -116,6 +116,25 @@ class Layer(typing.NamedTuple):
 Affine = collections.namedtuple("Affine", ["scale", "shift"])
 
 
+class Gated(typing.NamedTuple):
+    W: np.ndarray
+    gate: np.ndarray
+
+    def __call__(self, x):
+        return self.forward(x) * np.exp(-(self.gate**2))
+
+    def forward(self, x):
+        return np.tanh(x @ self.W)
+
+
+def gated_loss(layer, x):
+    return np.sum(layer(x) ** 2) + np.sum(layer.forward(x))
+
+
+def built_gated(W, gate, x):
+    return gated_loss(Gated(W, gate), x)
+
+
 def mlp(layers, x):
     for layer in layers:
         x = np.tanh(x @ layer.W + layer.b)
@@ -142,6 +161,16 @@ def test_namedtuple_layers_built_in_the_loss():
         return mlp_of_pairs([(W, params[0][1]), params[1]], x)
 
     _check(kernel, (params[0][0],))
+
+
+def test_methods_of_a_namedtuple_passed_in_and_built_in_the_loss():
+    W, gate, x = RS.randn(3, 2), RS.randn(2), RS.randn(4, 3)
+    got = s2s_ad.grad(gated_loss)(Gated(W, gate), x)
+    assert type(got) is Gated
+    want = [numerical_grad(built_gated, (W, gate, x), k) for k in (0, 1)]
+    _close(list(got), want, 1e-5)
+    _check(built_gated, (W, gate, x))
+    _check(built_gated, (W, gate, x), wrt=1)
 
 
 def test_collections_namedtuple_built_with_keywords():
