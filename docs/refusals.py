@@ -10,11 +10,12 @@ COUNTER = 0.0
 
 
 def uses_try(x):
+    steps = []
     try:
-        y = np.log(x)
+        steps.append(np.log(x))
     except ValueError:
-        y = x
-    return y
+        steps.append(x)
+    return steps[0]
 
 
 def uses_with(x):
@@ -46,7 +47,7 @@ def walrus(x):
 
 
 def no_rule(x):
-    return np.sum(np.abs(np.fft.fft(x)))
+    return np.sum(np.fft.hfft(x))
 
 
 def writes_out(x):
@@ -85,7 +86,11 @@ def defines_class(x):
 
 
 REFUSED = [
-    ("`try` / `except`", "the adjoint of an exception path is not modelled", uses_try),
+    (
+        "`try` bodies that change state (`append`, stores into subscripts, random draws)",
+        "the body runs twice: once to find which path it takes, then differentiated",
+        uses_try,
+    ),
     ("`with` blocks", "context managers run code the transformer cannot see", uses_with),
     (
         "`global` / `nonlocal` writes",

@@ -18,6 +18,7 @@ import numpy as np
 
 from . import packing, runtime
 from .analysis import written_params
+from .built_objects import has_fields
 from .custom import CustomGradient
 from .emit import AD
 from .errors import TransformError
@@ -335,6 +336,44 @@ def _star_call(
     return ans, lambda g: regroup(inner(g))
 
 
+def _holds_nothing(func: Any) -> bool:
+    """Whether a callee read from a differentiated value (an attribute of an object built
+    from them: ``self.activation``) can hold none of them: a ufunc, a builtin, a class,
+    or a function without defaults or closure."""
+    if isinstance(func, (np.ufunc, types.BuiltinFunctionType, type)):
+        return True
+    return isinstance(func, types.FunctionType) and not func.__defaults__ and not func.__closure__
+
+
+def record_method(func: Any, labels: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+    """The call ``obj(*args)`` of a record (an object built from differentiated values,
+    :mod:`s2s_ad.built_objects`) as ``type(obj).__call__(obj, *args)``, and
+    ``obj.method(*args)`` as ``type(obj).method(obj, *args)``: that function and the
+    labels with ``obj`` (the label ``DEFAULTS``) at position 0."""
+    if isinstance(func, types.MethodType):
+        method: Any = func.__func__
+        if not has_fields(func.__self__):
+            raise TransformError(
+                f"method call .{func.__name__}() on a differentiated value (a "
+                f"{type(func.__self__).__name__})",
+                hint="only NumPy array methods, and methods of namedtuples, dataclasses and "
+                "objects built from differentiated values, are supported on them",
+            )
+    else:
+        method = inspect.getattr_static(type(func), "__call__", None)
+    if not isinstance(method, types.FunctionType):
+        raise TransformError(
+            f"call of a {type(func).__name__} object built from differentiated values "
+            "(its class has no __call__ method with source)",
+            hint="call a method with source, or pass the arrays themselves",
+        )
+    shifted = tuple(
+        0 if label == DEFAULTS else label + 1 if isinstance(label, int) else label
+        for label in labels
+    )
+    return method, shifted
+
+
 def call_with_pullback(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -345,6 +384,15 @@ def call_with_pullback(
     args, kwargs)`` with the differentiated arguments at the same positions and
     keywords, or ``None`` to be called as it is.
     """
+    if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
+        at = labels.index(DEFAULTS)
+        kept = labels[:at] + labels[at + 1 :]
+        ans, inner = call_with_pullback(func, kept, args, kwargs)
+        return ans, lambda g: (lambda got: (*got[:at], 0.0, *got[at:]))(tuple(inner(g)))
+    if DEFAULTS in labels and (has_fields(func) or isinstance(func, types.MethodType)):
+        method, shifted = record_method(func, labels)  # ``layer(x)``, ``model.predict(x)``
+        owner = getattr(func, "__self__", func)
+        return call_with_pullback(method, shifted, (owner, *args), kwargs)
     if DEFAULTS in labels:  # a function value whose defaults are differentiated
         flat, extra, regroup, _ = explicit_defaults(func, labels, args, kwargs)
         ans, inner = call_with_pullback(func, flat, args, extra)
@@ -464,6 +512,13 @@ def call_with_tangent(
     kwargs: dict[str, Any],
 ) -> tuple[Any, Any]:
     """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
+    if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
+        at = labels.index(DEFAULTS)
+        labels, tangents = labels[:at] + labels[at + 1 :], tangents[:at] + tangents[at + 1 :]
+    if DEFAULTS in labels and (has_fields(func) or isinstance(func, types.MethodType)):
+        method, shifted = record_method(func, labels)  # ``layer(x)``, ``model.predict(x)``
+        owner = getattr(func, "__self__", func)
+        return call_with_tangent(method, shifted, tangents, (owner, *args), kwargs)
     if DEFAULTS in labels:  # a function value whose defaults are differentiated
         labels, tangents, kwargs = spread_tangent(func, labels, tangents, args, kwargs)
     if any(isinstance(label, tuple) for label in labels):  # a star-call's entries

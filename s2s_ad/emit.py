@@ -26,6 +26,7 @@ from .codegen import GENERATED_CODES, Builder, render
 from .reverse import Sweeps
 from .rules import containers as _containers
 from .rules import defaults as _defaults
+from .rules import fft as _fft
 from .rules import orderings as _orderings
 from .rules import vjps as _vjps
 
@@ -34,7 +35,7 @@ _serial = itertools.count(1)
 
 def _helpers() -> types.SimpleNamespace:
     names = {k: v for k, v in vars(runtime).items() if not k.startswith("_") and callable(v)}
-    for module in (_vjps, _containers, _orderings, _defaults):
+    for module in (_vjps, _containers, _orderings, _defaults, _fft):
         names.update(
             {k: v for k, v in vars(module).items() if not k.startswith("_") and callable(v)}
         )

@@ -493,9 +493,9 @@ class Forward(SweepBase):
     def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
         """A call to a Python function: its own tangent program, made on first use."""
         labels = []
-        callee = self.tangent(call.callee.var, has)
-        if callee is not None:  # a function value with differentiated defaults
-            labels.append((DEFAULTS, callee))
+        callee = self.tangent(call.callee.var, has) or self.tangent(call.callee.receiver, has)
+        if callee is not None:  # a function value with differentiated defaults, or a
+            labels.append((DEFAULTS, callee))  # method of an object built from them
         for pos, a in enumerate(call.args):
             t = self.tangent(a, has)
             if t is not None:

@@ -19,8 +19,10 @@ import functools
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from . import ir
+from .built_objects import init_attributes, record_kind
 from .cstwalk import walk
 from .norm_base import MISSING, NormalizerBase
 from .norm_scan import BindingCount
@@ -28,8 +30,16 @@ from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
 from .rules.containers import pack_args, pack_kwargs, unzip
+from .runtime import along_finish, along_rows, apply_along_axis, build_record
 
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
+
+
+def _literal_labels(node: cst.BaseExpression) -> bool:
+    """Whether ``node`` is a tuple display of string and integer literals."""
+    return isinstance(node, cst.Tuple) and all(
+        isinstance(el.value, (cst.SimpleString, cst.Integer)) for el in node.elements
+    )
 
 
 class CallLowering(NormalizerBase):
@@ -173,6 +183,20 @@ class CallLowering(NormalizerBase):
         if parts is not None:
             obj = self.resolve_dotted(parts)
             static = obj is not MISSING and self._stable_root(parts[0])
+            if static and obj is np.apply_along_axis:
+                # the loop it runs, written in Python (s2s_ad/along.py): differentiated
+                # through its source and func1d's
+                lowered = self._along_axis(node)
+                if lowered is not None:
+                    return lowered
+                obj, parts = apply_along_axis, ["_ad", "apply_along_axis"]
+            if static and obj in (builtins.divmod, np.divmod) and len(node.args) == 2:
+                if not any(a.keyword or a.star for a in node.args):
+                    return self._divmod(node)
+            if static and record_kind(obj) is not None:
+                built = self.record_call(obj, node)
+                if built is not None:
+                    return built
             callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
         elif isinstance(func, cst.Attribute):
             receiver = self.atom(func.value)
@@ -184,13 +208,83 @@ class CallLowering(NormalizerBase):
             )
         args: list[ir.Atom] = []
         kwargs: list[tuple[str, ir.Atom]] = []
-        for arg in node.args:
+        dispatched = getattr(callee.obj, "_s2s_dispatched", False)
+        for k, arg in enumerate(node.args):
+            if dispatched and k == 1 and _literal_labels(arg.value):
+                # ``_ad.vjp_apply(func, ('<defaults>',), g, ...)`` of generated code: the
+                # labels stay a constant, which tells whether func carries a gradient
+                args.append(ir.Const(self.p.code(arg.value)))
+                continue
             value = self.atom(arg.value)
             if arg.keyword is not None:
                 kwargs.append((arg.keyword.value, value))
             else:
                 args.append(value)
         return ir.Call(callee, args, kwargs)
+
+    def _along_axis(self, node: cst.Call) -> ir.Expr | None:
+        """``np.apply_along_axis(func1d, axis, arr, *args)`` as ``along_finish(np.stack(
+        [func1d(row, *args) for row in along_rows(arr, axis)]), arr, axis)`` (a one-parameter
+        lambda's body in the comprehension); ``None`` when given by keyword."""
+        if len(node.args) < 3 or any(a.keyword or a.star for a in node.args):
+            return None
+        func, axis_node, arr_node, *extra = (a.value for a in node.args)
+        arr, axis = self.atom(arr_node), self.atom(axis_node)
+        rows = self.fresh("_rows")
+        self.temps.add(rows)
+        callee = ir.Callee("_ad.along_rows", along_rows, resolved=True)
+        self.assign(rows, ir.Call(callee, [arr, axis], []))
+        params = func.params if isinstance(func, cst.Lambda) else None
+        if (
+            params is not None
+            and not extra
+            and len(params.params) == 1
+            and not (params.posonly_params or params.kwonly_params or params.star_arg)
+            and params.star_kwarg is None
+        ):
+            element, row = func.body, params.params[0].name
+        else:
+            row = cst.Name(self.fresh("_row"))
+            element = cst.Call(func, [cst.Arg(row), *(cst.Arg(e) for e in extra)])
+        comp = cst.ListComp(element, cst.CompFor(target=row, iter=cst.Name(rows)))
+        results = self.atom(comp)
+        stacked = self.fresh()
+        self.temps.add(stacked)
+        self.assign(stacked, ir.Call(ir.Callee("np.stack", np.stack, resolved=True), [results], []))
+        callee = ir.Callee("_ad.along_finish", along_finish, resolved=True)
+        return ir.Call(callee, [ir.Var(stacked), arr, axis], [])
+
+    def _divmod(self, node: cst.Call) -> ir.Expr:
+        """``divmod(a, b)`` and ``np.divmod(a, b)`` as ``(a // b, a % b)``."""
+        a, b = self.atom(node.args[0].value), self.atom(node.args[1].value)
+        quotient, remainder = self.fresh(), self.fresh()
+        self.assign(quotient, ir.BinOp("//", a, b))
+        self.assign(remainder, ir.BinOp("%", a, b))
+        return ir.Build("tuple", [ir.Var(quotient), ir.Var(remainder)])
+
+    def record_call(self, cls: type, node: cst.Call) -> ir.Expr | None:
+        """``Dense(W, b)``, ``Params(W=W, b=b)``: a namedtuple, dataclass or plain class
+        whose construction only stores its arguments, built as a record
+        (:mod:`s2s_ad.built_objects`); ``None`` for any other class (called as it is)."""
+        try:
+            init_attributes(cls)
+        except ValueError:
+            return None
+        positional: list[ir.Atom] = []
+        named: list[ir.Atom] = []
+        keys: list[str] = []
+        for arg in node.args:
+            value = self.atom(arg.value)
+            if arg.keyword is not None:
+                keys.append(arg.keyword.value)
+                named.append(value)
+            else:
+                positional.append(value)
+        kind = self.atom(node.func)
+        parts = self.fresh("_parts")
+        self.assign(parts, ir.Build("tuple", positional + named))
+        callee = ir.Callee("_ad.build_record", build_record, resolved=True)
+        return ir.Call(callee, [kind, ir.Var(parts), ir.Const(repr(tuple(keys)))], [])
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are

@@ -109,12 +109,7 @@ class StatementLowering(NormalizerBase):
                 )
             raise self.error("'with' statement", node)
         elif isinstance(node, (cst.Try, getattr(cst, "TryStar", cst.Try))):
-            raise self.error(
-                "'try' statement (the backward sweep cannot replay a path an exception cut short)",
-                node,
-                "test the condition with if/else (b != 0, k in d, np.all(np.linalg.eigvalsh(K)"
-                " > 0)), or keep the try in a helper given a rule with s2s_ad.defgrad",
-            )
+            self.try_statement(node)
         elif hasattr(cst, "Match") and isinstance(node, cst.Match):
             raise self.error("'match' statement", node)
         else:

@@ -37,21 +37,25 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .errors import TransformError
 from .norm_base import NormalizerBase, still_resolves
 from .norm_calls import CallLowering
+from .norm_complex import complex_values, lift_operands
 from .norm_comps import ContainerLowering
 from .norm_exits import bound_alias_checks, reversible_jumps, single_exit
 from .norm_exprs import ExpressionLowering
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_stmts import StatementLowering
-from .source import ParsedFunction
+from .norm_try import TryLowering
+from .source import ParsedFunction, user_origin
 
 __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
 
 
 class Normalizer(
     StatementLowering,
+    TryLowering,
     ControlFlowLowering,
     ExpressionLowering,
     CallLowering,
@@ -60,6 +64,12 @@ class Normalizer(
     NormalizerBase,
 ):
     """Lowers one parsed function. Use :func:`normalize`."""
+
+    def _complex_values(self, body: list[ir.Stmt]) -> list[ir.Stmt]:
+        """Follow the complex values np.fft makes (:mod:`norm_complex`)."""
+        generated = self.generated is not None or self.p.filename.startswith("<s2s_ad")
+        complex_values(body, generated, _refusal(self.p))
+        return lift_operands(body, self.fresh)
 
     def run(self) -> ir.Function:
         """Lower the whole function, then finish the normal form (:mod:`norm_exits`)."""
@@ -82,6 +92,7 @@ class Normalizer(
             body = single_exit(self.out, self)
             body = reversible_jumps(body, self)
             body = bound_alias_checks(body, set(self.params))
+        body = self._complex_values(body)
         defaults = {}
         if isinstance(node, cst.FunctionDef):
             for param in (*node.params.params, *node.params.kwonly_params):
@@ -99,6 +110,20 @@ class Normalizer(
             self.temps,
             dict(self.imports),
         )
+
+
+def _refusal(parsed: ParsedFunction) -> Any:
+    """``error(construct, stmt, hint)`` for :func:`complex_values`: a refusal at the
+    user's line a statement of the normal form comes from."""
+
+    path = parsed.filename
+    if path.startswith("<s2s_ad"):  # generated code: its comments name the user's lines
+        path = user_origin(path, 0).rsplit(":", 1)[0]
+
+    def error(construct: str, stmt: ir.Stmt, hint: str) -> Exception:
+        return TransformError(construct, path, stmt.line, hint=hint, line_text=stmt.src)
+
+    return error
 
 
 def normalize(parsed: ParsedFunction) -> ir.Function:

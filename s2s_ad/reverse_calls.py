@@ -137,11 +137,15 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
                 assert call.callee.var is not None
                 labels.append((DEFAULTS, call.callee.var))
             if call.callee.receiver is not None and sw.active(call.callee.receiver):
-                raise sw.error(
-                    f"method call .{call.callee.method}() on a differentiated value",
-                    s,
-                    "only NumPy array methods are supported on differentiated values",
-                )
+                if sw.variables:
+                    raise sw.error(
+                        f"method call .{call.callee.method}() on a differentiated value",
+                        s,
+                        "only NumPy array methods are supported on differentiated values",
+                    )
+                # a method of an object built from differentiated values: its adjoint is
+                # its fields' (dispatch.record_method, checked when it runs)
+                labels.append((DEFAULTS, call.callee.receiver))
             for pos, a in enumerate(call.args):
                 if sw.active(a):
                     labels.append((pos, a))

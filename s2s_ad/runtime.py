@@ -12,6 +12,13 @@ from typing import Any
 import numpy as np
 
 from . import duck
+from .along import along_finish, along_rows, apply_along_axis  # noqa: F401 (as _ad.*)
+from .built_objects import (  # noqa: F401 (build_record, record_*: called as _ad.*)
+    build_record,
+    is_record,
+    record_parts,
+    record_tangent,
+)
 from .endless import endless as _endless
 from .errors import TransformError
 from .source import user_lines, user_origin
@@ -96,7 +103,9 @@ def add(a: Any, b: Any) -> Any:
             parts.append(u + v if type(u) is _ndarray and type(v) is _ndarray else add(u, v))
         return parts if isinstance(a, list) else tuple(parts)
     if isinstance(a, dict):
-        return {k: add(a[k], b[k]) for k in a}
+        if a.keys() == b.keys():
+            return {k: add(a[k], b[k]) for k in a}
+        return {k: add(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}  # records' fields
     return a + b
 
 
@@ -110,8 +119,12 @@ def getitem(g: Any, index: Any) -> Any:
         return g[index]
     if is_zero(g):
         return 0.0
+    if index is WHOLE:
+        return g
     if isinstance(g, dict):
         return g.get(index, 0.0)
+    if type(index) is str and is_record(g):  # a field of a dataclass tangent
+        return getattr(g, index)
     part = g[index]
     return part.copy() if isinstance(part, _ndarray) else part
 
@@ -141,6 +154,12 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """
     if is_zero(g) or index is HANDED:
         return x_bar
+    if index is WHOLE:
+        return add(x_bar, g)
+    if type(index) is str and is_record(x):  # a record's field: its adjoint is a dict
+        out_r = dict(x_bar) if isinstance(x_bar, dict) else {}
+        out_r[index] = add(out_r.get(index, 0.0), unbroadcast(g, getattr(x, index)))
+        return out_r
     tg, tb = type(g), type(x_bar)
     if (
         type(x) is _ndarray
@@ -227,6 +246,8 @@ def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
     if index is HANDED:
         return x_bar
+    if index is WHOLE or (type(index) is str and is_record(x)):
+        return add_at(x_bar, x, index, g)
     if (type(x_bar) is list and isinstance(x, (list, tuple))) or (
         type(x_bar) is dict and isinstance(x, dict)
     ):
@@ -598,11 +619,28 @@ def field_index(obj: Any, name: str) -> int:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
-
-    raise TransformError(
-        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
-        hint="pass the arrays themselves, or a namedtuple, list or dict of them",
+    if isinstance(obj, tuple) and isinstance(fields, tuple) and callable(getattr(obj, name, None)):
+        return WHOLE  # a namedtuple's method: its adjoint is the tuple's
+    if is_record(obj) and hasattr(obj, name):
+        if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
+            return WHOLE  # a bound method: its adjoint is the object's
+        return name  # a dataclass's field, or an attribute of an object built here
+    raise _refusal_here(
+        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a "
+        "namedtuple, a dataclass or an object built from differentiated values)",
+        "pass the arrays themselves, or a namedtuple, dataclass, list or dict of them",
     )
+
+
+class _Whole:
+    """The index :func:`field_index` gives for a bound method read from a record
+    (``model.predict``): the method value's adjoint (and tangent) is the object's."""
+
+    def __repr__(self) -> str:
+        return "WHOLE"
+
+
+WHOLE = _Whole()
 
 
 class _Handed:
@@ -624,6 +662,8 @@ def attr_index(obj: Any, name: str, g: Any) -> Any:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
+    if is_record(obj) and hasattr(obj, name):
+        return field_index(obj, name)
     if isinstance(obj, (tuple, list, dict, _ndarray)) or not hasattr(obj, name):
         return field_index(obj, name)  # refused, as without variables mode
     variable_grad(getattr(obj, name), g)
@@ -905,3 +945,37 @@ def vjp_apply_vars(func: Any, labels: tuple[Any, ...], g: Any, *args: Any, **kwa
 
 vjp_apply_vars._s2s_dispatched = True  # type: ignore[attr-defined]
 vjp_apply_vars._s2s_variables = True  # type: ignore[attr-defined]
+
+
+#: the bodies of ``try`` statements, as plain functions (see :mod:`s2s_ad.norm_try`)
+_TRY_PROBES: list[Any] = []
+_TRY_KEYS: dict[tuple[str, int], int] = {}
+
+
+def register_try_probe(source: str, globals_: dict[str, Any]) -> int:
+    """Compile the body of a ``try`` statement (``def _try_body(<locals>): ...``) in the
+    user's module globals; the key :func:`try_path` finds it by."""
+    key = (source, id(globals_))
+    found = _TRY_KEYS.get(key)
+    if found is not None:
+        return found
+    space: dict[str, Any] = {}
+    exec(compile(source, "<s2s_ad:try body>", "exec"), globals_, space)  # noqa: S102
+    probe = space["_try_body"]
+    _TRY_PROBES.append(probe)
+    _TRY_KEYS[key] = len(_TRY_PROBES) - 1
+    return len(_TRY_PROBES) - 1
+
+
+def try_path(key: int, caught: tuple[Any, ...], *args: Any) -> int:
+    """Which path a ``try`` statement takes: ``0`` when its body raises nothing, ``k``
+    when the ``k``-th handler (of the exception types ``caught``) catches what it raised;
+    an exception no handler catches propagates, as in Python."""
+    try:
+        _TRY_PROBES[key](*args)
+    except BaseException as exc:
+        for k, kind in enumerate(caught, 1):
+            if isinstance(exc, kind):
+                return k
+        raise
+    return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -265,8 +266,22 @@ def vjp_apply_pullback(
     from .dispatch import call_with_pullback
 
     func, inner, g, *rest = args
-    if DEFAULTS in inner:  # the callee's differentiated defaults, passed explicitly
-        return _defaults_pullback(labels, args, kwargs)
+    if DEFAULTS in inner:
+        held = _held_callee(labels, args)
+        if held is not None:  # a method of an object built from differentiated values
+            return vjp_apply_pullback(*held, kwargs)
+        dropped = _dropped_callee(labels, args)
+        if dropped is not None:  # ``self.activation``: a callee holding none of them
+            at, kept, short = dropped
+            value, inner_pullback = vjp_apply_pullback(kept, short, kwargs)
+
+            def without(cot: Any) -> tuple[Any, ...]:
+                cot = tuple(cot[:at]) + tuple(cot[at + 1 :])
+                got = dict(zip(kept, inner_pullback(cot)))
+                return tuple(got.get(lab, 0.0) for lab in labels)
+
+            return (*value[:at], 0.0, *value[at:]), without
+        return _defaults_pullback(labels, args, kwargs)  # differentiated defaults
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     every = labels
@@ -291,6 +306,42 @@ def vjp_apply_pullback(
         return tuple(got.get(lab, 0.0) for lab in every)
 
     return pv.to_labels(grads), by_label
+
+
+def _held_callee(
+    labels: tuple[Any, ...], args: tuple[Any, ...]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
+    """``vjp_apply``'s labels and arguments with a record's call (``layer(x)``,
+    ``model.predict(x)``, see :func:`dispatch.record_method`) made a call of its class's
+    function on the record; ``None`` for another callee."""
+    from .built_objects import has_fields
+    from .dispatch import record_method
+
+    func, inner, g, *rest = args
+    if not (has_fields(func) or isinstance(func, types.MethodType)):
+        return None
+    method, shifted = record_method(func, inner)
+    owner = getattr(func, "__self__", func)
+    moved = tuple(
+        3 if lab == 0 else lab + 1 if isinstance(lab, int) and lab >= 3 else lab for lab in labels
+    )
+    return moved, (method, shifted, g, owner, *rest)
+
+
+def _dropped_callee(
+    labels: tuple[Any, ...], args: tuple[Any, ...]
+) -> tuple[int, tuple[Any, ...], tuple[Any, ...]] | None:
+    """For a callee that holds no differentiated value (``np.tanh`` read from a record's
+    attribute): the position of ``DEFAULTS`` among its labels, and ``vjp_apply``'s
+    labels and arguments without it; ``None`` for another callee."""
+    from .dispatch import _holds_nothing
+
+    func, inner, g, *rest = args
+    if not _holds_nothing(func):
+        return None
+    at = inner.index(DEFAULTS)
+    short = (func, inner[:at] + inner[at + 1 :], g, *rest)
+    return at, tuple(lab for lab in labels if lab != 0), short
 
 
 def _defaults_pullback(
@@ -383,6 +434,16 @@ def vjp_apply_tangent(
     from .dispatch import call_with_tangent
 
     func, inner, g, *rest = args
+    held = _held_callee(labels, args) if DEFAULTS in inner else None
+    if held is not None:  # a method of an object built from differentiated values
+        new_labels, new_args = held
+        return vjp_apply_tangent(new_labels, tangents, new_args, kwargs)
+    dropped = _dropped_callee(labels, args) if DEFAULTS in inner else None
+    if dropped is not None:  # ``self.activation``: a callee holding none of them
+        at, kept, short = dropped
+        dots = tuple(t for lab, t in zip(labels, tangents) if lab in kept)
+        value, dot = vjp_apply_tangent(kept, dots, short, kwargs)
+        return (*value[:at], 0.0, *value[at:]), (*dot[:at], 0.0, *dot[at:])
     if DEFAULTS in inner:  # the callee's differentiated defaults, passed explicitly
         flat, extra, regroup, picks = explicit_defaults(func, inner, tuple(rest), kwargs)
         names = flat[len(flat) - len(picks) :]

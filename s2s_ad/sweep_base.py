@@ -31,7 +31,7 @@ Resolver = Callable[[Any, tuple[str, ...]], Any]
 #: only its truth value): a differentiated value flowing in has no gradient to give.
 STRUCTURAL = frozenset(
     "index axis axes axis1 axis2 keepdims dtype shape newshape reps "
-    "num decimals order kind mode out where retstep endpoint subscripts "
+    "num decimals order kind mode out where retstep endpoint subscripts source destination "
     # booleans whatever flows into them (np.where's, np.compress's, np.select's)
     "condition condlist".split()
 )

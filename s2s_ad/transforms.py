@@ -11,6 +11,8 @@ function they were made from).
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import inspect
 import weakref
@@ -56,6 +58,15 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
         for k in primal:
             _check_tangent(f"{name}[{k!r}]", primal[k], tangent[k])
         return
+    if dataclasses.is_dataclass(primal) and not isinstance(primal, type):
+        for f in dataclasses.fields(primal):
+            value = getattr(primal, f.name)
+            if _numeric(value):
+                if not hasattr(tangent, f.name) and not isinstance(tangent, dict):
+                    raise ValueError(f"tangent for {name!r} has no field {f.name!r}")
+                part = tangent[f.name] if isinstance(tangent, dict) else getattr(tangent, f.name)
+                _check_tangent(f"{name}.{f.name}", value, part)
+        return
     if np.shape(primal) != np.shape(tangent):
         raise ValueError(
             f"tangent for {name!r} has shape {np.shape(tangent)}, "
@@ -66,6 +77,11 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
         raise ValueError(
             f"tangent for {name!r} has dtype {np.asarray(tangent).dtype}; use a float tangent"
         )
+
+
+def _numeric(value: Any) -> bool:
+    """Whether a dataclass field holds numbers (not a name, a flag or a function)."""
+    return not (isinstance(value, (str, bytes, bool, type(None))) or callable(value))
 
 
 _RESOLVED: weakref.WeakKeyDictionary[Any, tuple[Any, Any, list[str]]] = weakref.WeakKeyDictionary()
@@ -313,7 +329,7 @@ def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> st
 def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode: str) -> Any:
     x = args[pos]
     _check_float(f"argument {pos}", x)
-    if isinstance(x, (tuple, list, dict)):
+    if isinstance(x, (tuple, list, dict)) or dataclasses.is_dataclass(x):
         return _jacobian_of_tree(fun, args, pos)
     x_arr = np.asarray(x, dtype=float)
     if mode == "rev":
@@ -483,12 +499,23 @@ def _leaves(tree: Any) -> list[Any]:
         return [leaf for part in tree for leaf in _leaves(part)]
     if isinstance(tree, dict):
         return [leaf for part in tree.values() for leaf in _leaves(part)]
+    if dataclasses.is_dataclass(tree):
+        return _leaves(_fields_of(tree))
     return [tree]
+
+
+def _fields_of(tree: Any) -> dict[str, Any]:
+    """A dataclass's numeric fields, as a dict (its leaves in :func:`_leaves`)."""
+    return {f.name: v for f in dataclasses.fields(tree) if _numeric(v := getattr(tree, f.name))}
 
 
 def _leaves_along(grads: Any, tree: Any) -> list[Any]:
     """The leaves of ``grads`` in the order of ``tree``'s (dicts read by ``tree``'s keys;
     an unconnected part given as one ``0.0`` is zero for each of its leaves)."""
+    if dataclasses.is_dataclass(tree):
+        if dataclasses.is_dataclass(grads):
+            grads = {f.name: getattr(grads, f.name) for f in dataclasses.fields(grads)}
+        return _leaves_along(grads, _fields_of(tree))
     if isinstance(tree, (tuple, list, dict)):
         keys = tree.keys() if isinstance(tree, dict) else range(len(tree))
         parts = [grads[k] if isinstance(grads, (tuple, list, dict)) else 0.0 for k in keys]
@@ -502,6 +529,11 @@ def _rebuilt(tree: Any, leaves: Any) -> Any:
         return type(tree)(_rebuilt(part, leaves) for part in tree)
     if isinstance(tree, dict):
         return {key: _rebuilt(part, leaves) for key, part in tree.items()}
+    if dataclasses.is_dataclass(tree):
+        out = copy.copy(tree)
+        for key, part in _fields_of(tree).items():
+            object.__setattr__(out, key, _rebuilt(part, leaves))
+        return out
     return next(leaves)
 
 

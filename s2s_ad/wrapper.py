@@ -23,6 +23,8 @@ the differentiated positions, and is compiled once per such shape.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable
@@ -106,6 +108,8 @@ def fix_grad(g: Any, x: Any) -> Any:
         return type(x)(*parts) if hasattr(type(x), "_fields") else type(x)(parts)  # namedtuple
     if isinstance(x, dict):
         return {k: fix_grad(g[k] if not _zero(g) else 0.0, v) for k, v in x.items()}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        return _dataclass_grad(g, x)
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         out = np.asarray(g, dtype=dtype)
@@ -119,6 +123,20 @@ def fix_grad(g: Any, x: Any) -> Any:
     if isinstance(x, float):
         return float(np.asarray(g).reshape(()))
     return g
+
+
+def _dataclass_grad(g: Any, x: Any) -> Any:
+    """The gradient of a dataclass as the same dataclass (as JAX gives for a pytree):
+    each numeric field holds its gradient (a dict of them, or zero, came back); a field
+    that holds no number (a name, a function) keeps its value."""
+    out = copy.copy(x)
+    for f in dataclasses.fields(x):
+        value = getattr(x, f.name)
+        if isinstance(value, (str, bytes, bool, type(None))) or callable(value):
+            continue
+        part = g.get(f.name, 0.0) if isinstance(g, dict) else getattr(g, f.name, 0.0)
+        object.__setattr__(out, f.name, fix_grad(0.0 if part is None else part, value))
+    return out
 
 
 def refuse_complex_gradient(g: Any, x: Any) -> None:

@@ -20,7 +20,7 @@ def with_global(x):
 
 
 def uses_fft(x):
-    return np.sum(np.abs(np.fft.fft(x)))
+    return np.sum(np.fft.hfft(x))
 
 
 def nested_def(x):
@@ -33,11 +33,12 @@ def nested_def(x):
 
 
 def with_try(x):
+    out = []
     try:
-        y = x * 2
+        out.append(x * 2)  # run twice (once to find the path): refused
     except ValueError:
-        y = x
-    return y
+        out.append(x)
+    return out[0]
 
 
 def writes_nonlocal(x):
@@ -56,9 +57,9 @@ def writes_nonlocal(x):
     [
         (gen, "generator function"),
         (with_global, "global"),
-        (uses_fft, "np.fft.fft"),
+        (uses_fft, "np.fft.hfft"),
         (nested_def, "returns before its last statement"),
-        (with_try, "'try'"),
+        (with_try, "in-place method .append() inside a 'try' body"),
         (writes_nonlocal, "nonlocal"),
     ],
 )

@@ -22,7 +22,7 @@ PACKAGE = pathlib.Path(s2s_ad.__file__).parent
 LAYERS: list[set[str]] = [
     # foundation: the IR, errors, generated-code items, the runtime helpers
     {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
-    | {"simplify"}
+    | {"simplify", "built_objects", "along"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
@@ -30,7 +30,8 @@ LAYERS: list[set[str]] = [
     {"normalize", "normal_forms", "analysis", "shifts", "stmt_facts", "value_kinds"}
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
     | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
-    | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts"},
+    | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"}
+    | {"norm_complex"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},

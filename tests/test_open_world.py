@@ -326,11 +326,18 @@ def test_imports_inside_the_function_bind_what_they_import():
         s2s_ad.grad(missing_module)(1.0)
 
 
-def test_try_is_refused_with_the_reason_and_a_way_out():
-    with pytest.raises(TransformError, match="'try' statement") as info:
-        s2s_ad.grad(guarded_cholesky)(np.eye(2) * 2.0)
-    assert "test_open_world.py" in str(info.value) and "    try:" in str(info.value)
-    assert "if/else" in str(info.value)
+def test_try_around_cholesky_takes_the_path_that_ran():
+    """Formerly refused; both paths now differentiate (tests/test_open_world_try.py has
+    more), the matrix built symmetric so that finite differences see what the rule sees."""
+
+    def loss(X, shift):
+        return guarded_cholesky(X @ X.T + shift * np.eye(2))
+
+    X = np.array([[1.0, 0.099], [0.99, 0.1]])
+    for shift in (0.5, -2e-4):  # positive definite; not, but with the jitter
+        K = X @ X.T + shift * np.eye(2)
+        assert np.all(np.linalg.eigvalsh(K) > 0) == (shift > 0)
+        _check(loss, (X, shift))
 
 
 # --- truth tests whose branch rebinds the tested name; 'and'/'or' values ----------------------
@@ -415,13 +422,27 @@ def phase_power(x):
     return np.real(np.exp(1j * x) * np.conj(np.exp(1j * x))).sum()
 
 
-def test_complex_intermediates_are_refused_not_truncated():
+def test_complex_intermediates_of_a_literal_are_differentiated_to_first_order():
+    """Formerly refused: np.abs, np.conj of complex values have rules of their own now
+    (norm_complex); second derivatives through them are refused by name."""
     x = np.array([0.3, 0.4])
     for fun in (modulus_squared, phase_power):
-        with pytest.raises(TypeError, match="complex intermediate values"):
-            s2s_ad.grad(fun)(x)
-    with pytest.raises(TypeError, match="complex intermediate values"):
+        _check(fun, (x,), second=False)
+    _close(s2s_ad.grad(modulus_squared)(x), 2 * x)
+    with pytest.raises(TransformError, match="second derivatives through complex values"):
         s2s_ad.hvp(phase_power)(x, np.ones(2))
+
+
+def scaled_by_a_complex_global(x):
+    return np.sum(np.abs(x * _PHASES))
+
+
+_PHASES = np.exp(1j * np.array([0.5, 1.0]))
+
+
+def test_a_complex_value_the_transform_cannot_see_is_still_refused_not_truncated():
+    with pytest.raises(TypeError, match="complex intermediate values"):
+        s2s_ad.grad(scaled_by_a_complex_global)(np.array([0.3, 0.4]))
 
 
 def _smooth_hinge(v):

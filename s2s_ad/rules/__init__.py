@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     containers,
     defaults,
     elementwise,
+    fft,
     linalg,
     methods,
     more,

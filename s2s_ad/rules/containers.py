@@ -15,7 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from ..runtime import field_index, reduce_start, unpack_count, zeros_like
+from ..along import along_axes
+from ..runtime import (
+    build_record,
+    field_index,
+    record_parts,
+    record_tangent,
+    reduce_start,
+    try_path,
+    unpack_count,
+    zeros_like,
+)
 from .registry import method, nondiff, set_jvps, vjp_rule
 from .vjps import is_zero
 
@@ -63,8 +73,12 @@ def get_jvp(t: Any, d: dict[Any, Any], key: Any) -> Any:
 
 # Rules whose samples are dicts, which the registry walk does not build: their derivatives
 # are checked on programs against finite differences in tests/test_containers.py.
+_FFT_NAMES = "fft ifft fftn ifftn fft2 ifft2 rfft irfft rfftn rfft2 irfftn irfft2"
 CHECKED_ON_PROGRAMS = frozenset(
     {
+        # the transforms of np.fft (rules/fft.py): complex outputs, checked on programs
+        # in tests/test_open_world_fft.py and tests/sweep
+        *(f"np.fft.{name}" for name in _FFT_NAMES.split()),
         # random draws (numpy_random): each call draws anew, checked on programs seeding
         # their generator in tests/test_open_world.py
         "np.random.Generator.normal",
@@ -353,5 +367,36 @@ set_jvps(_rule, g="_ad.get_default_vjp(t, d, key)", d="0.0", key="0.0")
 nondiff("unpack_count", [unpack_count])
 # the position of a namedtuple's field (``layer.W`` read as ``layer[0]``): an integer
 nondiff("field_index", [field_index])
+# an object built from differentiated values (built_objects): its adjoint is a dict of
+# its attributes' adjoints (a tuple for a namedtuple), mapped back to the arguments
+_rule = vjp_rule(
+    "build_record",
+    [build_record],
+    ("cls", "parts", "keys"),
+    {"parts": "_ad.record_parts(g, cls, parts, keys)"},
+    [],
+)
+set_jvps(_rule, parts="_ad.record_tangent(t, cls, parts, keys)")
+# the two are linear in g and t, and transposes of each other (for second order)
+_rule = vjp_rule(
+    "record_parts",
+    [record_parts],
+    ("g", "cls", "parts", "keys"),
+    {"g": "_ad.record_tangent(g, cls, parts, keys)", "parts": "0.0"},
+    [],
+)
+set_jvps(_rule, g="_ad.record_parts(t, cls, parts, keys)", parts="0.0")
+_rule = vjp_rule(
+    "record_tangent",
+    [record_tangent],
+    ("t", "cls", "parts", "keys"),
+    {"t": "_ad.record_parts(g, cls, parts, keys)", "parts": "0.0"},
+    [],
+)
+set_jvps(_rule, t="_ad.record_tangent(t, cls, parts, keys)", parts="0.0")
+# the axes np.apply_along_axis's results move to (along.py): integers
+nondiff("along_axes", [along_axes])
+# which path a ``try`` statement takes (norm_try): an integer
+nondiff("try_path", [try_path])
 # the check of ``functools.reduce(f, xs)`` without an initial value: xs is not empty
 nondiff("reduce_start", [reduce_start])

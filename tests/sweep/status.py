@@ -7,8 +7,6 @@ from __future__ import annotations
 
 # name -> what is missing (the call is refused with a TransformError).
 REFUSED: dict[str, str] = {
-    "extra.fft_power": "np.fft.fft makes complex values, which no transform models",
-    "extra.rfft_real": "np.fft.rfft makes complex values, which no transform models",
     "jax.zeta": "zeta(x, q) in its exponent x: no closed-form derivative (q is differentiated)",
     "jax.logsumexp_sign": "logsumexp(..., return_sign=True) returns a tuple with a sign",
     "jax.tensorinv": "np.linalg.tensorinv has no rule",
@@ -27,7 +25,6 @@ REFUSED: dict[str, str] = {
     "jax.max_initial": "np.max(..., initial=) has no rule",
     "jax.sum_where": "np.sum(..., where=) has no rule",
     "jax.mean_where": "np.mean(..., where=) has no rule",
-    "jax.divmod": "np.divmod (a tuple) has no rule",
     "jax.modf": "np.modf (a tuple) has no rule",
     "jax.frexp": "np.frexp (a tuple) has no rule",
     "jax.pad_linear_ramp": "np.pad with mode='linear_ramp' has no rule",
@@ -35,7 +32,6 @@ REFUSED: dict[str, str] = {
     "jax.insert": "np.insert has no rule",
     "jax.delete": "np.delete has no rule",
     "jax.resize": "np.resize has no rule",
-    "jax.apply_along_axis": "np.apply_along_axis calls a function: no rule (write the loop)",
     "jax.extract": "np.extract has no rule (index with the mask instead)",
     "jax.piecewise": "np.piecewise calls functions: no rule (use np.where)",
     "jax.logspace": "np.logspace has no rule",
