@@ -10,6 +10,7 @@ from . import (
     metrics,
     models,
     optimizers,
+    utils,
 )
 from .base import Input
 from .models import Model, Sequential
@@ -26,4 +27,5 @@ __all__ = [
     "metrics",
     "models",
     "optimizers",
+    "utils",
 ]

@@ -67,6 +67,8 @@ class KerasTensor:
         self.inputs = inputs
         self.name = name or (layer.name if layer is not None else "input")
         self.node_index = node_index  # which call of ``layer`` made it
+        # ``layer(x, training=False)`` in the graph: the mode that call always runs in
+        self.training: Any = None
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}>"
@@ -136,6 +138,9 @@ class Layer(Module):
                 if all(leaf is not t for t in tracked):
                     tracked.append(leaf)
         object.__setattr__(self, key, value)
+        if key == "trainable" and tracked:  # as Keras: the sub-layers too, recursively
+            for layer in self._sublayers():
+                layer.trainable = value
 
     def _untrack(self, key: str, old: Any, new: list[Any]) -> None:
         """An attribute given another value: the Variables and layers it held that no
@@ -174,7 +179,7 @@ class Layer(Module):
         if isinstance(inputs, KerasTensor) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
-            return self._symbolic_call(inputs)
+            return self._symbolic_call(inputs, training)
         if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
             inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         outer = not _IN_CALL[0]
@@ -205,7 +210,7 @@ class Layer(Module):
         if isinstance(inputs, KerasTensor) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
-            return self._symbolic_call(inputs)
+            return self._symbolic_call(inputs, training)
         if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
             inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         if not self.built:
@@ -272,7 +277,7 @@ class Layer(Module):
             self._build_in_call(shape)
         self.built = True
 
-    def _symbolic_call(self, inputs: Any) -> KerasTensor:
+    def _symbolic_call(self, inputs: Any, training: Any = None) -> KerasTensor:
         if isinstance(inputs, (list, tuple)):
             example: Any = [_example(i) for i in inputs]
             dtype = inputs[0].dtype
@@ -289,7 +294,9 @@ class Layer(Module):
         else:
             self._output_shape = "multiple"
         dtype = out.dtype if out.size else dtype
-        return KerasTensor(shape, dtype, self, inputs, node_index=calls)
+        made = KerasTensor(shape, dtype, self, inputs, node_index=calls)
+        made.training = training
+        return made
 
     # --- weights ----------------------------------------------------------------------------
 

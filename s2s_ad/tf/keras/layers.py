@@ -203,7 +203,7 @@ class BatchNormalization(Layer):
                 f"called on rank {np.ndim(inputs)}"
             )
         shape = self._broadcast
-        if training:
+        if training and self.trainable:  # a frozen layer normalizes as in inference (Keras 2)
             mean = np.mean(inputs, axis=self._reduced, keepdims=True)
             variance = np.mean(np.square(inputs - mean), axis=self._reduced, keepdims=True)
             keep = self.momentum
