@@ -10,6 +10,7 @@ from . import (
     metrics,
     models,
     optimizers,
+    regularizers,
     utils,
 )
 from .base import Input
@@ -27,5 +28,6 @@ __all__ = [
     "metrics",
     "models",
     "optimizers",
+    "regularizers",
     "utils",
 ]

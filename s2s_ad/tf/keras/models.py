@@ -10,6 +10,7 @@ import numpy as np
 from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import Variable, tensor
+from ..data import Dataset
 from ..module import outside_scopes
 from . import losses as losses_module
 from . import metrics as metrics_module
@@ -263,6 +264,13 @@ class Model(Layer):
         if self.optimizer is None or self.loss is None and not own_step and not own_loss:
             raise RuntimeError("You must compile your model before training/testing.")
         _refuse_options("fit", kwargs)
+        if isinstance(x, Dataset):  # its batches, in its order (shuffled if it shuffles)
+            shuffle = x.seed is not None
+            x, y, kwargs["sample_weight"], batch_size = _from_dataset(x)
+        if isinstance(validation_data, Dataset):
+            validation_data = _from_dataset(validation_data)[:3]
+            if validation_data[2] is None:
+                validation_data = validation_data[:2]
         x = np.asarray(x)
         y = np.asarray(y) if y is not None else None  # a step of one's own may need none
         weights = kwargs.get("sample_weight")
@@ -353,6 +361,8 @@ class Model(Layer):
         """The loss (and metrics) on ``(x, y)``, each row weighted by
         ``sample_weight`` when given."""
         _refuse_options("evaluate", kwargs)
+        if isinstance(x, Dataset):
+            x, y, kwargs["sample_weight"], batch_size = _from_dataset(x)
         weights = kwargs.get("sample_weight")
         own = type(self).test_step is not Model.test_step
         if own or weights is not None or type(self).compute_loss is not Model.compute_loss:
@@ -413,6 +423,8 @@ class Model(Layer):
         return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
+        if isinstance(x, Dataset):
+            x, _, _, batch_size = _from_dataset(x)
         steps = -(-len(np.asarray(x)) // (batch_size or 32))
         bar = Progbar(steps, verbosity(verbose))
         out = self(tensor(np.asarray(x)), training=False)
@@ -457,6 +469,14 @@ class Sequential(Model):
         if self._declared is not None:
             self.build(self._declared)
 
+    def pop(self) -> None:
+        """Remove the last layer."""
+        if not self.layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self.layers[-1]
+        self._layers = [k for k in self._layers if k is not layer]
+        self._tracked[:] = [t for t in self._tracked if t is not layer]
+
     def build(self, input_shape: Any) -> None:
         """Build every layer by running a zero example of this shape through them (the
         output shapes summary() shows: with the batch size of ``input_shape``, ``None``
@@ -486,6 +506,18 @@ class Sequential(Model):
 
 # options of fit and evaluate that would change the numbers and are not modelled
 _REFUSED = ("class_weight", "steps_per_epoch", "validation_steps", "validation_freq", "steps")
+
+
+def _from_dataset(data: Dataset) -> tuple[Any, Any, Any, int]:
+    """``(x, y, sample_weight, batch_size)`` of a ``tf.data.Dataset`` of ``x``, ``(x, y)``
+    or ``(x, y, sample_weight)`` slices."""
+    parts = list(data.parts)
+    if data.single and isinstance(parts[0], np.ndarray) is False:
+        raise NotImplementedError("a Dataset of nested structures as fit's data")
+    x = parts[0]
+    y = parts[1] if len(parts) > 1 else None
+    weights = parts[2] if len(parts) > 2 else None
+    return x, y, weights, data.size or 1
 
 
 def _refuse_options(method: str, kwargs: dict[str, Any]) -> None:
