@@ -1,5 +1,6 @@
 """Programs in the style of Keras's guides "The Sequential model", "Making new layers and
-models via subclassing" and "Writing a training loop from scratch": ``fit`` and
+models via subclassing" and "Writing a training loop from scratch": feature extraction
+from a ``Sequential`` model (``model.inputs``, ``layer.output``, ``get_layer``), ``fit`` and
 ``evaluate`` on a batched ``tf.data.Dataset`` (also as ``validation_data``) with RMSprop
 (Keras 2 puts its epsilon inside the square root), a GAN whose ``compile`` takes its own
 optimizers and whose ``train_step`` gets the dataset's batches, ``get_config`` /
@@ -182,3 +183,97 @@ def test_get_config_from_config_pop_and_a_dtype_number():
     assert model(np.ones((1, 5), np.float32)).shape == (1, 3)
     zeros = tf.zeros(1, 1)  # TensorFlow's DataType 1: float32
     assert zeros.dtype == np.float32 and zeros.shape == (1,)
+
+
+def test_feature_extraction_from_a_sequential_models_layer_outputs():
+    x, _ = _data()
+    base = keras.Sequential(
+        [
+            keras.Input(shape=(4,)),
+            keras.layers.Dense(5, activation="relu"),
+            keras.layers.Dense(3, activation="tanh", name="middle"),
+            keras.layers.Dense(2),
+        ]
+    )
+    _det(base)
+    extractor = keras.Model(inputs=base.inputs, outputs=[layer.output for layer in base.layers])
+    middle = keras.Model(inputs=base.inputs, outputs=base.get_layer(name="middle").output)
+    assert base.get_layer(index=1) is base.get_layer(name="middle")
+    with tf.GradientTape() as tape:
+        features = extractor(x[:4])
+        loss = tf.reduce_sum(features[1]) + tf.reduce_sum(features[2] ** 2)
+    grads = tape.gradient(loss, base.trainable_variables)
+    # TensorFlow 2.21
+    assert [f.shape[1] for f in features] == [5, 3, 2]
+    _close(float(loss), -0.41303300857543945)
+    _close(
+        middle(x[:2]),
+        [
+            0.07678630203008652,
+            -0.28660067915916443,
+            -0.483834445476532,
+            0.1534433662891388,
+            -0.18643999099731445,
+            -0.41632190346717834,
+        ],
+    )
+    expected = [
+        [
+            3.0363271236419678,
+            -6.837429046630859,
+            1.8761568069458008,
+            4.943088531494141,
+            -2.554403781890869,
+            -0.9992391467094421,
+            0.750060498714447,
+            -0.2097778022289276,
+            -0.5382494330406189,
+            -1.2279610633850098,
+            1.6089818477630615,
+            -3.690506935119629,
+            1.0125210285186768,
+            2.6681723594665527,
+            -1.718052625656128,
+            0.2022930234670639,
+            -3.7022523880004883,
+            1.0063824653625488,
+            2.6861162185668945,
+            -5.6138482093811035,
+        ],
+        [
+            2.2977828979492188,
+            -4.663247585296631,
+            1.281888723373413,
+            3.3689346313476562,
+            -3.0297069549560547,
+        ],
+        [
+            2.6123852729797363,
+            1.999343991279602,
+            0.2612397372722626,
+            5.887323379516602,
+            4.488277912139893,
+            0.589701771736145,
+            6.987547397613525,
+            5.296182632446289,
+            0.703683614730835,
+            4.801418781280518,
+            3.6132097244262695,
+            0.48671191930770874,
+            1.3270529508590698,
+            0.9564233422279358,
+            0.14713500440120697,
+        ],
+        [7.540848731994629, 5.563951015472412, 0.835272490978241],
+        [
+            -0.36180534958839417,
+            -0.3462137281894684,
+            1.0824577808380127,
+            1.0567772388458252,
+            1.9085440635681152,
+            1.856554388999939,
+        ],
+        [-4.183631896972656, -4.0628342628479],
+    ]
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(np.ravel(g), e, rtol=1e-6, atol=1e-6)

@@ -354,7 +354,33 @@ class Layer(Module):
         dtype = out.dtype if out.size else dtype
         made = KerasTensor(shape, dtype, self, inputs, node_index=calls)
         made.training = training
+        self._inbound = (inputs, made)
         return made
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output of the layer's call in a functional graph (or in a
+        ``Sequential`` model whose input shape is declared)."""
+        inbound = self.__dict__.get("_inbound")
+        if inbound is None:
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        return inbound[1]
+
+    @output.setter
+    def output(self, value: Any) -> None:  # an attribute of one's own named ``output``
+        self._inbound = (None, value)
+
+    @property
+    def input(self) -> Any:
+        """The symbolic input of the layer's call in a functional graph."""
+        inbound = self.__dict__.get("_inbound")
+        if inbound is None:
+            raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+        return inbound[0]
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self._inbound = (value, None)
 
     # --- weights ----------------------------------------------------------------------------
 

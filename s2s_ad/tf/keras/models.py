@@ -85,10 +85,12 @@ class Model(Layer):
                 self._tracked.append(t.layer)
         self._graph_layers = layers
         self._n_inputs = len(given)
-        self._multiple_inputs = isinstance(inputs, (list, tuple))
+        # a list of one input (``inputs=model.inputs``) takes the tensor itself, as Keras
+        self._multiple_inputs = isinstance(inputs, (list, tuple)) and len(inputs) > 1
         self._output_index = (
             [position(o) for o in outs] if isinstance(outputs, (list, tuple)) else position(outs[0])
         )
+        self._graph_outputs = outs
         self.built = True
 
     def build(self, input_shape: Any) -> None:
@@ -139,6 +141,48 @@ class Model(Layer):
         )
 
     @property
+    def inputs(self) -> Any:
+        """The symbolic inputs of a functional model (or of a ``Sequential`` model whose
+        input shape is declared), as a list."""
+        given = self.__dict__.get("_given_inputs")
+        if given is None:
+            raise AttributeError(f"Model {self.name} has no symbolic inputs (not functional)")
+        return list(given)
+
+    @inputs.setter
+    def inputs(self, value: Any) -> None:  # an attribute of one's own named ``inputs``
+        self._given_inputs = value
+
+    @property
+    def outputs(self) -> Any:
+        """The symbolic outputs of a functional model, as a list."""
+        found = self.__dict__.get("_graph_outputs")
+        if found is None:
+            raise AttributeError(f"Model {self.name} has no symbolic outputs (not functional)")
+        return list(found)
+
+    @outputs.setter
+    def outputs(self, value: Any) -> None:
+        self._graph_outputs = value
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """A layer by its index in ``layers`` or by its name."""
+        if index is not None and name is not None:
+            raise ValueError("Provide only a layer name or a layer index.")
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise ValueError(
+                    f"Was asked to retrieve layer at index {index} but model only has "
+                    f"{len(layers)} layers."
+                )
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[k.name for k in layers]}.")
+
+    @property
     def layers(self) -> list[Layer]:
         if self._output_index is not None:
             return list(self._graph_layers)
@@ -147,7 +191,12 @@ class Model(Layer):
     def call(self, inputs: Any, training: Any = None) -> Any:
         if self._output_index is None:
             raise NotImplementedError("subclasses of Model define call()")
-        values = list(inputs) if self._multiple_inputs else [inputs]
+        if self._multiple_inputs:
+            values = list(inputs)
+        elif isinstance(inputs, (list, tuple)) and len(inputs) == 1:
+            values = [inputs[0]]
+        else:
+            values = [inputs]
         for (layer, source), fixed in zip(self._nodes, self._node_training):
             mode = training if fixed is None else fixed  # base_model(x, training=False)
             if isinstance(source, list):
@@ -488,6 +537,16 @@ class Sequential(Model):
             x = layer(x)
             layer._output_shape = (batch, *np.shape(x)[1:])
         self._output_shape = (batch, *np.shape(x)[1:])
+        if self._declared is not None:  # the symbolic graph (``layer.output``, ``inputs``)
+            value = KerasTensor((None, *tuple(input_shape)[1:]), np.float32)
+            self._given_inputs = [value]
+            for layer in self._layers:
+                if isinstance(layer, InputLayer):
+                    continue
+                made = KerasTensor(layer._output_shape, np.float32, layer, value)
+                layer._inbound = (value, made)
+                value = made
+            self._graph_outputs = [value]
 
     @property
     def layers(self) -> list[Layer]:
