@@ -90,7 +90,15 @@ _INPUTS = [0]
 _IN_CALL = [False]
 # the keyword arguments every layer takes besides its own (Keras 2's list)
 _ALLOWED_KWARGS = frozenset(
-    {"input_dim", "input_shape", "batch_input_shape", "batch_size", "weights", "autocast"}
+    {
+        "input_dim",
+        "input_shape",
+        "batch_input_shape",
+        "batch_size",
+        "weights",
+        "autocast",
+        "dynamic",
+    }
 )
 
 
