@@ -79,6 +79,8 @@ class _Plan:
     cuts: frozenset[str] = frozenset()  # sources computed in the block
     plain: bool = False  # every parameter is a value the block started from
     assigns: bool = False  # every statement assigns names (no attribute or item writes)
+    # lists and dicts made before the block that its statements fill: given as copies
+    refill: frozenset[str] = frozenset()
 
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
@@ -129,6 +131,9 @@ class GradientTape:
     # assigned it last, its array when the block ended, [(statement, array before,
     # array after)] for each assignment)
     _assigns: dict[int, list[Any]] = _EMPTY
+    # lists and dicts made before the block that it changes in place (``outs.append``):
+    # their copies on entry are in ``_before``
+    _refill: frozenset[str] = frozenset()
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
@@ -201,6 +206,8 @@ class GradientTape:
         self._held: set[int] = set()  # Variables held in lists, tuples, dicts
         self._holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
+        changed = self._block.changed if self._block is not None else frozenset()
+        refill: list[str] = []
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
         for name in reads:
@@ -239,6 +246,10 @@ class GradientTape:
                     if held:
                         self._held.update(held)
                         self._holders.append(name)
+                    if name in changed and kind in (list, dict):
+                        before[name] = value.copy()  # filled again when re-run
+                        refill.append(name)
+        self._refill = frozenset(refill)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
@@ -621,7 +632,19 @@ class GradientTape:
         assert block is not None
         targets = []
         read = self._read
-        for leaf in leaves(target) if isinstance(target, (list, tuple, dict)) else (target,):
+        whole = None  # a list or dict the block filled, as one target (the sum of its leaves)
+        if isinstance(target, (list, tuple, dict)):
+            name, where = self._name_of(target, target=True)
+            if name is not None and (where == "block" or name in self._refill):
+                whole = name
+                targets.append(name)
+        for leaf in (
+            ()
+            if whole
+            else leaves(target)
+            if isinstance(target, (list, tuple, dict))
+            else (target,)
+        ):
             name, where = self._name_of(leaf, target=True)
             if name is None or where != "block":
                 if self._end is not None and not block.simple[self._end]:
@@ -711,7 +734,7 @@ class GradientTape:
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
         by_name, table = self._run(plan, [*hidden, *tensors], cotangent, pins)
-        if cotangent is _ones_like and not tensors:
+        if cotangent is _ones_like and not tensors and not plan.refill:
             tape_fast.remember(self, plan, targets, found, found_names, hidden)
         grads: list[Any] = []
         for leaf, (name, _) in zip(found, found_names):
@@ -764,11 +787,14 @@ class GradientTape:
             variables,
             held_in,
             stores,
+            self._refill,
         )
         plan = _PLANS.get(key) or self._nested_plans.get(key)
         if plan is not None:
             return self._register(plan, targets)
-        statements, reached_cuts = slice_block(block, targets, cuts, self._start, self._end, stores)
+        statements, reached_cuts = slice_block(
+            block, targets, cuts, self._start, self._end, stores, self._refill
+        )
         self._refuse_own_gradient(statements)
         named = [n for n in named if n not in cuts or n in reached_cuts]
         statements, drawn = self._without_draws(statements)
@@ -809,6 +835,7 @@ class GradientTape:
         plan.cuts = frozenset(reached_cuts)
         plan.plain = not drawn and not reached_cuts and not any(n in self._code for n in params)
         plan.assigns = all(assigns_names(s) for s in statements)
+        plan.refill = frozenset(n for n in self._refill if n in params)
         if reusable:
             _PLANS[key] = plan
         else:  # for this run only: the inner tapes it calls are this run's
@@ -961,6 +988,8 @@ class GradientTape:
                 values = [before[n] for n in plan.params]
         else:
             values = self._values(plan)
+        if plan.refill:  # the slice fills them again: a fresh copy per run
+            values = [v.copy() if n in plan.refill else v for n, v in zip(plan.params, values)]
         if pins:  # Variables passed by name: the arrays the slice read
             for k, n in enumerate(plan.params):
                 obj = objects.get(n)
@@ -1233,9 +1262,13 @@ def _refuse_nested(error: TransformError, nested: bool) -> None:
 def _cotangents(outs: Any, output_gradients: Any) -> Any:
     """Ones in the shape of each target (TensorFlow sums a non-scalar target), or the
     given ``output_gradients``."""
-    if isinstance(outs, tuple):
+    if isinstance(outs, (tuple, list)):  # several targets, or a list the block filled
         given = output_gradients if output_gradients is not None else [None] * len(outs)
-        return tuple(_cotangents(o, g) for o, g in zip(outs, given))
+        made = [_cotangents(o, g) for o, g in zip(outs, given)]
+        return tuple(made) if isinstance(outs, tuple) else made
+    if isinstance(outs, dict):
+        given = output_gradients if output_gradients is not None else {}
+        return {k: _cotangents(o, given.get(k)) for k, o in outs.items()}
     # NumPy values, never Python floats: a Python ``0.0`` adjoint means "not connected"
     dtype = np.result_type(np.asarray(outs).dtype, np.float32)
     if output_gradients is not None:

@@ -133,6 +133,9 @@ class Block:
         self.inputs = _inputs(self.statements)
         # names assigned by exactly one statement: their value after the block is that one
         self.assigned_once = {n for n, k in Counter(self.writes).items() if k == 1}
+        # names changed in place but not bound in the block (a list made before it and
+        # appended to inside): the tape copies such lists and dicts on entry
+        self.changed = frozenset(mutated(self.node.body) - self.written_set)
         # whether the statements only assign names or call methods (``metric.update_state
         # (...)``, ``print(...)``): nothing written in place, unless through the objects
         # whose methods are called (``receivers``; an array among them writes in place)
@@ -288,6 +291,7 @@ def slice_block(
     start: int,
     end: int | None = None,
     stores: frozenset[int] = frozenset(),
+    refill: frozenset[str] = frozenset(),
 ) -> tuple[list[cst.CSTNode], set[str]]:
     """The statements from ``start`` on (up to ``end``, excluded: a gradient called in
     the block differentiates what ran before it) that lead to ``targets``, and the
@@ -296,7 +300,8 @@ def slice_block(
     A cut source is given, so the statement that last assigned it is not re-run; a cut
     whose last assignment does not lead to the targets is unconnected. The attribute
     stores at the indices ``stores`` (``layer.W = 2.0 * V``) lead to what reads their
-    object later.
+    object later. The lists and dicts among ``refill`` were made before the block and are
+    filled again from their copy on entry by the statements that change them.
     """
     needed = set(targets)
     kept: list[cst.CSTNode] = []
@@ -306,7 +311,7 @@ def slice_block(
     chosen = block.statements[start:end]
     # the names the block itself binds: a list made there and filled by a later loop
     # (outs = []; for ...: outs.append(...)) is filled again when re-run
-    made = {n for statement in chosen for n in names(statement).writes}
+    made = {n for statement in chosen for n in names(statement).writes} | refill
     for k, statement in reversed(list(enumerate(chosen, first))):
         found = names(statement)
         writes = set(found.writes)

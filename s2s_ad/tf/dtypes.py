@@ -35,7 +35,33 @@ def as_numpy_dtype(dtype: Any) -> Any:
     """A dtype given as a NumPy type, a TensorFlow name (``'float32'``) or ``None``."""
     if dtype is None:
         return None
+    if type(dtype) is int:  # TensorFlow's DataType enum (``tf.zeros(1, 1)``: float32)
+        if dtype not in _ENUM:
+            raise TypeError(
+                f"Cannot convert the argument `type_value`: {dtype} to a TensorFlow DType."
+            )
+        return _ENUM[dtype]
     return np.dtype(dtype).type
+
+
+# TensorFlow's DataType numbers (types.proto)
+_ENUM = {
+    1: np.float32,
+    2: np.float64,
+    3: np.int32,
+    4: np.uint8,
+    5: np.int16,
+    6: np.int8,
+    7: np.str_,
+    8: np.complex64,
+    9: np.int64,
+    10: np.bool_,
+    17: np.uint16,
+    18: np.complex128,
+    19: np.float16,
+    22: np.uint32,
+    23: np.uint64,
+}
 
 
 def as_dtype(dtype: Any) -> Any:

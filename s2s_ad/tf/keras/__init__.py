@@ -10,6 +10,8 @@ from . import (
     metrics,
     models,
     optimizers,
+    regularizers,
+    utils,
 )
 from .base import Input
 from .models import Model, Sequential
@@ -26,4 +28,6 @@ __all__ = [
     "metrics",
     "models",
     "optimizers",
+    "regularizers",
+    "utils",
 ]

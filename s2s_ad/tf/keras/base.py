@@ -21,7 +21,7 @@ from ...replay import unrecorded
 from ...rules.registry import nondiff
 from ...variable import TensorShape, Variable, python_numbers, tensor
 from ..module import Module, name_scope, to_snake_case
-from . import call_errors, initializers
+from . import call_errors, initializers, regularizers
 
 _NAMES: collections.Counter[str] = collections.Counter()
 
@@ -67,6 +67,8 @@ class KerasTensor:
         self.inputs = inputs
         self.name = name or (layer.name if layer is not None else "input")
         self.node_index = node_index  # which call of ``layer`` made it
+        # ``layer(x, training=False)`` in the graph: the mode that call always runs in
+        self.training: Any = None
 
     def __repr__(self) -> str:
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype.name}>"
@@ -86,6 +88,18 @@ def Input(  # noqa: N802
 _INPUTS = [0]
 # whether a layer's __call__ runs (Keras's call context): the outermost clears losses
 _IN_CALL = [False]
+# the keyword arguments every layer takes besides its own (Keras 2's list)
+_ALLOWED_KWARGS = frozenset(
+    {
+        "input_dim",
+        "input_shape",
+        "batch_input_shape",
+        "batch_size",
+        "weights",
+        "autocast",
+        "dynamic",
+    }
+)
 
 
 def _example(spec: KerasTensor) -> np.ndarray:
@@ -114,7 +128,12 @@ class Layer(Module):
     """
 
     def __init__(
-        self, trainable: bool = True, name: str | None = None, dtype: Any = None, **kwargs: Any
+        self,
+        trainable: bool = True,
+        name: str | None = None,
+        dtype: Any = None,
+        activity_regularizer: Any = None,
+        **kwargs: Any,
     ) -> None:
         object.__setattr__(self, "_tracked", [])
         super().__init__(name or unique_name(to_snake_case(type(self).__name__)))
@@ -123,7 +142,20 @@ class Layer(Module):
         self._dtype = np.dtype(dtype or np.float32)
         self._expects_training = "training" in inspect.signature(self.call).parameters
         self._input_shape = kwargs.pop("input_shape", None)
+        if self._input_shape is None and kwargs.get("input_dim") is not None:
+            self._input_shape = (kwargs.pop("input_dim"),)
+        if kwargs.get("batch_input_shape") is not None:
+            self._input_shape = tuple(kwargs.pop("batch_input_shape"))[1:]
+        unknown = set(kwargs) - _ALLOWED_KWARGS
+        if unknown:  # as Keras: never silently ignored
+            raise TypeError("Keyword argument not understood:", sorted(unknown)[0])
         self._losses: list[Any] = []
+        # (weight, regularizer) pairs: their penalties are among ``losses``
+        self._regularized: list[tuple[Variable, Any]] = []
+        # a penalty on the outputs, per example (Keras 2 divides by the batch size)
+        self.activity_regularizer = regularizers.get(activity_regularizer)
+        if self.activity_regularizer is not None:
+            self._regularized.append((None, self.activity_regularizer))
 
     def __setattr__(self, key: str, value: Any) -> None:
         tracked = self.__dict__.get("_tracked")
@@ -136,6 +168,9 @@ class Layer(Module):
                 if all(leaf is not t for t in tracked):
                     tracked.append(leaf)
         object.__setattr__(self, key, value)
+        if key == "trainable" and tracked:  # as Keras: the sub-layers too, recursively
+            for layer in self._sublayers():
+                layer.trainable = value
 
     def _untrack(self, key: str, old: Any, new: list[Any]) -> None:
         """An attribute given another value: the Variables and layers it held that no
@@ -174,7 +209,7 @@ class Layer(Module):
         if isinstance(inputs, KerasTensor) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
-            return self._symbolic_call(inputs)
+            return self._symbolic_call(inputs, training)
         if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
             inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         outer = not _IN_CALL[0]
@@ -191,8 +226,12 @@ class Layer(Module):
                     if found is not replay.NOT_RECORDED:
                         return found
                 if self._expects_training:
-                    return self.call(inputs, training=training)
-                return self.call(inputs)
+                    out = self.call(inputs, training=training)
+                else:
+                    out = self.call(inputs)
+                if self._regularized:
+                    self._add_penalties(out)
+                return out
             except Exception as error:
                 raise self._call_error(error, inputs, training) from None
         finally:
@@ -205,7 +244,7 @@ class Layer(Module):
         if isinstance(inputs, KerasTensor) or (
             isinstance(inputs, (list, tuple)) and any(isinstance(i, KerasTensor) for i in inputs)
         ):
-            return self._symbolic_call(inputs)
+            return self._symbolic_call(inputs, training)
         if not isinstance(inputs, np.ndarray) and python_numbers(inputs):
             inputs = tensor(inputs)  # Keras converts Python numbers: floats are float32
         if not self.built:
@@ -215,9 +254,35 @@ class Layer(Module):
             found = replay.recorded_call(self, (inputs,), given)
             if found is not replay.NOT_RECORDED:
                 return found
+        if self._regularized:  # its penalties added to its losses
+            return self._regularized_call(inputs, training)
         if self._expects_training:
             return self.call(inputs, training=training)
         return self.call(inputs)
+
+    def _regularized_call(self, inputs: Any, training: Any = None) -> Any:
+        """``call``, then the penalties of the regularizers added with ``add_loss`` (what
+        differentiated code runs for a layer with regularizers: the reads of those
+        values carry their gradients back to the weights and outputs)."""
+        if self._expects_training:
+            out = self.call(inputs, training=training)
+        else:
+            out = self.call(inputs)
+        for weight, penalty in self._regularized:
+            if weight is None:  # the activity regularizer: of the outputs
+                self.add_loss(penalty(out) / np.shape(out)[0])
+            else:
+                self.add_loss(penalty(weight))
+        return out
+
+    def _add_penalties(self, out: Any) -> None:
+        """Add the penalties of the weights' regularizers (and of the activity
+        regularizer, on ``out``) to the losses of this call (as ``_regularized_call`` does)."""
+        for weight, penalty in self._regularized:
+            if weight is None:
+                self.add_loss(penalty(out) / np.shape(out)[0])
+            else:
+                self.add_loss(penalty(weight))
 
     def _first_call(self, inputs: Any, training: Any) -> Any:
         """Build, then call, under the layer's name scope (Keras 2's): the Variables made
@@ -230,8 +295,12 @@ class Layer(Module):
                     self._build_in_call(input_shape(inputs))
                 self.built = True
                 if self._expects_training:
-                    return self.call(inputs, training=training)
-                return self.call(inputs)
+                    out = self.call(inputs, training=training)
+                else:
+                    out = self.call(inputs)
+                if self._regularized:
+                    self._add_penalties(out)
+                return out
         except Exception as error:
             raise self._call_error(error, inputs, training) from None
 
@@ -260,6 +329,8 @@ class Layer(Module):
             or isinstance(args[0], (KerasTensor, list, tuple, dict))
         ):
             return None
+        if self._regularized:
+            return self._regularized_call, args, {"training": kwargs.get("training")}
         if self._expects_training:
             return self.call, args, {"training": kwargs.get("training")}
         return self.call, args, {}
@@ -272,7 +343,7 @@ class Layer(Module):
             self._build_in_call(shape)
         self.built = True
 
-    def _symbolic_call(self, inputs: Any) -> KerasTensor:
+    def _symbolic_call(self, inputs: Any, training: Any = None) -> KerasTensor:
         if isinstance(inputs, (list, tuple)):
             example: Any = [_example(i) for i in inputs]
             dtype = inputs[0].dtype
@@ -289,7 +360,35 @@ class Layer(Module):
         else:
             self._output_shape = "multiple"
         dtype = out.dtype if out.size else dtype
-        return KerasTensor(shape, dtype, self, inputs, node_index=calls)
+        made = KerasTensor(shape, dtype, self, inputs, node_index=calls)
+        made.training = training
+        self._inbound = (inputs, made)
+        return made
+
+    @property
+    def output(self) -> Any:
+        """The symbolic output of the layer's call in a functional graph (or in a
+        ``Sequential`` model whose input shape is declared)."""
+        inbound = self.__dict__.get("_inbound")
+        if inbound is None:
+            raise AttributeError(f"Layer {self.name} has no inbound nodes.")
+        return inbound[1]
+
+    @output.setter
+    def output(self, value: Any) -> None:  # an attribute of one's own named ``output``
+        self._inbound = (None, value)
+
+    @property
+    def input(self) -> Any:
+        """The symbolic input of the layer's call in a functional graph."""
+        inbound = self.__dict__.get("_inbound")
+        if inbound is None:
+            raise AttributeError(f"Layer {self.name} is not connected, no input to return.")
+        return inbound[0]
+
+    @input.setter
+    def input(self, value: Any) -> None:
+        self._inbound = (value, None)
 
     # --- weights ----------------------------------------------------------------------------
 
@@ -310,6 +409,9 @@ class Layer(Module):
         # under the layer's name scope in build ('dense/kernel:0'), as in Keras
         weight = Variable(value, trainable=trainable, name=name or "Variable")
         self._tracked.append(weight)
+        penalty = regularizers.get(regularizer)
+        if penalty is not None:
+            self._regularized.append((weight, penalty))
         return weight
 
     @property
@@ -365,7 +467,13 @@ class Layer(Module):
 
     @property
     def losses(self) -> list[Any]:
-        return list(self._losses) + [loss for s in self._sublayers() for loss in s.losses]
+        """The losses the last call added (``add_loss``), then the penalties of the
+        weights' regularizers (computed now, from the weights as they are), then the
+        sub-layers'."""
+        own = list(self._losses)
+        if not own:  # not called since the losses were cleared: the weights as they are
+            own += [penalty(w) for w, penalty in self._regularized if w is not None]
+        return own + [loss for s in self._sublayers() for loss in s.losses]
 
     def add_loss(self, loss: Any) -> None:
         self._losses.append(loss)
@@ -377,6 +485,23 @@ class Layer(Module):
             self._losses = []
         for layer in self._sublayers():
             layer._clear_losses()
+
+    def get_config(self) -> dict[str, Any]:
+        """What ``from_config`` needs to make the layer again (Keras 2's base keys; a
+        subclass adds its own arguments)."""
+        return {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> Layer:
+        """A new layer of this class from ``get_config()``'s dict (its ``__init__`` must
+        take the base keys too: ``**kwargs`` passed to ``super().__init__``)."""
+        try:
+            return cls(**config)
+        except TypeError as error:
+            raise TypeError(
+                f"Error when deserializing class '{cls.__name__}' using config={config}."
+                f"\n\nException encountered: {error}"
+            ) from error
 
     def get_weights(self) -> list[np.ndarray]:
         return [w.numpy() for w in self.weights]

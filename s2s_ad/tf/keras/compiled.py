@@ -48,11 +48,18 @@ class CompiledLoss:
 
 class CompiledMetrics(list):  # type: ignore[type-arg]
     """The metrics given to ``compile`` (a list of them): ``update_state(y_true,
-    y_pred, sample_weight=None)`` updates each."""
+    y_pred, sample_weight=None)`` updates each; the ``sample_weight`` weighs only the
+    ``weighted_metrics`` (as Keras 2: those given as ``metrics`` ignore it)."""
+
+    def __init__(self, metrics: Any = (), weighted: Any = ()) -> None:
+        metrics, weighted = list(metrics), list(weighted)
+        super().__init__(metrics + weighted)
+        self.weighted = weighted
 
     def update_state(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> None:
+        weighted = self.weighted
         for metric in self:
-            if sample_weight is None:
+            if sample_weight is None or all(metric is not w for w in weighted):
                 metric.update_state(y_true, y_pred)
             else:
                 metric.update_state(y_true, y_pred, sample_weight=sample_weight)

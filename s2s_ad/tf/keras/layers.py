@@ -9,7 +9,7 @@ import numpy as np
 
 from ...custom import stop_gradient
 from .. import nn
-from . import activations, initializers
+from . import activations, initializers, regularizers
 from .base import Input, InputLayer, KerasTensor, Layer
 
 __all__ = [
@@ -45,10 +45,15 @@ class Dense(Layer):
         use_bias: bool = True,
         kernel_initializer: Any = "glorot_uniform",
         bias_initializer: Any = "zeros",
+        kernel_regularizer: Any = None,
+        bias_regularizer: Any = None,
+        activity_regularizer: Any = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.units = int(units)
+        self.kernel_regularizer = regularizers.get(kernel_regularizer)
+        self.bias_regularizer = regularizers.get(bias_regularizer)
         self.activation = activations.get(activation)
         self.use_bias = use_bias
         self.kernel_initializer = initializers.get(kernel_initializer)
@@ -56,13 +61,39 @@ class Dense(Layer):
         self.kernel: Any = None
         self.bias: Any = None
 
+    def get_config(self) -> dict[str, Any]:
+        config = super().get_config()
+        config.update(
+            {
+                "units": self.units,
+                "activation": activations.serialize(self.activation)
+                if self.activation is not None
+                else "linear",
+                "use_bias": self.use_bias,
+                "kernel_initializer": self.kernel_initializer,
+                "bias_initializer": self.bias_initializer,
+                "kernel_regularizer": self.kernel_regularizer,
+                "bias_regularizer": self.bias_regularizer,
+                "activity_regularizer": self.activity_regularizer,
+            }
+        )
+        return config
+
     def build(self, input_shape: Any) -> None:
         n_in = int(input_shape[-1])
         self.kernel = self.add_weight(
-            "kernel", (n_in, self.units), initializer=self.kernel_initializer
+            "kernel",
+            (n_in, self.units),
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
         )
         if self.use_bias:
-            self.bias = self.add_weight("bias", (self.units,), initializer=self.bias_initializer)
+            self.bias = self.add_weight(
+                "bias",
+                (self.units,),
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+            )
         self.built = True
 
     def call(self, inputs: Any) -> Any:
@@ -203,7 +234,7 @@ class BatchNormalization(Layer):
                 f"called on rank {np.ndim(inputs)}"
             )
         shape = self._broadcast
-        if training:
+        if training and self.trainable:  # a frozen layer normalizes as in inference (Keras 2)
             mean = np.mean(inputs, axis=self._reduced, keepdims=True)
             variance = np.mean(np.square(inputs - mean), axis=self._reduced, keepdims=True)
             keep = self.momentum

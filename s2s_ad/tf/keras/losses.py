@@ -224,8 +224,11 @@ _BY_NAME = {
 
 
 def _batch_mean(fn: Any) -> Any:
-    def loss(y_true: Any, y_pred: Any) -> Any:
-        return tensor(np.mean(fn(y_true, y_pred)))
+    def loss(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        per_example = fn(y_true, y_pred)
+        if sample_weight is not None:  # each example weighted, divided by their count
+            per_example = per_example * np.reshape(sample_weight, np.shape(per_example))
+        return tensor(np.mean(per_example))
 
     loss.__name__ = getattr(fn, "__name__", "loss")
     return loss

@@ -10,6 +10,7 @@ import numpy as np
 from ...replay import unrecorded
 from ...tape import GradientTape
 from ...variable import Variable, tensor
+from ..data import Dataset
 from ..module import outside_scopes
 from . import losses as losses_module
 from . import metrics as metrics_module
@@ -19,6 +20,7 @@ from .callbacks import CallbackList, History
 from .compiled import CompiledLoss, CompiledMetrics
 from .progbar import Progbar, verbosity
 from .summary import summarize
+from .utils import unpack_x_y_sample_weight
 
 __all__ = ["History", "Model", "Sequential"]
 
@@ -32,6 +34,7 @@ class Model(Layer):
         outputs = kwargs.pop("outputs", args[1] if len(args) > 1 else None)
         super().__init__(**kwargs)
         self._nodes: list[tuple[Any, Any]] = []
+        self._node_training: list[Any] = []  # a training mode fixed in the graph, or None
         self._output_index: Any = None
         self.optimizer: Any = None
         self.loss: Any = None
@@ -74,6 +77,7 @@ class Model(Layer):
             else:
                 source = position(t.inputs)
             self._nodes.append((t.layer, source))
+            self._node_training.append(t.training)
             parents = list(t.inputs) if isinstance(t.inputs, (list, tuple)) else [t.inputs]
             self._node_inputs.append((t.layer, parents, t))
             if all(t.layer is not seen for seen in layers):
@@ -81,10 +85,12 @@ class Model(Layer):
                 self._tracked.append(t.layer)
         self._graph_layers = layers
         self._n_inputs = len(given)
-        self._multiple_inputs = isinstance(inputs, (list, tuple))
+        # a list of one input (``inputs=model.inputs``) takes the tensor itself, as Keras
+        self._multiple_inputs = isinstance(inputs, (list, tuple)) and len(inputs) > 1
         self._output_index = (
             [position(o) for o in outs] if isinstance(outputs, (list, tuple)) else position(outs[0])
         )
+        self._graph_outputs = outs
         self.built = True
 
     def build(self, input_shape: Any) -> None:
@@ -135,6 +141,48 @@ class Model(Layer):
         )
 
     @property
+    def inputs(self) -> Any:
+        """The symbolic inputs of a functional model (or of a ``Sequential`` model whose
+        input shape is declared), as a list."""
+        given = self.__dict__.get("_given_inputs")
+        if given is None:
+            raise AttributeError(f"Model {self.name} has no symbolic inputs (not functional)")
+        return list(given)
+
+    @inputs.setter
+    def inputs(self, value: Any) -> None:  # an attribute of one's own named ``inputs``
+        self._given_inputs = value
+
+    @property
+    def outputs(self) -> Any:
+        """The symbolic outputs of a functional model, as a list."""
+        found = self.__dict__.get("_graph_outputs")
+        if found is None:
+            raise AttributeError(f"Model {self.name} has no symbolic outputs (not functional)")
+        return list(found)
+
+    @outputs.setter
+    def outputs(self, value: Any) -> None:
+        self._graph_outputs = value
+
+    def get_layer(self, name: str | None = None, index: int | None = None) -> Layer:
+        """A layer by its index in ``layers`` or by its name."""
+        if index is not None and name is not None:
+            raise ValueError("Provide only a layer name or a layer index.")
+        layers = self.layers
+        if index is not None:
+            if len(layers) <= index:
+                raise ValueError(
+                    f"Was asked to retrieve layer at index {index} but model only has "
+                    f"{len(layers)} layers."
+                )
+            return layers[index]
+        for layer in layers:
+            if layer.name == name:
+                return layer
+        raise ValueError(f"No such layer: {name}. Existing layers are: {[k.name for k in layers]}.")
+
+    @property
     def layers(self) -> list[Layer]:
         if self._output_index is not None:
             return list(self._graph_layers)
@@ -143,12 +191,18 @@ class Model(Layer):
     def call(self, inputs: Any, training: Any = None) -> Any:
         if self._output_index is None:
             raise NotImplementedError("subclasses of Model define call()")
-        values = list(inputs) if self._multiple_inputs else [inputs]
-        for layer, source in self._nodes:
+        if self._multiple_inputs:
+            values = list(inputs)
+        elif isinstance(inputs, (list, tuple)) and len(inputs) == 1:
+            values = [inputs[0]]
+        else:
+            values = [inputs]
+        for (layer, source), fixed in zip(self._nodes, self._node_training):
+            mode = training if fixed is None else fixed  # base_model(x, training=False)
             if isinstance(source, list):
-                values.append(layer([values[k] for k in source], training=training))
+                values.append(layer([values[k] for k in source], training=mode))
             else:
-                values.append(layer(values[source], training=training))
+                values.append(layer(values[source], training=mode))
         if isinstance(self._output_index, list):
             return [values[k] for k in self._output_index]
         return values[self._output_index]
@@ -167,7 +221,10 @@ class Model(Layer):
         self.optimizer = optimizers_module.get(optimizer)
         self.loss = losses_module.get(loss) if loss is not None else None
         self.compiled_loss = CompiledLoss(self.loss) if self.loss is not None else None
-        self.compiled_metrics = CompiledMetrics(metrics_module.get(m, loss) for m in metrics or [])
+        self.compiled_metrics = CompiledMetrics(
+            [metrics_module.get(m, loss) for m in metrics or []],
+            [metrics_module.get(m, loss) for m in kwargs.get("weighted_metrics") or []],
+        )
 
     @property
     def metrics(self) -> list[Any]:
@@ -190,17 +247,49 @@ class Model(Layer):
             metric.reset_state()
 
     def train_step(self, data: Any) -> Any:
-        """One step on a batch ``(x, y)``: the logs (each metric's result), as Keras 2's
-        ``train_step``, which a subclass may override."""
-        x, y = data
-        with GradientTape() as tape:
-            y_pred = self(x, training=True)
-            loss = self.compiled_loss(y, y_pred, regularization_losses=self.losses)
+        """One step on a batch ``(x, y)`` or ``(x, y, sample_weight)``: the logs (each
+        metric's result), as Keras 2's ``train_step``, which a subclass may override
+        (the loss from ``compute_loss``, the logs from ``compute_metrics``)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
+        if type(self).compute_loss is Model.compute_loss:
+            with GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compiled_loss(
+                    y, y_pred, sample_weight, regularization_losses=self.losses
+                )
+        else:  # a loss of the model's own
+            with GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(x, y, y_pred, sample_weight)
         variables = self.trainable_variables
         grads = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(grads, variables))
-        self.compiled_metrics.update_state(y, y_pred)
-        return {m.name: m.result() for m in self.metrics}
+        return self.compute_metrics(x, y, y_pred, sample_weight)
+
+    def compute_loss(
+        self, x: Any = None, y: Any = None, y_pred: Any = None, sample_weight: Any = None
+    ) -> Any:
+        """The compiled loss of a batch plus the losses its call added (``add_loss``)."""
+        if self.compiled_loss is None:
+            return sum(self.losses) if self.losses else None
+        return self.compiled_loss(y, y_pred, sample_weight, regularization_losses=self.losses)
+
+    def compute_metrics(self, x: Any, y: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """Update the compiled metrics with a batch; the logs (``get_metrics_result``)."""
+        self.compiled_metrics.update_state(y, y_pred, sample_weight)
+        return self.get_metrics_result()
+
+    def get_metrics_result(self) -> dict[str, Any]:
+        """Each metric's result by its name (a metric whose result is a dict gives its
+        entries)."""
+        logs: dict[str, Any] = {}
+        for metric in self.metrics:
+            result = metric.result()
+            if isinstance(result, dict):
+                logs.update(result)
+            else:
+                logs[metric.name] = result
+        return logs
 
     def fit(
         self,
@@ -220,10 +309,29 @@ class Model(Layer):
         calling the ``callbacks`` (``keras.callbacks``) as Keras does; the ``History``
         returned (also ``model.history``) holds the logs of each epoch."""
         own_step = type(self).train_step is not Model.train_step
-        if self.optimizer is None or self.loss is None and not own_step:
+        own_loss = type(self).compute_loss is not Model.compute_loss
+        if self.optimizer is None or self.loss is None and not own_step and not own_loss:
             raise RuntimeError("You must compile your model before training/testing.")
+        _refuse_options("fit", kwargs)
+        if isinstance(x, Dataset):  # its batches, in its order (shuffled if it shuffles)
+            shuffle = x.seed is not None
+            x, y, kwargs["sample_weight"], batch_size = _from_dataset(x)
+        if isinstance(validation_data, Dataset):
+            validation_data = _from_dataset(validation_data)[:3]
+            if validation_data[2] is None:
+                validation_data = validation_data[:2]
         x = np.asarray(x)
         y = np.asarray(y) if y is not None else None  # a step of one's own may need none
+        weights = kwargs.get("sample_weight")
+        weights = np.asarray(weights, np.float32) if weights is not None else None
+        split = kwargs.get("validation_split") or 0.0
+        if split and validation_data is None:  # the last rows, before any shuffling
+            at = int(len(x) * (1.0 - split))
+            validation_data = (
+                (x[at:], y[at:]) if weights is None else (x[at:], y[at:], weights[at:])
+            )
+            x, y = x[:at], y[:at] if y is not None else None
+            weights = weights[:at] if weights is not None else None
         size = batch_size or 32
         steps = -(-len(x) // size)
         hooks = CallbackList(
@@ -246,8 +354,11 @@ class Model(Layer):
             for step in range(steps):
                 hooks.on_train_batch_begin(step)
                 rows = order[step * size : (step + 1) * size]
-                # the batch, as Keras gives it: (x, y), or x alone without targets
+                # the batch, as Keras gives it: (x, y), (x, y, sample_weight), or x
+                # alone without targets
                 batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+                if weights is not None and y is not None:
+                    batch = (*batch, tensor(weights[rows]))
                 out = self.train_step(batch)
                 if isinstance(out, dict):  # the metrics' running values, as Keras logs
                     logs = {k: float(np.asarray(v)) for k, v in out.items()}
@@ -263,7 +374,8 @@ class Model(Layer):
                     break
             if validation_data is not None:
                 scores = self.evaluate(
-                    *validation_data,
+                    *validation_data[:2],
+                    sample_weight=validation_data[2] if len(validation_data) > 2 else None,
                     batch_size=validation_batch_size or batch_size,
                     verbose=0,
                     return_dict=True,
@@ -278,13 +390,13 @@ class Model(Layer):
         return hooks.history
 
     def test_step(self, data: Any) -> Any:
-        """One evaluation step on a batch ``(x, y)``: the logs, as Keras 2's
-        ``test_step`` (``evaluate`` calls a subclass's own, batch by batch)."""
-        x, y = data
+        """One evaluation step on a batch ``(x, y)`` or ``(x, y, sample_weight)``: the
+        logs, as Keras 2's ``test_step`` (``evaluate`` calls a subclass's own, batch by
+        batch)."""
+        x, y, sample_weight = unpack_x_y_sample_weight(data)
         y_pred = self(x, training=False)
-        self.compiled_loss(y, y_pred, regularization_losses=self.losses)
-        self.compiled_metrics.update_state(y, y_pred)
-        return {m.name: m.result() for m in self.metrics}
+        self.compute_loss(x, y, y_pred, sample_weight)
+        return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def evaluate(
         self,
@@ -295,9 +407,15 @@ class Model(Layer):
         return_dict: bool = False,
         **kwargs: Any,
     ) -> Any:
-        """The loss (and metrics) on ``(x, y)``."""
-        if type(self).test_step is not Model.test_step:
-            return self._evaluate_steps(x, y, batch_size, verbose, return_dict)
+        """The loss (and metrics) on ``(x, y)``, each row weighted by
+        ``sample_weight`` when given."""
+        _refuse_options("evaluate", kwargs)
+        if isinstance(x, Dataset):
+            x, y, kwargs["sample_weight"], batch_size = _from_dataset(x)
+        weights = kwargs.get("sample_weight")
+        own = type(self).test_step is not Model.test_step
+        if own or weights is not None or type(self).compute_loss is not Model.compute_loss:
+            return self._evaluate_steps(x, y, batch_size, verbose, return_dict, weights)
         x, y = np.asarray(x), np.asarray(y)
         size = batch_size or 32
         steps = -(-len(x) // size)
@@ -324,7 +442,13 @@ class Model(Layer):
         return scores["loss"] if len(scores) == 1 else list(scores.values())
 
     def _evaluate_steps(
-        self, x: Any, y: Any, batch_size: Any, verbose: Any, return_dict: bool
+        self,
+        x: Any,
+        y: Any,
+        batch_size: Any,
+        verbose: Any,
+        return_dict: bool,
+        weights: Any = None,
     ) -> Any:
         """``evaluate`` through a ``test_step`` of the model's own: the metrics reset,
         the step called on each batch, the last batch's logs returned (Keras 2's)."""
@@ -338,6 +462,8 @@ class Model(Layer):
         for step in range(steps):
             rows = slice(step * size, (step + 1) * size)
             batch = tensor(x[rows]) if y is None else (tensor(x[rows]), tensor(y[rows]))
+            if weights is not None and y is not None:
+                batch = (*batch, tensor(np.asarray(weights, np.float32)[rows]))
             logs = {k: float(np.asarray(v)) for k, v in self.test_step(batch).items()}
         bar.update(steps, logs, finalize=True)
         if return_dict:
@@ -346,6 +472,8 @@ class Model(Layer):
         return values[0] if len(values) == 1 else values
 
     def predict(self, x: Any, batch_size: Any = None, verbose: Any = "auto", **kwargs: Any) -> Any:
+        if isinstance(x, Dataset):
+            x, _, _, batch_size = _from_dataset(x)
         steps = -(-len(np.asarray(x)) // (batch_size or 32))
         bar = Progbar(steps, verbosity(verbose))
         out = self(tensor(np.asarray(x)), training=False)
@@ -390,6 +518,14 @@ class Sequential(Model):
         if self._declared is not None:
             self.build(self._declared)
 
+    def pop(self) -> None:
+        """Remove the last layer."""
+        if not self.layers:
+            raise TypeError("There are no layers in the model.")
+        layer = self.layers[-1]
+        self._layers = [k for k in self._layers if k is not layer]
+        self._tracked[:] = [t for t in self._tracked if t is not layer]
+
     def build(self, input_shape: Any) -> None:
         """Build every layer by running a zero example of this shape through them (the
         output shapes summary() shows: with the batch size of ``input_shape``, ``None``
@@ -401,6 +537,16 @@ class Sequential(Model):
             x = layer(x)
             layer._output_shape = (batch, *np.shape(x)[1:])
         self._output_shape = (batch, *np.shape(x)[1:])
+        if self._declared is not None:  # the symbolic graph (``layer.output``, ``inputs``)
+            value = KerasTensor((None, *tuple(input_shape)[1:]), np.float32)
+            self._given_inputs = [value]
+            for layer in self._layers:
+                if isinstance(layer, InputLayer):
+                    continue
+                made = KerasTensor(layer._output_shape, np.float32, layer, value)
+                layer._inbound = (value, made)
+                value = made
+            self._graph_outputs = [value]
 
     @property
     def layers(self) -> list[Layer]:
@@ -415,6 +561,29 @@ class Sequential(Model):
         for layer in self._layers[1:]:
             x = layer(x, training=training)
         return x
+
+
+# options of fit and evaluate that would change the numbers and are not modelled
+_REFUSED = ("class_weight", "steps_per_epoch", "validation_steps", "validation_freq", "steps")
+
+
+def _from_dataset(data: Dataset) -> tuple[Any, Any, Any, int]:
+    """``(x, y, sample_weight, batch_size)`` of a ``tf.data.Dataset`` of ``x``, ``(x, y)``
+    or ``(x, y, sample_weight)`` slices."""
+    parts = list(data.parts)
+    if data.single and isinstance(parts[0], np.ndarray) is False:
+        raise NotImplementedError("a Dataset of nested structures as fit's data")
+    x = parts[0]
+    y = parts[1] if len(parts) > 1 else None
+    weights = parts[2] if len(parts) > 2 else None
+    return x, y, weights, data.size or 1
+
+
+def _refuse_options(method: str, kwargs: dict[str, Any]) -> None:
+    """Raise for an option given that is not modelled (rather than ignore it)."""
+    for name in _REFUSED:
+        if kwargs.get(name) is not None:
+            raise NotImplementedError(f"Model.{method}({name}=...) is not supported by s2s_ad.tf")
 
 
 def _zeros(shape: Any) -> Any:

@@ -115,7 +115,8 @@ class Adam(Optimizer):
 
 
 class RMSprop(Optimizer):
-    """``ms = rho * ms + (1 - rho) * g**2; var -= lr * g / (sqrt(ms) + epsilon)``."""
+    """``ms = rho * ms + (1 - rho) * g**2; var -= lr * g / sqrt(ms + epsilon)`` (Keras 2's
+    epsilon is inside the square root)."""
 
     def __init__(
         self,
@@ -138,7 +139,7 @@ class RMSprop(Optimizer):
             mg = self.rho * self._slot(var, "mg") + (1 - self.rho) * grad
             self._slots[id(var)]["mg"] = mg
             denominator = ms - mg * mg
-        step = lr * grad / (np.sqrt(denominator) + self.epsilon)
+        step = lr * grad / np.sqrt(denominator + self.epsilon)
         if self.momentum > 0.0:
             step = self.momentum * self._slot(var, "momentum") + step
             self._slots[id(var)]["momentum"] = step
