@@ -48,8 +48,9 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
-        raise TransformError(
-            "list concatenation with '+'", hint="build the list with append, or use np.concatenate"
+        raise _refusal_here(  # at the user's line
+            "list concatenation with '+' of two named lists or tuples",
+            "build the list with append, or write one side as a literal (a + [b, c])",
         )
     return g
 
@@ -505,7 +506,9 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> No
 def _refusal_here(construct: str, hint: str) -> Exception:
     """A ``TransformError`` for a write refused when it runs, located at the user's line
     that the generated code making the write comes from (its ``# L<n>:`` comment)."""
-    frame = sys._getframe(2)  # the generated code that called the check
+    frame = sys._getframe(2)  # the generated code that called the check, or a helper of it
+    while frame.f_back is not None and not frame.f_code.co_filename.startswith("<s2s_ad:"):
+        frame = frame.f_back
     filename = frame.f_code.co_filename
     where = user_lines(filename).get(frame.f_lineno)
     if where is None:
@@ -598,10 +601,9 @@ def field_index(obj: Any, name: str) -> int:
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
-
-    raise TransformError(
+    raise _refusal_here(  # at the user's line that reads the attribute
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a namedtuple)",
-        hint="pass the arrays themselves, or a namedtuple, list or dict of them",
+        "pass the arrays themselves, or a namedtuple, list or dict of them",
     )
 
 

@@ -1,0 +1,165 @@
+"""Bugs found by random programs (``test_random_users.py``) and small known bugs, each as
+the user code that showed it."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from fd import numerical_grad
+
+import s2s_ad
+
+# --- an int stays an int -------------------------------------------------------------------
+
+
+def normalized_energy(x):
+    """Mean square over both halves of a doubled count: ``n`` is an int, also returned."""
+    n = np.size(x) + np.size(x)
+    return np.sum(x**2) / n, n
+
+
+def test_a_doubled_count_stays_an_int():
+    x = np.array([0.5, -1.0, 2.0])
+    (grads, n) = s2s_ad.grad(normalized_energy, has_aux=True)(x)
+    assert n == 6 and type(n) is int  # the optimizer wrote 2.0 * np.size(x): 6.0
+    np.testing.assert_allclose(grads, x / 3.0)
+    text = s2s_ad.source(s2s_ad.grad(normalized_energy, has_aux=True))
+    assert "n = np.size(x) + np.size(x)" in text
+
+
+COEFFS = [0.5, -1.5, 2.0]
+
+
+def weighted_sums(x):
+    """A constant list doubled with ``+`` (concatenation, not a number)."""
+    ws = COEFFS + COEFFS
+    s = 0.0
+    for w in ws:
+        s = s + w * np.sum(x * x)
+    return s
+
+
+def test_a_list_added_to_itself_is_concatenated():
+    x = np.array([0.3, -0.2])
+    np.testing.assert_allclose(s2s_ad.grad(weighted_sums)(x), 4.0 * x, rtol=1e-12)
+
+
+def repeated_layers(x, layers):
+    stack = layers + layers
+    for w in stack:
+        x = np.tanh(w * x)
+    return np.sum(x)
+
+
+def test_named_lists_joined_by_plus_are_refused_at_the_users_line():
+    x = np.array([0.3, -0.2])
+    layers = [np.array([0.5, 1.5]), np.array([-0.7, 0.9])]
+    with pytest.raises(s2s_ad.TransformError, match="list concatenation") as info:
+        s2s_ad.grad(repeated_layers, (0, 1))(x, layers)
+    assert info.value.lineno == repeated_layers.__code__.co_firstlineno + 1
+    assert "stack = layers + layers" in str(info.value)
+
+
+# --- zero tangents through a transpose in forward over reverse ---------------------------------
+
+
+def mlp_transposed(x, net):
+    """Layers applied with their weights transposed (``W.T @ h``), scaled per layer."""
+    h = x * 1.0
+    for (W, b), c in zip(net, [0.5, 2.0]):
+        h = np.sin(W.T @ h * c) + b
+    return np.sum(h**2)
+
+
+def mlp_stacked_transpose(x, net):
+    h = x * 1.0
+    for W, b in net:
+        h = np.tanh((W[None] + 0.0).mT[0] @ h) + b
+    return np.sum(h**2)
+
+
+@pytest.mark.parametrize("fun", [mlp_transposed, mlp_stacked_transpose])
+def test_hvp_through_a_transposed_constant_weight(fun):
+    # the weights are constants of the Hessian in x: their tangents, restored from the
+    # tape in the backward sweep, are the symbolic zero; ``W.T`` of it was a 0-d array and
+    # ``matmul_vjp_y`` failed with an AxisError in ``_ad.mT``
+    rng = np.random.default_rng(3)
+    net = [(rng.normal(size=(4, 4)), rng.normal(size=4)) for _ in range(2)]
+    x, v = rng.normal(size=4), rng.normal(size=4)
+    g = functools.partial(fun, net=net)
+    grad = s2s_ad.grad(g)
+    eps = 1e-5
+    want = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2s_ad.hvp(g)(x, v), want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(s2s_ad.hessian(g)(x) @ v, want, rtol=1e-5, atol=1e-7)
+
+
+# --- a refusal found when the code runs names the user's line --------------------------------
+
+
+class Params:
+    """Parameters on a plain object (not a namedtuple)."""
+
+    def __init__(self, w):
+        self.w = w
+
+
+def params_loss(p):
+    return np.sum(p.w**2)
+
+
+def test_an_attribute_of_a_differentiated_object_is_refused_at_the_users_line():
+    with pytest.raises(s2s_ad.TransformError) as info:
+        s2s_ad.grad(params_loss)(Params(np.ones(3)))
+    err = info.value
+    assert err.filename == __file__ and err.lineno == params_loss.__code__.co_firstlineno + 1
+    assert "return np.sum(p.w**2)" in str(err) and "attribute .w" in str(err)
+
+
+# --- np.quantile and np.percentile share their defaults --------------------------------------
+
+
+def spread(x):
+    """The interquartile range of the scores, and the 90th percentile."""
+    q25, q75 = np.quantile(x, [0.25, 0.75])
+    return (q75 - q25) + np.percentile(x, 90.0) - np.percentile(x, 50, keepdims=True)[0]
+
+
+def test_quantile_and_percentile_with_their_defaults():
+    from s2s_ad.rules.registry import REGISTRY
+
+    quantile, percentile = REGISTRY.lookup(np.quantile), REGISTRY.lookup(np.percentile)
+    assert quantile.defaults == percentile.defaults
+    x = np.array([0.3, 2.0, -1.1, 0.7, 1.6, -0.4, 0.05])
+    s2s_ad.check_grads(spread, (x,), modes=("rev", "fwd"))
+
+
+# --- a reparameterised draw after a tape wrapped np.random -----------------------------------
+
+
+def noisy_energy(mu):
+    """A sample of ``normal(mu, 1)`` drawn from a fixed seed, squared and summed."""
+    np.random.seed(7)
+    z = np.random.normal(mu, 1.0, size=3)
+    return np.sum(z**2)
+
+
+def test_a_draw_with_a_differentiated_loc_after_a_tape():
+    mu = np.array([0.1, -0.2, 0.3])
+    before = s2s_ad.grad(noisy_energy)(mu)
+    w = np.array([0.5, -0.2, 0.1])
+    with s2s_ad.GradientTape() as tape:  # wraps np.random's draws, from now on
+        tape.watch(w)
+        y = np.sum(np.random.normal(0.0, 1.0, size=3) * w)
+    tape.gradient(y, w)
+    np.testing.assert_allclose(s2s_ad.grad(noisy_energy)(mu), before)
+    np.testing.assert_allclose(before, numerical_grad(noisy_energy, [mu], 0), rtol=1e-6)
+    _, tangent = s2s_ad.jvp(noisy_energy, (mu,), (np.ones(3),))
+    np.testing.assert_allclose(tangent, np.sum(before), rtol=1e-10)
+    with s2s_ad.GradientTape() as tape:  # and inside a block
+        tape.watch(mu)
+        z = np.random.normal(mu, 1.0)
+        y = np.sum(z**2)
+    np.testing.assert_allclose(np.asarray(tape.gradient(y, mu)), 2 * z)
