@@ -46,6 +46,8 @@ class Forward(SweepBase):
     normal form, activity analysis, naming and rendering.
     """
 
+    reads_again = False  # one sweep: a state write is seen by what follows it only
+
     def __init__(
         self,
         fn: ir.Function,

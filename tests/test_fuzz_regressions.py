@@ -163,3 +163,40 @@ def test_a_draw_with_a_differentiated_loc_after_a_tape():
         z = np.random.normal(mu, 1.0)
         y = np.sum(z**2)
     np.testing.assert_allclose(np.asarray(tape.gradient(y, mu)), 2 * z)
+
+
+# --- state written on an object the gradient reads -------------------------------------------
+
+
+class Decaying:
+    """A model whose call decays its weights and counts its calls."""
+
+    def __init__(self):
+        self.w = np.array([0.9, 1.1, 0.8])
+        self.calls = 0
+
+    def loss(self, x):
+        s = 0.0
+        for _ in range(3):
+            s = s + np.sum(np.sin(x * self.w))
+            self.w = self.w * 0.5
+        return s
+
+    def counted(self, x):
+        self.calls += 1
+        return np.sum((x * self.w) ** 2)
+
+
+@pytest.mark.parametrize("name", ["loss", "counted"])
+def test_state_written_on_an_object_the_gradient_reads(name):
+    x, v = np.array([0.3, -0.5, 0.7]), np.array([1.0, 0.5, -2.0])
+    # reverse mode: the backward sweep reads self.w again, after the write: refused
+    # (the message named a differentiated value where a counter was stored)
+    with pytest.raises(s2s_ad.TransformError, match="which the gradient reads again"):
+        s2s_ad.grad(getattr(Decaying(), name))(x)
+    # forward mode reads each value once, in order: the state is written as in Python
+    model = Decaying()
+    _, tangent = s2s_ad.jvp(getattr(model, name), (x,), (v,))
+    want = numerical_grad(lambda u: getattr(Decaying(), name)(u), [x], 0) @ v
+    np.testing.assert_allclose(tangent, want, rtol=1e-6)
+    assert model.calls == (1 if name == "counted" else 0)
