@@ -97,7 +97,11 @@ def add(a: Any, b: Any) -> Any:
             parts.append(u + v if type(u) is _ndarray and type(v) is _ndarray else add(u, v))
         return parts if isinstance(a, list) else tuple(parts)
     if isinstance(a, dict):
-        return {k: add(a[k], b[k]) for k in a}
+        if a.keys() == b.keys():
+            return {k: add(a[k], b[k]) for k in a}
+        # an entry missing on one side has a zero adjoint (a dict the backward sweep
+        # shrank again, as ``restore_item`` does, in forward mode over it)
+        return {k: add(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
     return a + b
 
 
@@ -754,6 +758,19 @@ def set_tangent(old: Any, x: Any, index: Any, t: Any) -> Any:
     out = dense(old, x)
     out[index] = 0.0 if is_zero(t) else t
     return out
+
+
+def restore_tangent(
+    t: Any, obj: Any, key: Any, old: Any, old_t: Any, set_at: Any = set_tangent
+) -> Any:
+    """Tangent of ``obj`` after :func:`restore_item` put ``old`` (tangent ``old_t``) back
+    at ``key`` (in forward mode over a backward sweep); ``set_at`` writes one entry."""
+    if old is _MISSING:  # the entry was new: it is gone again
+        if isinstance(t, dict):
+            t = dict(t)
+            t.pop(key, None)
+        return t
+    return set_at(t, obj, key, old_t)
 
 
 def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:

@@ -27,10 +27,12 @@ import s2s_ad
 REFUSALS = (
     "in-place update of a view",  # v = h[1:]; v *= 1.5 (Python would write into h)
     "write to the attribute .calls",  # see the xfail below
+    "lambda used as a value",  # a lambda rebound over a changed closure: xfail below
 )
-#: Snippets whose known refusals are xfailed below rather than drawn.
-KNOWN = {"attr_aug", "dict_rewrite"}
-DRAWN = [s for s in SNIPPETS if s.name not in KNOWN]
+#: Snippets with known refusals (xfailed below), not drawn: in any program, and in
+#: programs also differentiated twice.
+DRAWN = [s for s in SNIPPETS if s.name != "attr_aug"]
+DRAWN_TWICE = [s for s in DRAWN if s.name != "dict_rewrite"]
 _EXAMPLES = int(os.environ.get("S2S_AD_EXAMPLES", "30"))
 
 
@@ -63,7 +65,7 @@ def test_random_user_programs(tmp_path, snippets, ret, seed):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    st.lists(st.sampled_from(DRAWN), min_size=1, max_size=3),
+    st.lists(st.sampled_from(DRAWN_TWICE), min_size=1, max_size=3),
     st.integers(0, len(RETURNS) - 1),
     st.integers(0, 2**16),
 )
@@ -116,10 +118,11 @@ def test_a_counter_attribute_in_forward_mode(tmp_path):
 @pytest.mark.xfail(
     raises=Refused,
     strict=True,
-    reason="hvp of code that rewrites a dict entry: the backward sweep's _ad.restore_item "
-    "is transformed from runtime.py ('del' refused, located in the library)",
+    reason="grad of grad of code that rewrites a dict entry: the backward sweep's "
+    "_ad.restore_item is transformed from runtime.py ('del' refused, located in the "
+    "library); hvp and hessian work",
 )
-def test_hvp_of_a_dict_entry_rewritten(tmp_path):
+def test_second_order_of_a_dict_entry_rewritten(tmp_path):
     snippets = _snippets("dict_rewrite")
     check(program(snippets, RETURNS[0]), snippets, 1, tmp_path, second=True)
 
