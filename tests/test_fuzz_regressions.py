@@ -235,3 +235,45 @@ def test_hvp_of_dict_entries_rewritten(fun):
     want = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
     np.testing.assert_allclose(s2s_ad.hvp(fun)(x, v), want, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(s2s_ad.hessian(fun)(x) @ v, want, rtol=1e-6, atol=1e-8)
+
+
+# --- a name bound to a function, then to a lambda ------------------------------------------
+
+
+def step(u, w=0.5):
+    return np.sin(u) * w + u
+
+
+def activations_swapped(x):
+    """The activation is picked, used, then replaced by a lambda for the output layer."""
+    act = np.tanh
+    h = act(x)
+    act = lambda u: u**3  # noqa: E731
+    return np.sum(act(h))
+
+
+def partial_then_lambda(x):
+    shift = 0.1
+    fn = functools.partial(step, w=0.2)
+    h = fn(x)
+    fn = lambda u: (u - shift) ** 2  # noqa: E731
+    return np.sum(fn(h))
+
+
+def helper_then_lambda(x):
+    fn = step
+    h = fn(x)
+    fn = lambda u: u**3  # noqa: E731
+    return np.sum(fn(h))
+
+
+@pytest.mark.parametrize("fun", [activations_swapped, partial_then_lambda, helper_then_lambda])
+def test_a_name_bound_to_a_function_then_to_a_lambda(fun):
+    # the lambda was inlined at every call of the name, the first one too: a wrong value
+    # and a wrong gradient, in reverse and forward mode
+    x = np.array([0.3, -0.5, 0.7])
+    value, grads = s2s_ad.value_and_grad(fun)(x)
+    assert np.isclose(value, fun(x))
+    np.testing.assert_allclose(grads, numerical_grad(fun, [x], 0), rtol=1e-6)
+    out, tangent = s2s_ad.jvp(fun, (x,), (np.ones(3),))
+    assert np.isclose(out, fun(x)) and np.isclose(tangent, np.sum(grads))

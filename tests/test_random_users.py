@@ -86,6 +86,13 @@ def test_found_programs_second_order(tmp_path, names):
     assert _run(tmp_path, _snippets(*names), 0, 1, second=True) == "checked"
 
 
+@pytest.mark.parametrize("names", [("partial", "lambda_closure"), ("methods", "scipy_stats")])
+def test_found_programs(tmp_path, names):
+    # a name bound to a partial, then to a lambda: the lambda ran at the first call too
+    # (an UnboundLocalError in the generated code); now refused by name or checked
+    assert _run(tmp_path, _snippets(*names), 0, 7, second=False) in ("checked", "refused")
+
+
 # --- seeds that fail, not fixed yet --------------------------------------------------------
 
 
