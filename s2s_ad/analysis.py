@@ -349,9 +349,10 @@ def written_params(func: Any) -> set[str]:
     return written
 
 
-def attribute_store(call: ir.Call) -> tuple[str, str] | None:
+def attribute_store(call: ir.Call) -> tuple[str, str, str] | None:
     """For ``obj.name = value`` (lowered to ``setattr(obj, 'name', value)``): the construct
-    and hint of its refusal when the stored value is differentiated, else ``None``.
+    and hint of its refusal when the stored value is differentiated, and the attribute's
+    name; else ``None``.
 
     The object is not a differentiated value, so what later reads the attribute (a model's
     ``__call__``) would see the value without its gradient.
@@ -366,6 +367,7 @@ def attribute_store(call: ir.Call) -> tuple[str, str] | None:
         "pass the value to the code that uses it (model(x, W)), keep the parameters in a "
         "list or dict argument, or hold them in s2s_ad.Variable attributes and take "
         "s2s_ad.GradientTape().gradient(loss, [layer.W, ...])",
+        attr,
     )
 
 

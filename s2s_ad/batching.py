@@ -165,6 +165,13 @@ def getitem(t: Any, index: Any) -> Any:
     return 0.0
 
 
+def restore_tangent(t: Any, obj: Any, key: Any, old: Any, old_t: Any) -> Any:
+    """The batched tangent of ``obj`` after ``_ad.restore_item(obj, key, old)``."""
+    from .runtime import restore_tangent as restore
+
+    return restore(t, obj, key, old, old_t, set_tangent)
+
+
 def set_tangent(old: Any, x: Any, index: Any, t: Any) -> Any:
     """The batched tangent of ``x`` after ``x[index] = v`` (``t`` is the tangent of ``v``)."""
     if not isinstance(x, _ndarray):

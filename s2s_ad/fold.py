@@ -49,6 +49,9 @@ WINDOW = 40
 #: The most reads of ``t = x[i]`` spelled out as ``x[i]`` each.
 COPIES = 3
 
+#: The names of adjoints and tangents (``y_bar``, ``_t3_bar``, ``x_bar2``, ``x_dot``): only
+#: their contributions are doubled as floats (``n + n`` of an int ``n`` stays an int).
+_ADJOINT = re.compile(r"\w+_(?:bar|dot)\d*")
 _GENERATED = re.compile(r"(?<![\w.])_\w*")
 #: The temporaries the sweeps make (``_t3``, ``_t3_bar``, ``_t3_dot``): the user's names,
 #: ``_`` ones too, stay.
@@ -91,6 +94,7 @@ def _doubled(node: ast.AST, tape: str) -> int:
                 and isinstance(item.op, ast.Add)
                 and same(item.left, item.right)
                 and pure(item.left, tape)
+                and _reads_adjoint(item.left)
             ):
                 new = ast.BinOp(ast.Constant(2.0), ast.Mult(), item.left)
                 if isinstance(field, list):
@@ -101,13 +105,29 @@ def _doubled(node: ast.AST, tape: str) -> int:
     return hits
 
 
+def _reads_adjoint(node: ast.AST) -> bool:
+    """Whether ``node`` reads an adjoint or a tangent (a contribution, linear in one)."""
+    return any(isinstance(n, ast.Name) and _ADJOINT.fullmatch(n.id) for n in ast.walk(node))
+
+
+def _to_adjoint(s: ast.stmt) -> bool:
+    """Whether ``s`` writes an adjoint or a tangent (not a primal value: an int, a list)."""
+    targets = s.targets if isinstance(s, ast.Assign) else [s.target]  # type: ignore[attr-defined]
+    for t in targets:
+        while isinstance(t, ast.Subscript):
+            t = t.value
+        if not (isinstance(t, ast.Name) and _ADJOINT.fullmatch(t.id)):
+            return False
+    return True
+
+
 def merge_doubles(stmts: list[ast.stmt], changed: set[int], tape: str) -> None:
     """The two contributions of ``x * x`` merged: ``e + e`` written ``2.0 * e``. A
     statement whose text (as the sweeps wrote it) has no ``+`` is passed over unwalked
     (the passes before rename names, never add operators)."""
     for block in blocks(stmts):
         for s in block:
-            if not isinstance(s, (ast.Assign, ast.AugAssign)):
+            if not isinstance(s, (ast.Assign, ast.AugAssign)) or not _to_adjoint(s):
                 continue
             if "+" in text_of(s) and _doubled(s, tape):
                 changed.add(id(s))

@@ -49,7 +49,14 @@ UNMEASURED_COLUMNS = 128
 PROBE_COLUMNS = 8
 
 _BATCH = "_batch"  # the name of the batching helpers in generated code
-_BATCHED_HELPERS = {"tangent_parts", "set_tangent", "getitem", "jvp_from_vjp", "jvp_call"}
+_BATCHED_HELPERS = {
+    "tangent_parts",
+    "set_tangent",
+    "restore_tangent",
+    "getitem",
+    "jvp_from_vjp",
+    "jvp_call",
+}
 
 
 class BatchedForward(Forward):

@@ -45,7 +45,13 @@ class NormalizerBase:
         scan = NameScan()
         walk(parsed.node, scan)
         self.reserved = set(scan.all)
-        self.lambdas = {k: v[0] for k, v in scan.lambdas.items() if len(v) == 1}
+        # bound once, and to nothing else (``fn = step`` then ``fn = lambda u: ...``: the
+        # first ``fn(x)`` calls step, a variable then)
+        self.lambdas = {
+            k: v[0]
+            for k, v in scan.lambdas.items()
+            if len(v) == 1 and scan.bindings[k] == isinstance(v[0], cst.Lambda)
+        }
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
         self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
         self.views = scan.views

@@ -443,6 +443,8 @@ def _make_wrappers() -> None:
         rule = REGISTRY.lookup(original)
         if rule is not None and rule.nondiff:
             cut.append(wrapper)
+        elif rule is not None:  # a reparameterised draw: differentiated as without a tape
+            REGISTRY.alias(wrapper, rule)
     nondiff("np.random (recorded by tapes)", cut)
     nondiff("a call kept for a tape", [recorded_call])
 

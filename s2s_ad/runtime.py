@@ -55,8 +55,9 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
-        raise TransformError(
-            "list concatenation with '+'", hint="build the list with append, or use np.concatenate"
+        raise _refusal_here(  # at the user's line
+            "list concatenation with '+' of two named lists or tuples",
+            "build the list with append, or write one side as a literal (a + [b, c])",
         )
     return g
 
@@ -105,7 +106,9 @@ def add(a: Any, b: Any) -> Any:
     if isinstance(a, dict):
         if a.keys() == b.keys():
             return {k: add(a[k], b[k]) for k in a}
-        return {k: add(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}  # records' fields
+        # an entry missing on one side has a zero adjoint (records' fields; a dict the
+        # backward sweep shrank again, as ``restore_item`` does, in forward mode over it)
+        return {k: add(a.get(k, 0.0), b.get(k, 0.0)) for k in {**a, **b}}
     return a + b
 
 
@@ -526,7 +529,9 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> No
 def _refusal_here(construct: str, hint: str) -> Exception:
     """A ``TransformError`` for a write refused when it runs, located at the user's line
     that the generated code making the write comes from (its ``# L<n>:`` comment)."""
-    frame = sys._getframe(2)  # the generated code that called the check
+    frame = sys._getframe(2)  # the generated code that called the check, or a helper of it
+    while frame.f_back is not None and not frame.f_code.co_filename.startswith("<s2s_ad:"):
+        frame = frame.f_back
     filename = frame.f_code.co_filename
     where = user_lines(filename).get(frame.f_lineno)
     if where is None:
@@ -792,6 +797,19 @@ def set_tangent(old: Any, x: Any, index: Any, t: Any) -> Any:
     out = dense(old, x)
     out[index] = 0.0 if is_zero(t) else t
     return out
+
+
+def restore_tangent(
+    t: Any, obj: Any, key: Any, old: Any, old_t: Any, set_at: Any = set_tangent
+) -> Any:
+    """Tangent of ``obj`` after :func:`restore_item` put ``old`` (tangent ``old_t``) back
+    at ``key`` (in forward mode over a backward sweep); ``set_at`` writes one entry."""
+    if old is _MISSING:  # the entry was new: it is gone again
+        if isinstance(t, dict):
+            t = dict(t)
+            t.pop(key, None)
+        return t
+    return set_at(t, obj, key, old_t)
 
 
 def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:

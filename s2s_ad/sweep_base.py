@@ -52,6 +52,10 @@ def ident(obj: Any) -> str:
 class SweepBase:
     """One function's parts, names and rendering, for one set of ``wrt`` parameters."""
 
+    #: Whether a later sweep reads values again (``self.w`` in the backward sweep), so
+    #: that a state write between (``self.w = ...``, ``self.calls += 1``) is refused.
+    reads_again = True
+
     def __init__(
         self,
         fn: ir.Function,
@@ -325,8 +329,19 @@ class SweepBase:
                 and atom.name in self.activity.varied | self.activity.useful
             ):
                 store = attribute_store(call)
-                if store is not None:
+                stored = call.args[2] if store is not None else None
+                if isinstance(stored, ir.Var) and stored.name in self.activity.varied:
                     raise self.error(store[0], s, store[1])
+                if store is not None and not self.reads_again:
+                    continue  # forward mode reads each value once, in the user's order
+                if store is not None:  # a counter or a flag, on an object the gradient reads
+                    raise self.error(
+                        f"a write to the attribute .{store[2]} of {atom.name!r}, which the "
+                        "gradient reads again (the backward sweep would see the new state)",
+                        s,
+                        "keep counters and other state outside the differentiated function, "
+                        "or return the new value",
+                    )
                 raise self.error(
                     f"call to {call.callee.code}, which may write into its argument "
                     f"{atom.name!r} in place",

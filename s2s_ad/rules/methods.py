@@ -264,8 +264,13 @@ for _name, _params, _defaults in [
 
 # --- attributes ----------------------------------------------------------------------------
 
-set_jvps(attribute("T", "np.transpose(g)", [(_A,), (_T,)]), self="np.transpose(t)")
-set_jvps(attribute("mT", "_ad.mT(g)", [(_T,)]), self="_ad.mT(t)")
+# (a tangent restored from a tape may be the symbolic zero: transposed, it would be a 0-d
+# array that is not recognised as zero any more)
+set_jvps(
+    attribute("T", "np.transpose(g)", [(_A,), (_T,)]),
+    self="np.transpose(_ad.materialize(t, self))",
+)
+set_jvps(attribute("mT", "_ad.mT(g)", [(_T,)]), self="_ad.mT(_ad.materialize(t, self))")
 set_jvps(attribute("real", "g", [(_A,)]), self="np.real(t)")
 for _name in ("shape", "ndim", "size", "dtype", "nbytes", "itemsize", "strides"):
     attribute(_name, None)

@@ -15,6 +15,14 @@ _A = np.array([[0.3, -1.2, 0.8], [1.5, 0.4, -0.7]])
 _T = np.sin(np.arange(1.0, 25.0)).reshape(2, 3, 4)
 _S = np.cos(np.arange(1.0, 19.0)).reshape(2, 3, 3)
 _Q = np.array([0.1, 0.5, 0.95])
+#: The defaults ``np.quantile`` and ``np.percentile`` share.
+_QUANTILE_DEFAULTS = {
+    "axis": "None",
+    "out": "None",
+    "overwrite_input": "False",
+    "method": "'linear'",
+    "keepdims": "False",
+}
 
 
 quantile = vjp_rule(
@@ -30,13 +38,7 @@ quantile = vjp_rule(
         (_A, _Q, {"keepdims": True}),
         (np.array([1.0, 1.0, 2.0, 0.5]), 1.0),
     ],
-    defaults={
-        "axis": "None",
-        "out": "None",
-        "overwrite_input": "False",
-        "method": "'linear'",
-        "keepdims": "False",
-    },
+    defaults=_QUANTILE_DEFAULTS,
 )
 set_jvps(quantile, a="_ad.quantile_jvp(t, a, q, axis, keepdims, method)")
 percentile = vjp_rule(
@@ -45,13 +47,7 @@ percentile = vjp_rule(
     ("a", "q", "axis", "out", "overwrite_input", "method", "keepdims"),
     {"a": "_ad.quantile_vjp(g, a, np.asarray(q) / 100.0, axis, keepdims, method)"},
     [(_V, 30.0), (_T, _Q * 100, 2), (_A, 50.0, {"axis": 0, "keepdims": True})],
-    defaults={
-        "axis": "None",
-        "out": "None",
-        "overwrite_input": "False",
-        "method": "'linear'",
-        "keepdims": "False",
-    },
+    defaults=_QUANTILE_DEFAULTS,
 )
 set_jvps(percentile, a="_ad.quantile_jvp(t, a, np.asarray(q) / 100.0, axis, keepdims, method)")
 ldexp = elementwise(

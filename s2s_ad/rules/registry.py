@@ -159,6 +159,11 @@ class Registry:
             self._keep.append(func)
         return rule
 
+    def alias(self, func: Any, rule: Rule) -> None:
+        """Look ``rule`` up for ``func`` too (a wrapper that calls the rule's callable)."""
+        self._by_id[id(func)] = rule
+        self._keep.append(func)
+
     def lookup(self, func: Any) -> Rule | None:
         """The rule for a live callable, or ``None``.
 
