@@ -38,6 +38,7 @@ import numpy as np
 from . import optimize
 from .codefacts import Info, Liveness, children, is_tape_call, nodes, statements
 from .emit import Compiled, _free, program
+from .release import release_arrays
 from .rewrite import comments, remove, render
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
@@ -553,7 +554,10 @@ def lower_function(
         func.body = remove(func.body, drop, notes) or [ast.Pass()]
     rendered = render(func.body, text, notes, "    ", changed)
     out = "\n".join([lines[func.lineno - 1], *rendered])
-    return optimize.optimize_function(out, tape or "_tape", optimize.Facts(), plan_trips=trips)
+    out = optimize.optimize_function(out, tape or "_tape", optimize.Facts(), plan_trips=trips)
+    if trips and optimize.ENABLED:  # not in code differentiated again (``del``)
+        out = release_arrays(out, facts, tape, modules=modules, shadowed=shadowed)
+    return out
 
 
 def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[str]) -> Any:
