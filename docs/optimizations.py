@@ -26,6 +26,12 @@ def mlp_layer(W, b, x, y):
     return np.mean((h - y) ** 2)
 
 
+def soft_features(x, a):
+    y = np.sin(x) * a + np.exp(-x * x)
+    z = np.tanh(y) ** 2 + np.log1p(y * y)
+    return np.sum(z * np.cos(x))
+
+
 def square_sum(x):
     return np.sum(x * x)
 
@@ -80,6 +86,10 @@ def _args_mlp(rng: np.random.Generator) -> tuple[Any, ...]:
     return rng.normal(size=(4, 3)), rng.normal(size=3), rng.normal(size=(8, 4)), rng.normal(size=3)
 
 
+def _args_soft(rng: np.random.Generator) -> tuple[Any, ...]:
+    return rng.standard_normal(100_000), 0.7
+
+
 def _args_x(rng: np.random.Generator) -> tuple[Any, ...]:
     return (rng.normal(size=5),)
 
@@ -106,6 +116,22 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         mlp_layer,
         (0, 1),
         _args_mlp,
+    ),
+    (
+        "Arrays released after their last use",
+        "Once the shapes are known, a name that holds an array and is bound at the top of "
+        "the function is released (`del`) right after the last statement that reads it, "
+        "when a later statement computes another array (`s2s_ad/release.py`). Before, "
+        "every array the forward sweep made lived until the return, through the whole "
+        "backward sweep; now NumPy reuses the released buffers for the adjoints made next. "
+        "On a 100,000-vector the peak memory of this gradient (`tracemalloc`) goes from "
+        "10.7 to 8.4 MiB (the elementwise chain of `bench/`, a few lines longer: 1.19x "
+        "to 0.99x the hand-written gradient's peak). Not in code differentiated again "
+        "(`del` is outside what the transformer reads), and not in the general variant, "
+        "where nothing tells an array from a float.",
+        soft_features,
+        (0, 1),
+        _args_soft,
     ),
     (
         "Contributions merged",

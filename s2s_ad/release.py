@@ -52,6 +52,11 @@ def _bound(s: ast.stmt) -> set[str]:
 _COMPUTE = (ast.BinOp, ast.UnaryOp, ast.Call)
 
 
+def _copy_of(s: ast.stmt, v: str) -> bool:
+    """``name = v``: the array lives on under the other name, nothing to release."""
+    return isinstance(s, ast.Assign) and isinstance(s.value, ast.Name) and s.value.id == v
+
+
 def _array(fact: Fact) -> bool:
     return isinstance(fact, Arr) and len(fact.shape) >= 1
 
@@ -104,7 +109,7 @@ def releases(
     for v, k in last.items():
         if v == tape or v not in first or first[v] > k or not any(makes[k + 1 :]):
             continue
-        if _array(after[k].get(v)):
+        if _array(after[k].get(v)) and not _copy_of(body[k], v):
             out.setdefault(k, []).append(v)
     return out
 
