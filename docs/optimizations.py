@@ -125,8 +125,8 @@ EXAMPLES: list[tuple[str, str, Callable[..., Any], Any, Callable[..., tuple[Any,
         "every array the forward sweep made lived until the return, through the whole "
         "backward sweep; now NumPy reuses the released buffers for the adjoints made next. "
         "On a 100,000-vector the peak memory of this gradient (`tracemalloc`) goes from "
-        "10.7 to 8.4 MiB (the elementwise chain of `bench/`, a few lines longer: 1.19x "
-        "to 0.99x the hand-written gradient's peak). Not in code differentiated again "
+        "10.7 to 8.4 MiB (the elementwise chain of `bench/`, this function and one line "
+        "more: 1.19x to 0.99x the hand-written gradient's peak). Not in code differentiated again "
         "(`del` is outside what the transformer reads), and not in the general variant, "
         "where nothing tells an array from a float.",
         soft_features,
