@@ -44,7 +44,9 @@ def _bound(s: ast.stmt) -> set[str]:
                 if isinstance(e, ast.Name):
                     out.add(e.id)
         return out
-    if isinstance(s, (ast.AugAssign, ast.AnnAssign)) and isinstance(s.target, ast.Name):
+    if isinstance(s, ast.AugAssign) and isinstance(s.target, ast.Name):
+        return {s.target.id}
+    if isinstance(s, ast.AnnAssign) and s.value is not None and isinstance(s.target, ast.Name):
         return {s.target.id}
     return set()
 
