@@ -38,6 +38,7 @@ import numpy as np
 from . import optimize
 from .codefacts import Info, Liveness, children, is_tape_call, nodes, statements
 from .emit import Compiled, _free, program
+from .release import release_arrays
 from .rewrite import Unparsed, as_rendered, attach, remove, render, text_of
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact, Scalar, param_facts
@@ -553,13 +554,16 @@ def lower_function(
     unparsed: Unparsed = {}
     rendered = render(func.body, notes, "    ", changed, unparsed)
     out = "\n".join([text_of(func), *rendered])  # type: ignore[arg-type]
-    return optimize.optimize_function(
+    out = optimize.optimize_function(
         out,
         tape or "_tape",
         optimize.Facts(),
         plan_trips=trips,
         built=lambda: as_rendered(func, notes, changed, unparsed),
     )
+    if trips and optimize.ENABLED:  # not in code differentiated again (``del``)
+        out = release_arrays(out, facts, tape, modules=modules, shadowed=shadowed)
+    return out
 
 
 def shape_variant(compiled: Any, func: Any, key: tuple[Any, ...], params: list[str]) -> Any:

@@ -347,13 +347,18 @@ def _flags_in_branches(
             assert isinstance(writer, ast.Assign)
             branch.test = writer.value
             count = _trip_count(loop)
-            init = _init(func, loop, t) if count is not None else None
+            init = _init(func, loop, t)
             if count is not None and init is not None:
-                # every trip of ``for i in range(n)``: ``[False] * n``, the taken ones set
+                # every trip of ``for i in range(n)``: ``bytearray(n)``, the taken ones set
                 assert isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
-                init.value = ast.parse(f"[False] * {ast.unparse(count)}", mode="eval").body
+                init.value = ast.parse(f"bytearray({ast.unparse(count)})", mode="eval").body
                 changed.add(id(init))
-                branch.body.insert(0, _new(f"{t.records}[{loop.target.id}] = True", changed))
+                branch.body.insert(0, _new(f"{t.records}[{loop.target.id}] = 1", changed))
+            elif init is not None:
+                init.value = ast.parse("bytearray()", mode="eval").body
+                changed.add(id(init))
+                branch.body.insert(0, _new(f"{t.records}.append(1)", changed))
+                branch.orelse.insert(0, _new(f"{t.records}.append(0)", changed))
             else:
                 branch.body.insert(0, _new(f"{t.records}.append(True)", changed))
                 branch.orelse.insert(0, _new(f"{t.records}.append(False)", changed))

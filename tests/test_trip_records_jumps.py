@@ -118,6 +118,35 @@ def rows_to_tolerance(A, w):
     return total
 
 
+def repay(rate, payment, balance0, months):
+    """A loan repaid monthly: a lower rate once the balance is small, stop when repaid
+    (a branch on the running value, then a ``break``: the trip count is not known)."""
+    balance = balance0
+    paid = 0.0
+    for _ in range(months):
+        if balance > 1000.0:
+            balance = balance * (1.0 + rate) - payment
+        else:
+            balance = balance * (1.0 + 0.5 * rate) - payment
+        paid = paid + payment
+        if balance < 0.0:
+            break
+    return balance + paid
+
+
+def cool_down(T0, k):
+    """Cooling in steps, faster while hot, until near room temperature."""
+    T = T0
+    steps = 0
+    while T > 21.0:
+        if T > 60.0:
+            T = T - k * (T - 20.0)
+        else:
+            T = T - 0.5 * k * (T - 20.0)
+        steps += 1
+    return T * steps
+
+
 def _source(fun, args, wrt=0):
     df = s2s_ad.grad(fun, wrt)
     df(*args)
@@ -201,3 +230,28 @@ def test_pullbacks_pass_the_lists_on_the_tape(fun, args):
     _, pullback = s2s_ad.vjp(fun, *args)
     for _ in range(2):  # the second call runs the forward sweep again
         close(flatten(pullback(1.0)[0]), flatten(want), 1e-12)
+
+
+@pytest.mark.parametrize("months", [12, 60])  # runs to the end / stops when repaid
+def test_branch_flags_of_a_loop_with_a_break_are_bytes(months):
+    args = (0.01, 150.0, 5000.0, months)
+    for wrt in (0, 1, 2):
+        check_program(repay, args, wrt, rs=RS)
+    text = _source(repay, args)
+    # one byte per trip, appended (the trip count is not known before the loop)
+    assert re.search(r"_t\d+_tape = bytearray\(\)\n", text), text
+    assert re.search(r"if balance > 1000\.0:\n\s+_t\d+_tape\.append\(1\)", text), text
+    assert re.search(r"else:\n\s+_t\d+_tape\.append\(0\)", text), text
+    assert re.search(r"for _t\d+ in reversed\(_t\d+_tape\):", text), text
+
+
+@pytest.mark.parametrize("T0", [100.0, 40.0, 20.0])  # both branches / one / no trip
+def test_branch_flags_of_a_while_loop_are_bytes(T0):
+    check_program(cool_down, (T0, 0.1), 0, rs=RS)
+    check_program(cool_down, (T0, 0.1), 1, rs=RS)
+    _, pullback = s2s_ad.vjp(cool_down, T0, 0.1)
+    want = s2s_ad.grad(cool_down, (0, 1))(T0, 0.1)
+    for _ in range(2):
+        close(flatten(pullback(1.0)), flatten(want), 1e-12)
+    text = _source(cool_down, (T0, 0.1))
+    assert re.search(r"_t\d+_tape = bytearray\(\)\n", text), text
