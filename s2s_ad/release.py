@@ -30,7 +30,7 @@ import ast
 from typing import Any
 
 from .codefacts import names, nodes, written
-from .rewrite import comments, render
+from .rewrite import attach, render
 from .shape_analysis import Analysis, Unsupported
 from .shape_facts import Arr, Fact
 
@@ -126,7 +126,7 @@ def release_arrays(text: str, facts: dict[str, Fact], tape: str | None, **known:
     if not found:
         return text
     lines = text.split("\n")
-    notes = comments(func, lines)
+    notes = attach(func, lines)
     changed: set[int] = set()
     body: list[ast.stmt] = []
     for k, s in enumerate(func.body):
@@ -137,4 +137,4 @@ def release_arrays(text: str, facts: dict[str, Fact], tape: str | None, **known:
             changed.add(id(node))
             body.append(node)
     func.body = body
-    return "\n".join([lines[func.lineno - 1], *render(func.body, text, notes, "    ", changed)])
+    return "\n".join([lines[func.lineno - 1], *render(func.body, notes, "    ", changed)])
