@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import enum
-import functools
 import sys
 import types
 import warnings
@@ -136,10 +135,18 @@ class GradientTape:
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
         self._used = False
-        # the plans this tape ran, with their targets: for an outer tape that
-        # differentiates this tape's gradient call (see ``_calls``)
-        self._ran = _Ran()
         self._recorder = replay.Recorder()
+
+    # the plans this tape ran, with their targets: for an outer tape that differentiates
+    # this tape's gradient call (see ``_calls``); made by the first plan kept
+    _ran_kept: _Ran | None = None
+
+    @property
+    def _ran(self) -> _Ran:
+        ran = self._ran_kept
+        if ran is None:
+            ran = self._ran_kept = _Ran()
+        return ran
 
     # --- the block ----------------------------------------------------------------------
 
@@ -150,13 +157,18 @@ class GradientTape:
         self._start = 0
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
-        self._variable_calls = {}
-        self._nested_plans = {}
-        self._checkpoints = []
+        # made by their first entry (most blocks have none): emptied for a tape entered again
+        if self._variable_calls:
+            self._variable_calls = _EMPTY
+        if self._nested_plans:
+            self._nested_plans = _EMPTY
+        if self._checkpoints:
+            self._checkpoints = ()  # type: ignore[assignment]
+        if self._assigns:
+            self._assigns = _EMPTY
         self._end = None
         self._read = {}
         _variable.READS.append(self._read)
-        self._assigns = {}
         self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
         _variable.ASSIGNS.append(noter)
         self._recorder.start(frame, _block.statement_at)
@@ -171,7 +183,7 @@ class GradientTape:
         if recording is not None:
             recording.keeps_calls = keeps = self._keeps_calls()
             if keeps:  # only a kept call asks which of its arguments are constants
-                recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
+                recording.inputs = (self._arrays, self._watched_ids)
 
     def _keeps_calls(self) -> bool:
         """Whether the block only assigns names and calls methods of objects that are not
@@ -189,17 +201,19 @@ class GradientTape:
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
         and note whether it calls user code and which containers hold Variables."""
-        self._facts = {}
+        # (the mappings and sets most blocks leave empty are the shared empty defaults,
+        # each made by its first entry)
+        self._facts = _EMPTY
         self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
         self._before = before = {}
         self._objects = objects = {}
-        self._code = {}
+        self._code = _EMPTY
         self._user_code = False
         self._user_functions = False
         self._arrays = arrays = {}
-        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
-        self._holders: list[str] = []  # the names of those containers
+        self._held = frozenset()  # type: ignore[assignment]  # Variables held in containers
+        self._holders = ()  # type: ignore[assignment]  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
@@ -218,6 +232,8 @@ class GradientTape:
                     watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
+                    if self._code is _EMPTY:
+                        self._code = {}
                     self._code[name] = value  # a local function: passed to the slice
                 if (
                     value is not _CODE_TYPES
@@ -237,13 +253,16 @@ class GradientTape:
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
+                        if not self._holders:
+                            self._held, self._holders = set(), []
                         self._held.update(held)
                         self._holders.append(name)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
         self._frame = None
-        self._facts = {}
+        if self._facts:
+            self._facts = _EMPTY
         notes, noter = _variable.ASSIGNS, self._noter
         if notes and notes[-1] is noter:
             notes.pop()
@@ -289,6 +308,8 @@ class GradientTape:
         index = self._block.statement_at(frame.f_lineno)
         entry = self._assigns.get(id(variable))
         if entry is None:
+            if self._assigns is _EMPTY:
+                self._assigns = {}
             entry = self._assigns[id(variable)] = [variable, index, None, []]
         entry[1] = index
         entry[3].append((index, old, variable.value))
@@ -503,6 +524,8 @@ class GradientTape:
         if self._checkpoints and self._checkpoints[-1][0] == end:
             return  # the rows of one jacobian, or a second gradient at the same statement
         held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
+        if not self._checkpoints:
+            self._checkpoints = []
         self._checkpoints.append((end, [(v, v.value) for v in held]))
 
     def _check_checkpoints(self, plan: _Plan, pins: dict[int, Any]) -> None:
@@ -605,6 +628,8 @@ class GradientTape:
         facts = self._facts
         inputs = facts.get("inputs")
         if inputs is None:  # the first name wins
+            if facts is _EMPTY:
+                facts = self._facts = {}
             inputs = facts["inputs"] = {
                 id(v): (n, "input") for n, v in reversed(self._objects.items())
             }
@@ -707,6 +732,8 @@ class GradientTape:
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
+            if self._variable_calls is _EMPTY:
+                self._variable_calls = {}
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
@@ -812,6 +839,8 @@ class GradientTape:
         if reusable:
             _PLANS[key] = plan
         else:  # for this run only: the inner tapes it calls are this run's
+            if self._nested_plans is _EMPTY:
+                self._nested_plans = {}
             self._nested_plans[key] = plan
         return self._register(plan, targets)
 
@@ -1209,12 +1238,6 @@ def _only_resets(statement: cst.CSTNode) -> bool:
     visitor = _Simple()
     statement.visit(visitor)
     return not visitor.other and isinstance(statement, cst.If)
-
-
-def _constant(arrays: dict[int, str], watched: set[int], value: Any) -> bool:
-    """Whether a value is an array the block read from before it and does not watch
-    (a layer called on it needs no gradient for it)."""
-    return id(value) in arrays and id(value) not in watched
 
 
 def _refuse_nested(error: TransformError, nested: bool) -> None:
