@@ -157,18 +157,13 @@ class GradientTape:
         self._start = 0
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
-        # made by their first entry (most blocks have none): emptied for a tape entered again
-        if self._variable_calls:
-            self._variable_calls = _EMPTY
-        if self._nested_plans:
-            self._nested_plans = _EMPTY
-        if self._checkpoints:
-            self._checkpoints = ()  # type: ignore[assignment]
-        if self._assigns:
-            self._assigns = _EMPTY
+        self._variable_calls = {}
+        self._nested_plans = {}
+        self._checkpoints = []
         self._end = None
         self._read = {}
         _variable.READS.append(self._read)
+        self._assigns = {}
         self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
         _variable.ASSIGNS.append(noter)
         self._recorder.start(frame, _block.statement_at)
@@ -201,19 +196,17 @@ class GradientTape:
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
         and note whether it calls user code and which containers hold Variables."""
-        # (the mappings and sets most blocks leave empty are the shared empty defaults,
-        # each made by its first entry)
-        self._facts = _EMPTY
+        self._facts = {}
         self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
         self._before = before = {}
         self._objects = objects = {}
-        self._code = _EMPTY
+        self._code = {}
         self._user_code = False
         self._user_functions = False
         self._arrays = arrays = {}
-        self._held = frozenset()  # type: ignore[assignment]  # Variables held in containers
-        self._holders = ()  # type: ignore[assignment]  # the names of those containers
+        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
+        self._holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
@@ -232,8 +225,6 @@ class GradientTape:
                     watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
-                    if self._code is _EMPTY:
-                        self._code = {}
                     self._code[name] = value  # a local function: passed to the slice
                 if (
                     value is not _CODE_TYPES
@@ -253,16 +244,13 @@ class GradientTape:
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
-                        if not self._holders:
-                            self._held, self._holders = set(), []
                         self._held.update(held)
                         self._holders.append(name)
 
     def __exit__(self, *exc: Any) -> None:
         self._recorder.stop()
         self._frame = None
-        if self._facts:
-            self._facts = _EMPTY
+        self._facts = {}
         notes, noter = _variable.ASSIGNS, self._noter
         if notes and notes[-1] is noter:
             notes.pop()
@@ -308,8 +296,6 @@ class GradientTape:
         index = self._block.statement_at(frame.f_lineno)
         entry = self._assigns.get(id(variable))
         if entry is None:
-            if self._assigns is _EMPTY:
-                self._assigns = {}
             entry = self._assigns[id(variable)] = [variable, index, None, []]
         entry[1] = index
         entry[3].append((index, old, variable.value))
@@ -524,8 +510,6 @@ class GradientTape:
         if self._checkpoints and self._checkpoints[-1][0] == end:
             return  # the rows of one jacobian, or a second gradient at the same statement
         held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
-        if not self._checkpoints:
-            self._checkpoints = []
         self._checkpoints.append((end, [(v, v.value) for v in held]))
 
     def _check_checkpoints(self, plan: _Plan, pins: dict[int, Any]) -> None:
@@ -628,8 +612,6 @@ class GradientTape:
         facts = self._facts
         inputs = facts.get("inputs")
         if inputs is None:  # the first name wins
-            if facts is _EMPTY:
-                facts = self._facts = {}
             inputs = facts["inputs"] = {
                 id(v): (n, "input") for n, v in reversed(self._objects.items())
             }
@@ -732,8 +714,6 @@ class GradientTape:
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
-            if self._variable_calls is _EMPTY:
-                self._variable_calls = {}
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
@@ -839,8 +819,6 @@ class GradientTape:
         if reusable:
             _PLANS[key] = plan
         else:  # for this run only: the inner tapes it calls are this run's
-            if self._nested_plans is _EMPTY:
-                self._nested_plans = {}
             self._nested_plans[key] = plan
         return self._register(plan, targets)
 
