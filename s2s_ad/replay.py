@@ -51,7 +51,7 @@ _NUMPY_DRAWS = (
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
-    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "constant", "inner")
+    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "inputs", "inner")
 
     def __init__(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
         self.frame: types.FrameType | None = frame
@@ -59,8 +59,9 @@ class Recording:
         self.draws: dict[int, list[tuple[str, Any]]] = {}
         self.calls: list[Call] = []
         self.keeps_calls = False  # whether the block's calls may be kept (see the tape)
-        # whether a value is a constant of the block: an input it read and does not watch
-        self.constant: Callable[[Any], bool] = _never
+        # the ids of the arrays the block read from before it, and of the values its
+        # tape watches (see ``constant``), when the block's calls may be kept
+        self.inputs: tuple[dict[int, str], set[int]] | None = None
         # ids of the draws made in the block of an inner tape opened by a function the
         # block called (a gradient penalty's helper; see ``tape_inner``)
         self.inner: set[int] = set()
@@ -81,6 +82,12 @@ class Recording:
         if inner:
             self.inner.add(id(entry))
 
+    def constant(self, value: Any) -> bool:
+        """Whether a value is a constant of the block: an array it read from before it
+        and does not watch (a layer called on it needs no gradient for it)."""
+        inputs = self.inputs
+        return inputs is not None and id(value) in inputs[0] and id(value) not in inputs[1]
+
     def queue(self, statements: list[int]) -> list[tuple[str, Any, int | None]]:
         """The draws of these statements, in order (name, value, owner)."""
         return [d for k in statements for d in self.draws.get(k, ())]
@@ -99,10 +106,6 @@ class Recording:
             return []
         wanted = set(statements)
         return [c for c in self.calls if c.pullback is not None and c.statement in wanted]
-
-
-def _never(value: Any) -> bool:
-    return False
 
 
 def owner_of(frame: types.FrameType | None, stop: types.FrameType | None = None) -> int | None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import enum
-import functools
 import sys
 import types
 import warnings
@@ -141,10 +140,18 @@ class GradientTape:
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
         self._used = False
-        # the plans this tape ran, with their targets: for an outer tape that
-        # differentiates this tape's gradient call (see ``_calls``)
-        self._ran = _Ran()
         self._recorder = replay.Recorder()
+
+    # the plans this tape ran, with their targets: for an outer tape that differentiates
+    # this tape's gradient call (see ``_calls``); made by the first plan kept
+    _ran_kept: _Ran | None = None
+
+    @property
+    def _ran(self) -> _Ran:
+        ran = self._ran_kept
+        if ran is None:
+            ran = self._ran_kept = _Ran()
+        return ran
 
     # --- the block ----------------------------------------------------------------------
 
@@ -176,7 +183,7 @@ class GradientTape:
         if recording is not None:
             recording.keeps_calls = keeps = self._keeps_calls()
             if keeps:  # only a kept call asks which of its arguments are constants
-                recording.constant = functools.partial(_constant, self._arrays, self._watched_ids)
+                recording.inputs = (self._arrays, self._watched_ids)
 
     def _keeps_calls(self) -> bool:
         """Whether the block only assigns names and calls methods of objects that are not
@@ -1238,12 +1245,6 @@ def _only_resets(statement: cst.CSTNode) -> bool:
     visitor = _Simple()
     statement.visit(visitor)
     return not visitor.other and isinstance(statement, cst.If)
-
-
-def _constant(arrays: dict[int, str], watched: set[int], value: Any) -> bool:
-    """Whether a value is an array the block read from before it and does not watch
-    (a layer called on it needs no gradient for it)."""
-    return id(value) in arrays and id(value) not in watched
 
 
 def _refuse_nested(error: TransformError, nested: bool) -> None:

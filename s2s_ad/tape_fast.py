@@ -176,9 +176,9 @@ def fast_gradient(
         if id(leaf) not in watched and not (watch_all and leaf.trainable):
             return None
     plan = request.plan
-    tape._ran.append((plan, request.targets))  # what ``tape._register`` keeps
-    before = tape._before
-    values = [before[n] for n in plan.params]
+    if _variable.READS:  # inside another tape's block: what ``tape._register`` keeps
+        tape._ran.append((plan, request.targets))  # (that tape may differentiate this call)
+    values = list(map(tape._before.__getitem__, plan.params))
     fns = plan.fns
     out, saved = fns["fwd"](*values)  # (a remembered plan is never nested)
     dtype, one = request.seed
@@ -300,8 +300,7 @@ def fast_variables(
         if key not in watched and not (watch_all and leaf.trainable):
             return None
         ids.add(key)
-    plan = request.plan
-    tape._ran.append((plan, request.targets))  # what ``tape._register`` keeps
+    plan = request.plan  # (not kept for an outer tape: none is recording, see above)
     _, table = tape._run(plan, list(sources), seed)
     return [table.get(id(leaf)) for leaf in sources]
 

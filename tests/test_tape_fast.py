@@ -255,3 +255,32 @@ def test_more_requests_than_a_block_keeps(monkeypatch):
             np.testing.assert_allclose(g, e, rtol=1e-12)
     # three targets, two kept: each request pushes out the one asked two before it
     assert short == [False] * 6
+
+
+def test_an_outer_tape_differentiates_an_inner_gradient_answered_by_the_short_path():
+    """A gradient penalty: the inner tape's request is the remembered one from the second
+    step on, and the outer tape, whose block is running, differentiates that call (the
+    short path keeps the plan for it, as the general way does)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(10)
+    y = 0.7 * x - 0.2
+    w, b = tf.Variable(0.4, dtype=np.float64), tf.Variable(0.3, dtype=np.float64)
+
+    def penalty(w0, b0):
+        # the gradient of the mean squared error, by hand, and the penalty on it
+        r = w0 * x + b0 - y
+        gw, gb = np.mean(2.0 * r * x), np.mean(2.0 * r)
+        return gw * gw + gb * gb
+
+    for step in range(3):
+        with tf.GradientTape() as outer:
+            with tf.GradientTape() as inner:
+                loss = tf.reduce_mean(tf.square(w * x + b - y))
+            if step:
+                assert id(inner._block) in tape_fast._REQUESTS
+            gw, gb = inner.gradient(loss, [w, b])
+            pen = gw * gw + gb * gb
+        grads = outer.gradient(pen, [w, b])
+        expected = numerical_grad(penalty, (float(w.numpy()), float(b.numpy())), (0, 1))
+        assert [float(g) for g in grads] == pytest.approx(expected, rel=1e-5)
+        w.assign_sub(0.1 * grads[0])
