@@ -15,28 +15,14 @@ The literals were printed by the same programs run with TensorFlow 2.21 and tf_k
 
 import numpy as np
 import pytest
+from tf_weights import regression_data, set_sin_weights
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
 
 
-def _data():
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(32, 4)).astype(np.float32)
-    y = (x[:, :1] * 0.5 - x[:, 1:2] + 0.1).astype(np.float32)
-    return x, y
-
-
-def _det(model, scale=0.5):
-    values = []
-    for k, w in enumerate(model.get_weights()):
-        v = np.sin(np.arange(w.size) * 0.7 + k) * scale
-        values.append(v.reshape(w.shape).astype(w.dtype))
-    model.set_weights(values)
-
-
 def _weighted_fit():
-    x, y = _data()
+    x, y = regression_data()
 
     class Weighted(keras.Model):
         def train_step(self, batch):
@@ -58,7 +44,7 @@ def _weighted_fit():
 
     inputs = keras.Input(shape=(4,))
     model = Weighted(inputs, keras.layers.Dense(1)(inputs))
-    _det(model)
+    set_sin_weights(model)
     model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
     weights = np.linspace(0.1, 1.0, 32).astype(np.float32)
     history = model.fit(
@@ -66,7 +52,7 @@ def _weighted_fit():
     )
     plain = keras.Sequential([keras.layers.Dense(3, activation="tanh"), keras.layers.Dense(1)])
     plain.build((None, 4))
-    _det(plain)
+    set_sin_weights(plain)
     plain.compile(
         optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"], weighted_metrics=["mse"]
     )
@@ -90,7 +76,7 @@ def _weighted_fit():
 
 
 def _own_loss():
-    x, y = _data()
+    x, y = regression_data()
 
     class Penalized(keras.Model):
         def __init__(self):
@@ -114,7 +100,7 @@ def _own_loss():
 
     model = Penalized()
     model(x[:1])
-    _det(model)
+    set_sin_weights(model)
     model.compile(optimizer=keras.optimizers.SGD(0.1))
     history = model.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
 
@@ -130,14 +116,14 @@ def _own_loss():
     inputs = keras.Input(shape=(4,))
     hidden = keras.layers.Dense(3, activation="tanh")(inputs)
     other = Unpacking(inputs, keras.layers.Dense(1)(hidden))
-    _det(other)
+    set_sin_weights(other)
     other.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
     second = other.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
     return {"history": history.history, "second": second.history, "last": other.get_weights()[-1]}
 
 
 def _frozen_base():
-    x, y = _data()
+    x, y = regression_data()
     base = keras.Sequential(
         [
             keras.layers.Dense(6, activation="relu", input_shape=(4,)),
@@ -150,7 +136,7 @@ def _frozen_base():
     inputs = keras.Input(shape=(4,))
     features = base(inputs, training=False)
     model = keras.Model(inputs, keras.layers.Dense(1)(features))
-    _det(model, 0.3)
+    set_sin_weights(model, 0.3)
     norm = base.layers[1]
     norm.moving_variance.assign(np.abs(norm.moving_variance.numpy()) + 0.5)
     counts = [len(model.trainable_weights), len(model.non_trainable_weights)]
@@ -259,7 +245,7 @@ def test_a_frozen_base_called_with_training_false_then_fine_tuned():
 
 
 def test_fit_options_that_are_not_modelled_are_refused():
-    x, y = _data()
+    x, y = regression_data()
     model = keras.Sequential([keras.layers.Dense(1)])
     model.compile(optimizer="sgd", loss="mse")
     with pytest.raises(NotImplementedError, match="class_weight"):

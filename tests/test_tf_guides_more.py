@@ -12,24 +12,10 @@ The literals were printed by the same programs run with TensorFlow 2.21 and tf_k
 
 import numpy as np
 import pytest
+from tf_weights import regression_data, set_sin_weights
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
-
-
-def _data():
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(32, 4)).astype(np.float32)
-    y = (x[:, :1] * 0.5 - x[:, 1:2] + 0.1).astype(np.float32)
-    return x, y
-
-
-def _det(model, scale=0.5):
-    values = []
-    for k, w in enumerate(model.get_weights()):
-        v = np.sin(np.arange(w.size) * 0.7 + k) * scale
-        values.append(v.reshape(w.shape).astype(w.dtype))
-    model.set_weights(values)
 
 
 def _close(got, want):
@@ -37,11 +23,11 @@ def _close(got, want):
 
 
 def test_fit_and_evaluate_on_a_batched_dataset_with_rmsprop():
-    x, y = _data()
+    x, y = regression_data()
     model = keras.Sequential(
         [keras.layers.Dense(5, activation="tanh", input_shape=(4,)), keras.layers.Dense(1)]
     )
-    _det(model)
+    set_sin_weights(model)
     model.compile(optimizer=keras.optimizers.RMSprop(0.01), loss="mse")
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
     checks = tf.data.Dataset.from_tensor_slices((x[:8], y[:8])).batch(4)
@@ -105,7 +91,7 @@ class GAN(keras.Model):
 
 
 def test_a_gan_with_its_own_compile_trained_by_fit_on_a_dataset():
-    x, _ = _data()
+    x, _ = regression_data()
     discriminator = keras.Sequential(
         [
             keras.Input(shape=(4,)),
@@ -122,8 +108,8 @@ def test_a_gan_with_its_own_compile_trained_by_fit_on_a_dataset():
             keras.layers.Dense(4, activation="sigmoid"),
         ]
     )
-    _det(discriminator, 0.5)
-    _det(generator, 0.6)
+    set_sin_weights(discriminator, 0.5)
+    set_sin_weights(generator, 0.6)
     gan = GAN(discriminator, generator)
     gan.compile(
         d_optimizer=keras.optimizers.Adam(learning_rate=0.0003),
@@ -186,7 +172,7 @@ def test_get_config_from_config_pop_and_a_dtype_number():
 
 
 def test_feature_extraction_from_a_sequential_models_layer_outputs():
-    x, _ = _data()
+    x, _ = regression_data()
     base = keras.Sequential(
         [
             keras.Input(shape=(4,)),
@@ -195,7 +181,7 @@ def test_feature_extraction_from_a_sequential_models_layer_outputs():
             keras.layers.Dense(2),
         ]
     )
-    _det(base)
+    set_sin_weights(base)
     extractor = keras.Model(inputs=base.inputs, outputs=[layer.output for layer in base.layers])
     middle = keras.Model(inputs=base.inputs, outputs=base.get_layer(name="middle").output)
     assert base.get_layer(index=1) is base.get_layer(name="middle")

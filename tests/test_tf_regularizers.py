@@ -11,24 +11,10 @@ The literals were printed by the same programs run with TensorFlow 2.21 and tf_k
 
 import numpy as np
 import pytest
+from tf_weights import regression_data, set_sin_weights
 
 import s2s_ad.tf as tf
 from s2s_ad.tf import keras
-
-
-def _data():
-    rng = np.random.RandomState(0)
-    x = rng.normal(size=(32, 4)).astype(np.float32)
-    y = (x[:, :1] * 0.5 - x[:, 1:2] + 0.1).astype(np.float32)
-    return x, y
-
-
-def _det(model, scale=0.5):
-    values = []
-    for k, w in enumerate(model.get_weights()):
-        v = np.sin(np.arange(w.size) * 0.7 + k) * scale
-        values.append(v.reshape(w.shape).astype(w.dtype))
-    model.set_weights(values)
 
 
 def _regularized_model():
@@ -45,12 +31,12 @@ def _regularized_model():
             keras.layers.Dense(1),
         ]
     )
-    _det(model)
+    set_sin_weights(model)
     return model
 
 
 def _custom_loop():
-    x, y = _data()
+    x, y = regression_data()
     model = _regularized_model()
     model(x[:8])
     first = [float(v) for v in model.losses]
@@ -68,7 +54,7 @@ def _custom_loop():
 
 
 def _compiled():
-    x, y = _data()
+    x, y = regression_data()
     model = _regularized_model()
     model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
     history = model.fit(x, y, epochs=2, batch_size=8, verbose=0, shuffle=False)
@@ -89,7 +75,7 @@ class Scaled(keras.layers.Layer):
 
 
 def _own_layer():
-    x, _ = _data()
+    x, _ = regression_data()
     layer = Scaled()
     with tf.GradientTape() as tape:
         out = tf.reduce_sum(layer(x[:2])) + tf.add_n(layer.losses)
@@ -173,7 +159,7 @@ def test_a_weight_regularizer_of_a_layer_of_ones_own():
         ],
     )  # TensorFlow 2.21
     # the penalty's part: 2 * 0.1 * w (w is ones), beside the matmul's column sums
-    x, _ = _data()
+    x, _ = regression_data()
     _close(g, (np.sum(x[:2], axis=0)[:, None] + 0.2) * np.ones((1, 2)))
 
 

@@ -30,3 +30,20 @@ def leaky_critic():
         [sin_weights(w.shape, 20 + k, 0.6) for k, w in enumerate(critic.get_weights())]
     )
     return critic
+
+
+def regression_data():
+    """A float32 batch of 32 rows of 4 features and a linear target of two of them."""
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(32, 4)).astype(np.float32)
+    y = (x[:, :1] * 0.5 - x[:, 1:2] + 0.1).astype(np.float32)
+    return x, y
+
+
+def set_sin_weights(model, scale=0.5):
+    """Give every weight of ``model`` deterministic values (sines of its positions)."""
+    values = []
+    for k, w in enumerate(model.get_weights()):
+        v = np.sin(np.arange(w.size) * 0.7 + k) * scale
+        values.append(v.reshape(w.shape).astype(w.dtype))
+    model.set_weights(values)

@@ -152,71 +152,40 @@ def irfftn_vjp(g: Any, a: Any, s: Any = None, axes: Any = None, norm: Any = None
 _ONE = {"n": "None", "axis": "-1", "norm": "None"}
 _MANY = {"s": "None", "axes": "None", "norm": "None"}
 
+
+def _linear(f: Any, params: tuple[str, ...], vjp: str, defaults: dict[str, str]) -> None:
+    """The rule of a transform ``f`` (linear in ``a``): its VJP call ``vjp``, its JVP
+    the transform of the tangent with the same options."""
+    name = f"np.fft.{f.__name__}"
+    rule = vjp_rule(name, [f], params, {"a": vjp}, [], defaults=defaults, linear=True)
+    set_jvps(rule, a=f"{name}(t, {', '.join(params[1:])})")
+
+
+def _two_axes(f: Any) -> dict[str, str]:
+    """The defaults of an n-dimensional transform (``fft2`` and friends: the last two axes)."""
+    return dict(_MANY, axes="(-2, -1)") if f.__name__.endswith("2") else _MANY
+
+
+_ONE_PARAMS = ("a", "n", "axis", "norm")
+_MANY_PARAMS = ("a", "s", "axes", "norm")
 for _f, _inv in ((np.fft.fft, False), (np.fft.ifft, True)):
-    _rule = vjp_rule(
-        f"np.fft.{_f.__name__}",
-        [_f],
-        ("a", "n", "axis", "norm"),
-        {"a": f"_ad.fft_vjp(g, a, n, axis, norm, {_inv})"},
-        [],
-        defaults=_ONE,
-        linear=True,
-    )
-    set_jvps(_rule, a=f"np.fft.{_f.__name__}(t, n, axis, norm)")
+    _linear(_f, _ONE_PARAMS, f"_ad.fft_vjp(g, a, n, axis, norm, {_inv})", _ONE)
 for _f, _inv in (
     (np.fft.fftn, False),
     (np.fft.ifftn, True),
     (np.fft.fft2, False),
     (np.fft.ifft2, True),
 ):
-    _defaults = dict(_MANY, axes="(-2, -1)") if _f.__name__.endswith("2") else _MANY
-    _rule = vjp_rule(
-        f"np.fft.{_f.__name__}",
-        [_f],
-        ("a", "s", "axes", "norm"),
-        {"a": f"_ad.fftn_vjp(g, a, s, axes, norm, {_inv})"},
-        [],
-        defaults=_defaults,
-        linear=True,
-    )
-    set_jvps(_rule, a=f"np.fft.{_f.__name__}(t, s, axes, norm)")
-_rule = vjp_rule(
-    "np.fft.rfft",
-    [np.fft.rfft],
-    ("a", "n", "axis", "norm"),
-    {"a": "_ad.rfft_vjp(g, a, n, axis, norm)"},
-    [],
-    defaults=_ONE,
-    linear=True,
-)
-set_jvps(_rule, a="np.fft.rfft(t, n, axis, norm)")
-_rule = vjp_rule(
-    "np.fft.irfft",
-    [np.fft.irfft],
-    ("a", "n", "axis", "norm"),
-    {"a": "_ad.irfft_vjp(g, a, n, axis, norm)"},
-    [],
-    defaults=_ONE,
-    linear=True,
-)
-set_jvps(_rule, a="np.fft.irfft(t, n, axis, norm)")
+    _linear(_f, _MANY_PARAMS, f"_ad.fftn_vjp(g, a, s, axes, norm, {_inv})", _two_axes(_f))
+_linear(np.fft.rfft, _ONE_PARAMS, "_ad.rfft_vjp(g, a, n, axis, norm)", _ONE)
+_linear(np.fft.irfft, _ONE_PARAMS, "_ad.irfft_vjp(g, a, n, axis, norm)", _ONE)
 for _f, _vjp in (
     (np.fft.rfftn, "rfftn_vjp"),
     (np.fft.rfft2, "rfftn_vjp"),
     (np.fft.irfftn, "irfftn_vjp"),
     (np.fft.irfft2, "irfftn_vjp"),
 ):
-    _defaults = dict(_MANY, axes="(-2, -1)") if _f.__name__.endswith("2") else _MANY
-    _rule = vjp_rule(
-        f"np.fft.{_f.__name__}",
-        [_f],
-        ("a", "s", "axes", "norm"),
-        {"a": f"_ad.{_vjp}(g, a, s, axes, norm)"},
-        [],
-        defaults=_defaults,
-        linear=True,
-    )
-    set_jvps(_rule, a=f"np.fft.{_f.__name__}(t, s, axes, norm)")
+    _linear(_f, _MANY_PARAMS, f"_ad.{_vjp}(g, a, s, axes, norm)", _two_axes(_f))
 
 
 # --- the operations on complex values the transforms make ------------------------------
