@@ -45,6 +45,12 @@ class _Scan(cst.CSTVisitor):
     def visit_For(self, node: cst.For) -> None:
         self._bind(node.target, None)
 
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, None)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.spoiled.add(node.name.value)  # a nested def's or lambda's parameter
+
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._bind(node.target, None)
 
@@ -153,7 +159,10 @@ def container_names(node: cst.FunctionDef | cst.Lambda) -> set[str]:
     if isinstance(star, cst.Param) and star.name.value not in scan.spoiled:
         if star.name.value not in scan.values:
             known.add(star.name.value)  # ``*args`` is a tuple
-    candidates = {k: v for k, v in scan.values.items() if k not in scan.spoiled}
+    # a parameter rebound later holds what the caller passed before: never a candidate
+    every = [*all_params, star, params.star_kwarg]
+    bound = {p.name.value for p in every if isinstance(p, cst.Param)}
+    candidates = {k: v for k, v in scan.values.items() if k not in scan.spoiled and k not in bound}
     changed = True
     while changed:  # a concatenation qualifies once a side does
         changed = False

@@ -146,3 +146,45 @@ def test_two_unannotated_parameters_stay_refused():
 
     with pytest.raises(TransformError, match="concatenation"):
         grad(loss, wrt="encoder")(ENCODER, DECODER, X)
+
+
+def test_a_parameter_rebound_to_a_list_is_not_taken_for_one_before():
+    def f(x, w):
+        y = x + w  # arrays here: x is rebound to a list only below
+        x = [y, w]
+        return np.sum(y**2) + np.sum(np.stack(x + [w]))
+
+    x, w = RNG.normal(size=3), RNG.normal(size=3)
+    check_grads(f, (x, w), modes=("rev", "fwd"))
+
+
+def test_comprehension_variable_shadowing_a_list_name():
+    def f(x):
+        a = [x, 2 * x]
+        rows = [a + x for a in (x, 3 * x)]  # the comprehension's a is an array
+        return np.sum(np.stack(a + rows) ** 2)
+
+    check_grads(f, (RNG.normal(size=3),), order=2, modes=("rev", "fwd"))
+
+
+def test_augmented_concatenation_of_a_local_list():
+    def f(x, w):
+        feats = [x]
+        feats += [np.sin(x)]
+        more = [w * x, x**3]
+        feats = feats + more
+        return np.sum(np.stack(feats) ** 2)
+
+    x, w = RNG.normal(size=3), RNG.normal(size=3)
+    check_grads(f, (x, w), order=2, modes=("rev", "fwd"))
+
+
+def test_an_array_plus_a_list_of_numbers_adds():
+    def f(x, w):
+        offsets = [1.0, 2.0, 3.0]
+        shifted = x + offsets  # NumPy addition, though a side is a list
+        both = [0.5, 0.25, 2.0] + w * x
+        return np.sum(shifted**2 * both)
+
+    x, w = RNG.normal(size=3), RNG.normal(size=3)
+    check_grads(f, (x, w), order=2, modes=("rev", "fwd"))
