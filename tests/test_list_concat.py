@@ -7,6 +7,8 @@ parameter, ``*args``, another concatenation); two unannotated parameters stay re
 
 from __future__ import annotations
 
+import functools
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -188,3 +190,16 @@ def test_an_array_plus_a_list_of_numbers_adds():
 
     x, w = RNG.normal(size=3), RNG.normal(size=3)
     check_grads(f, (x, w), order=2, modes=("rev", "fwd"))
+
+
+def test_unannotated_parameters_refused_in_forward_mode_too():
+    def poly(a, b, x):
+        c = a + b
+        return c[0] * x + c[1] * x**2 + c[2] * x**3 + c[3] * x**4
+
+    a, b = [1.0, 2.0], [3.0, 4.0]
+    # both tangents given: the tangents concatenate like the values
+    _, both = s2s_ad.jvp(poly, (a, b, 0.5), ([1.0, 0.0], [0.0, 1.0], 0.0))
+    assert both == pytest.approx(0.5 + 0.5**4)
+    with pytest.raises(TransformError, match="concatenation"):
+        s2s_ad.jvp(functools.partial(poly, a, x=0.5), (b,), ([1.0, 0.0],))
