@@ -203,3 +203,29 @@ def test_unannotated_parameters_refused_in_forward_mode_too():
     assert both == pytest.approx(0.5 + 0.5**4)
     with pytest.raises(TransformError, match="concatenation"):
         s2s_ad.jvp(functools.partial(poly, a, x=0.5), (b,), ([1.0, 0.0],))
+
+
+def feature_map(x, w):
+    base = [x, x**2]
+    extra = [np.sin(x)]
+    feats = base + extra
+    shifted = x + [1.0, 2.0, 3.0]
+    return np.stack([*feats, shifted]).T @ w
+
+
+def test_jacobian_and_hessian_through_concatenated_features():
+    x, w = np.array([0.3, -0.2, 0.5]), np.array([1.0, 2.0, -1.0, 0.5])
+    jac = s2s_ad.jacobian(feature_map)(x, w)
+    eps = 1e-6
+    cols = [
+        (feature_map(x + eps * e, w) - feature_map(x - eps * e, w)) / (2 * eps) for e in np.eye(3)
+    ]
+    np.testing.assert_allclose(jac, np.stack(cols, axis=1), atol=1e-8)
+
+    def energy(x):
+        return np.sum(feature_map(x, w) ** 2)
+
+    hess = s2s_ad.hessian(energy)(x)
+    g = grad(energy)
+    rows = [(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(hess, np.stack(rows), atol=1e-6)
