@@ -229,3 +229,10 @@ def test_jacobian_and_hessian_through_concatenated_features():
     g = grad(energy)
     rows = [(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(3)]
     np.testing.assert_allclose(hess, np.stack(rows), atol=1e-6)
+
+
+def test_corpus_lists_joined_by_name_now_differentiates():
+    from corpus import mutation
+
+    x = RNG.normal(size=3)
+    check_grads(mutation.lists_joined_by_name, (x,), order=2, modes=("rev", "fwd"))
