@@ -20,6 +20,7 @@ import libcst as cst
 
 from . import ir
 from .codegen import GENERATED_CODES
+from .container_names import container_names
 from .cstwalk import walk
 from .norm_queries import endless_loop, own_nodes
 from .norm_scan import NameScan
@@ -62,6 +63,8 @@ class NormalizerBase:
         self.scan = scan
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
+        #: names holding a list or tuple wherever read (``a + b`` of them concatenates)
+        self.containers = container_names(parsed.node)
         self._counter = 0
         self.temps: set[str] = set()
         self.shared: set[str] = set()

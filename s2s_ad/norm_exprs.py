@@ -17,6 +17,7 @@ from __future__ import annotations
 import libcst as cst
 
 from . import ir
+from .container_names import is_sequence
 from .norm_base import NormalizerBase
 from .norm_queries import is_pure, yields_in
 from .norm_scan import names_read
@@ -194,6 +195,50 @@ class ExpressionLowering(NormalizerBase):
             self.memo[key] = ir.Var(tmp)
         return ir.Var(tmp)
 
+    def holds_sequence(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` is known to be a list or tuple (a name of the function's own
+        scope that holds one wherever it is read, a ``list(...)`` call, a comprehension)."""
+        if self.inlining or self.env:
+            return False  # a local def's names are not the function's (see container_names)
+        if isinstance(node, cst.Name) and node.value not in self.locals:
+            return False
+        if isinstance(node, cst.Call) and (self.locals & {"list", "tuple", "sorted"}):
+            return False  # a builtin shadowed
+        return is_sequence(node, self.containers)
+
+    def starred_display(self, node: cst.Tuple | cst.List) -> ir.Expr:
+        """``[*a, x, *b]``: the concatenation of ``list(a)``, ``[x]`` and ``list(b)``."""
+        kind = "tuple" if isinstance(node, cst.Tuple) else "list"
+        if kind in self.locals:
+            return self.opaque(node, "starred element")  # ``list`` shadowed
+        pieces: list[ir.Atom] = []
+        run: list[cst.BaseElement] = []
+        callee = ir.Callee("_ad.concat", concat, resolved=True)
+
+        def flush() -> None:
+            if run:
+                shown = cst.Tuple(run) if kind == "tuple" else cst.List(run)
+                pieces.append(self.atom(shown))
+                run.clear()
+
+        for el in node.elements:
+            if isinstance(el, cst.StarredElement):
+                flush()
+                call = cst.Call(cst.Name(kind), [cst.Arg(el.value)])
+                pieces.append(self.atom(call))
+            else:
+                run.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        flush()
+        if len(pieces) == 1:
+            return ir.Copy(pieces[0])
+        joined = pieces[0]
+        for piece in pieces[1:-1]:
+            tmp = self.fresh()
+            self.temps.add(tmp)
+            self.assign(tmp, ir.Call(callee, [joined, piece], []))
+            joined = ir.Var(tmp)
+        return ir.Call(callee, [joined, pieces[-1]], [])
+
     def expression(self, node: cst.BaseExpression) -> ir.Expr:
         """Lower one operation whose operands become atoms."""
         if isinstance(node, cst.BinaryOperation):
@@ -206,7 +251,10 @@ class ExpressionLowering(NormalizerBase):
                 )
                 return self.expression(joined)
             if op == "+" and (
-                isinstance(node.left, sequences) or isinstance(node.right, sequences)
+                isinstance(node.left, sequences)
+                or isinstance(node.right, sequences)
+                or self.holds_sequence(node.left)
+                or self.holds_sequence(node.right)
             ):
                 # ``args + (x,)``: a concatenation, whatever ``args`` holds
 
@@ -238,7 +286,7 @@ class ExpressionLowering(NormalizerBase):
             return ir.Subscript(obj, self.index(node))
         if isinstance(node, (cst.Tuple, cst.List)):
             if any(isinstance(e, cst.StarredElement) for e in node.elements):
-                return self.opaque(node, "starred element")
+                return self.starred_display(node)
             kind = "tuple" if isinstance(node, cst.Tuple) else "list"
             return ir.Build(kind, [self.atom(e.value) for e in node.elements])
         if isinstance(node, cst.Dict):

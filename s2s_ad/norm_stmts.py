@@ -25,6 +25,7 @@ from .norm_imports import local_import
 from .norm_queries import header, target_names
 from .norm_scan import names_read
 from .partials import bind_partial
+from .rules.containers import concat
 from .runtime import not_a_view, sequence, unpack_count
 from .scatter import lower_ufunc_at
 
@@ -358,6 +359,11 @@ class StatementLowering(NormalizerBase):
         if isinstance(target, cst.Name):
             right = self.atom(node.value)
             self.alias_check(target.value, node=target)
+            if op == "+" and self.holds_sequence(target):
+                # ``feats += [f]`` on a list: the concatenation (aliases refused above)
+                callee = ir.Callee("_ad.concat", concat, resolved=True)
+                self.lower_op(target.value, ir.Call(callee, [ir.Var(target.value), right], []))
+                return
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))
         elif isinstance(target, cst.Subscript):
             obj = target.value

@@ -55,11 +55,17 @@ def unbroadcast(g: Any, x: Any) -> Any:
             g = g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
-        raise _refusal_here(  # at the user's line
-            "list concatenation with '+' of two named lists or tuples",
-            "build the list with append, or write one side as a literal (a + [b, c])",
-        )
+        raise _concat_refusal()
     return g
+
+
+def _concat_refusal() -> TransformError:
+    """``a + b`` of two lists or tuples the normalizer could not tell were containers."""
+    return _refusal_here(  # at the user's line
+        "list concatenation with '+' of two named lists or tuples",
+        "annotate a parameter as a container (def f(enc: list, dec: list)), build the "
+        "list with append, or write one side as a literal (a + [b, c])",
+    )
 
 
 def zeros_like(x: Any) -> Any:
@@ -775,6 +781,8 @@ def broadcast_like(t: Any, ans: Any) -> Any:
     tt, ta = type(t), type(ans)
     if (tt is _float or tt is _float64) and (ta is _float or ta is _float64):
         return t
+    if tt in (list, tuple) and isinstance(ans, (list, tuple)) and len(t) != len(ans):
+        raise _concat_refusal()  # one side's tangent of ``a + b``: which side is unknown
     shape = np.shape(ans)
     if np.shape(t) == shape or is_zero(t):
         return t

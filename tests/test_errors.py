@@ -131,8 +131,13 @@ def _refusals():
         (calls.callee_mutates_argument, (np.ones(3),), "write into its argument"),
         (mutation.inplace_augmented_aliasing, (np.ones(3),), "another variable also names"),
         (mutation.view_aliasing, (np.ones(4),), "view"),
-        (mutation.lists_joined_by_name, (np.ones(3),), "list concatenation"),
+        (_parameter_lists_joined, ([np.ones(3), np.ones(3)], [np.ones(3)]), "list concatenation"),
     ]
+
+
+def _parameter_lists_joined(a, b):
+    c = a + b  # two unannotated parameters: which side is which is unknown
+    return np.sum(c[2] * c[1])
 
 
 @pytest.mark.parametrize("index", range(4))

@@ -23,6 +23,7 @@ from ..runtime import (
     record_tangent,
     reduce_start,
     try_path,
+    unbroadcast,
     unpack_count,
     zeros_like,
 )
@@ -125,8 +126,17 @@ set_jvps(_rule, self="_ad.get_jvp(t, self, key)", default="0.0 if key in self el
 
 
 def concat(a: Any, b: Any) -> Any:
-    """``a + b`` for a tuple or list written next to a literal one (``args + (x,)``)."""
+    """``a + b`` where the normalizer saw a list or tuple side (``args + (x,)``).
+
+    Should a side be an array after all (``x + [1.0, 2.0]`` adds), ``+`` adds, and the
+    derivatives below do the same.
+    """
     return a + b
+
+
+def _joined(a: Any, b: Any) -> bool:
+    """Whether ``a + b`` was a concatenation (both lists or tuples), not an addition."""
+    return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))
 
 
 def concat_vjp(g: Any, parts: tuple[Any, Any]) -> tuple[Any, Any]:
@@ -134,11 +144,16 @@ def concat_vjp(g: Any, parts: tuple[Any, Any]) -> tuple[Any, Any]:
     a, b = parts
     if is_zero(g):
         return 0.0, 0.0
+    if not _joined(a, b):
+        return unbroadcast(g, a), unbroadcast(g, b)
     return type(a)(g[: len(a)]), type(b)(g[len(a) :])
 
 
 def concat_jvp(t: tuple[Any, Any], parts: tuple[Any, Any]) -> Any:
     """Tangent of a concatenation: the parts' tangents joined (zeros for a symbolic zero)."""
+    if not _joined(*parts):
+        ta, tb = (0.0 if is_zero(v) else v for v in t)
+        return ta + tb
     joined: list[Any] = []
     for tangent, part in zip(t, parts):
         joined += zeros_like(part) if is_zero(tangent) else list(tangent)
