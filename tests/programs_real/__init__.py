@@ -30,6 +30,7 @@ MODULES = (
     "idioms",
     "packed",
     "functional",
+    "autograd_examples",
 )
 
 # Checks a program can ask for:
