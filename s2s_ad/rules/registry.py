@@ -148,7 +148,10 @@ class Registry:
         self.instance_methods: dict[tuple[type, str], Rule] = {}
         self.attrs: dict[str, Rule] = {}
         self._deferred: dict[str, str] = {}
-        self.opaque_libraries: set[str] = {"scipy"}
+        # libraries whose Python functions are never transformed from their source (NumPy's
+        # ``as_strided`` reads ``__array_interface__``): a call without a rule is refused at
+        # the user's line
+        self.opaque_libraries: set[str] = {"scipy", "numpy"}
 
     def add(self, rule: Rule) -> Rule:
         """Register a rule for each of its callables."""
@@ -197,7 +200,8 @@ class Registry:
 
     def opaque(self, func: Any) -> bool:
         """Whether ``func`` belongs to a library whose source is never differentiated
-        (SciPy: only its functions with a rule are; calls to the others are refused)."""
+        (SciPy, NumPy: only their functions with a rule are; calls to the others are
+        refused)."""
         target = getattr(func, "__func__", func)
         module = getattr(target, "__module__", None)
         if not isinstance(module, str):

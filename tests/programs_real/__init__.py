@@ -31,6 +31,8 @@ MODULES = (
     "packed",
     "functional",
     "autograd_examples",
+    "from_scratch",
+    "simulations",
 )
 
 # Checks a program can ask for:
