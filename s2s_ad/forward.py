@@ -22,7 +22,7 @@ from .rules import REGISTRY
 from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
-from .simplify import fold, to_math
+from .simplify import fold, times_partial, to_math
 from .sweep_base import Resolver, SweepBase, ident
 
 TANGENTS = "_tangents_"  # where per_column puts the tangents in a pattern
@@ -421,6 +421,8 @@ class Forward(SweepBase):
                     parts.append(t)
                 elif p in ("-1", "-1.0"):
                     parts.append(f"-{t}")
+                elif times_partial(t, p) is not None:
+                    parts.append(times_partial(t, p))
                 elif p.replace(".", "").replace("_", "").isalnum():
                     parts.append(f"{t} * {p}")
                 else:

@@ -284,6 +284,7 @@ def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str
         return None
     if not isinstance(node, cst.FunctionDef) or node.decorators:
         return None
+    node = _lambda_as_def(node)
     body = list(node.body.body)
     last = body[-1] if body else None
     if not (
@@ -298,3 +299,32 @@ def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str
     if len(defs) != 1 or len(own_nodes(node, cst.Return)) != 1:
         return None
     return node, inner
+
+
+_RETURNED_LAMBDA = "returned_lambda"
+
+
+def _lambda_as_def(node: cst.FunctionDef) -> cst.FunctionDef:
+    """A factory ending ``return lambda x: ...`` read as one ending ``def f(x): return ...``
+    then ``return f`` (the lambda's parameters and body are the user's nodes)."""
+    body = list(node.body.body)
+    last = body[-1] if body else None
+    if not (
+        isinstance(last, cst.SimpleStatementLine)
+        and len(last.body) == 1
+        and isinstance(last.body[0], cst.Return)
+        and isinstance(last.body[0].value, cst.Lambda)
+    ):
+        return node
+    scan = NameScan()
+    node.body.visit(scan)
+    if _RETURNED_LAMBDA in scan.assigned or _RETURNED_LAMBDA in names_read(node.body):
+        return node
+    lam = last.body[0].value
+    inner = cst.FunctionDef(
+        name=cst.Name(_RETURNED_LAMBDA),
+        params=lam.params,
+        body=cst.IndentedBlock([cst.SimpleStatementLine([cst.Return(lam.body)])]),
+    )
+    ret = cst.SimpleStatementLine([cst.Return(cst.Name(_RETURNED_LAMBDA))])
+    return node.with_changes(body=node.body.with_changes(body=[*body[:-1], inner, ret]))

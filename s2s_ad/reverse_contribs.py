@@ -19,7 +19,7 @@ from .ir import expr_atoms
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
-from .simplify import fold, to_math
+from .simplify import fold, times_partial, to_math
 
 
 class Contributions:
@@ -242,6 +242,8 @@ class Contributions:
             raw = g
         elif p in ("-1", "-1.0"):
             raw = f"-{g}"
+        elif times_partial(g, p) is not None:
+            raw = times_partial(g, p)
         elif _SIMPLE_ATOM.match(p):
             raw = f"{g} * {p}"
         else:

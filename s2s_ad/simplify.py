@@ -178,3 +178,31 @@ def to_math(expr: str, np_name: str, math_name: str) -> str:
         return f"{math_name}.{name}" if hasattr(math, name) and name != "pow" else m.group(0)
 
     return re.sub(rf"(?<![\w.]){re.escape(np_name)}\.(\w+)", repl, expr)
+
+
+@lru_cache(maxsize=4096)
+def times_partial(g: str, partial: str) -> str | None:
+    """``g`` times a mask partial (``np.where(c, 1.0, 0.0)``, ``np.where``'s) as a select,
+    ``np.where(c, g, 0.0)``: the branch not chosen gets zero even where ``g`` is NaN or
+    infinite (the value there was never used), as finite differences give. ``None`` for
+    any other partial."""
+    try:
+        node = ast.parse(partial, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "where"
+        and len(node.args) == 3
+        and not node.keywords
+    ):
+        return None
+    ones = [isinstance(a, ast.Constant) and a.value in (0, 1) for a in node.args[1:]]
+    if not all(ones):
+        return None
+    picks = [a.value for a in node.args[1:]]  # type: ignore[attr-defined]
+    if sorted(picks) != [0, 1]:
+        return None
+    func, cond = ast.unparse(node.func), ast.unparse(node.args[0])
+    return f"{func}({cond}, {g}, 0.0)" if picks[0] == 1 else f"{func}({cond}, 0.0, {g})"

@@ -978,6 +978,14 @@ FROM_SOURCE_CASES.update(
             lambda x: np.sum(vjps.dirichlet_dx(x, np.array([1.5, 2.0, 0.7])) ** 2),
             (np.array([[0.2, 0.1], [0.5, 0.6]]),),
         ),
+        "sliding_window_view_vjp": (
+            lambda g: np.sum(np.sin(vjps.sliding_window_view_vjp(g, _T3, (2, 2), (0, 2)))),
+            (np.cos(np.arange(36.0)).reshape(1, 3, 3, 2, 2),),
+        ),
+        "sliding_window_view_jvp": (
+            lambda t: np.sum(np.sin(vjps.sliding_window_view_jvp(t, 2, 1))),
+            (np.cos(np.arange(24.0)).reshape(2, 3, 4),),
+        ),
     }
 )
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 import re
 import sys
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,10 @@ class Registry:
         self.attrs: dict[str, Rule] = {}
         self._deferred: dict[str, str] = {}
         self.opaque_libraries: set[str] = {"scipy"}
+        # libraries whose Python functions are never transformed from their source (NumPy's
+        # ``as_strided`` reads ``__array_interface__``): a call without a rule is refused at
+        # the user's line
+        self.opaque_functions: set[str] = {"numpy"}
 
     def add(self, rule: Rule) -> Rule:
         """Register a rule for each of its callables."""
@@ -197,12 +202,16 @@ class Registry:
 
     def opaque(self, func: Any) -> bool:
         """Whether ``func`` belongs to a library whose source is never differentiated
-        (SciPy: only its functions with a rule are; calls to the others are refused)."""
+        (SciPy, NumPy's Python functions: only those with a rule are; calls to the others
+        are refused)."""
         target = getattr(func, "__func__", func)
         module = getattr(target, "__module__", None)
         if not isinstance(module, str):
             module = type(func).__module__
-        return module.partition(".")[0] in self.opaque_libraries
+        library = module.partition(".")[0]
+        if library in self.opaque_functions and isinstance(target, types.FunctionType):
+            return True
+        return library in self.opaque_libraries
 
     def defer(self, library: str, rules_module: str) -> None:
         """Load ``rules_module`` once ``library`` has been imported (never import it here:

@@ -1,8 +1,9 @@
 """NumPy functions autograd differentiates that the other rule modules did not cover:
 ``np.cross``, ``np.rollaxis``, ``np.partition``, ``np.compress``, ``np.ptp``,
 ``np.astype``, ``np.real_if_close`` (real input: complex arguments are refused by every
-transform) and ``np.fft.fftshift``/``ifftshift`` (the rest of ``np.fft`` makes complex
-values, which are not modelled)."""
+transform), ``np.fft.fftshift``/``ifftshift`` (the rest of ``np.fft`` makes complex
+values, which are not modelled) and ``np.lib.stride_tricks.sliding_window_view``
+(convolutions by windows)."""
 
 from __future__ import annotations
 
@@ -128,3 +129,14 @@ ifftshift = vjp_rule(
     linear=True,
 )
 set_jvps(ifftshift, x="np.fft.ifftshift(t, axes)")
+sliding_window_view = vjp_rule(
+    "np.lib.stride_tricks.sliding_window_view",
+    [np.lib.stride_tricks.sliding_window_view],
+    ("x", "window_shape", "axis"),
+    {"x": "_ad.sliding_window_view_vjp(g, x, window_shape, axis)"},
+    [(_V3, 2), (_P, (2, 2)), (_P, 2, 1), (_T, (2, 3), (0, 2)), (_T, 2, -1), (_T, (1, 2, 2))],
+    defaults={"axis": "None"},
+    kwonly={"subok": "False", "writeable": "False"},
+    linear=True,
+)
+set_jvps(sliding_window_view, x="_ad.sliding_window_view_jvp(t, window_shape, axis)")

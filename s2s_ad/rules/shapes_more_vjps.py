@@ -18,8 +18,21 @@ from .registry import nondiff
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
     from typing import Any
 
-__all__ = ["cross_vjp_a", "cross_vjp_b", "rollaxis_vjp", "partition_index"]
-FROM_SOURCE = ("cross_vjp_a", "cross_vjp_b", "rollaxis_vjp")
+__all__ = [
+    "cross_vjp_a",
+    "cross_vjp_b",
+    "rollaxis_vjp",
+    "partition_index",
+    "sliding_window_view_vjp",
+    "sliding_window_view_jvp",
+]
+FROM_SOURCE = (
+    "cross_vjp_a",
+    "cross_vjp_b",
+    "rollaxis_vjp",
+    "sliding_window_view_vjp",
+    "sliding_window_view_jvp",
+)
 
 
 def _vectors3(x: Any, ax: int) -> Any:
@@ -81,6 +94,44 @@ def rollaxis_vjp(g: Any, a: Any, axis: int, start: int) -> Any:
     if is_zero(g):
         return np.zeros(np.shape(a))
     return np.moveaxis(g, dest, axis)
+
+
+def _window_axes(nd: int, window_shape: Any, axis: Any) -> tuple[Any, Any]:
+    """The window's extents and the axes of an ``nd``-dimensional array they slide along
+    (as NumPy pairs them)."""
+    one = (int, np.integer)
+    window = (window_shape,) if isinstance(window_shape, one) else tuple(window_shape)
+    if axis is None:
+        axes = tuple(range(nd))
+    else:
+        axes = tuple(a % nd for a in ((axis,) if isinstance(axis, one) else axis))
+    if len(set(axes)) != len(axes):
+        raise TransformError("sliding_window_view with a window sliding twice along one axis")
+    return window, axes
+
+
+def sliding_window_view_vjp(g: Any, x: Any, window_shape: Any, axis: Any = None) -> Any:
+    """VJP of ``sliding_window_view(x, window_shape, axis)``: every window's cotangent
+    added back to the entries of ``x`` it views (one padded slice per offset in the
+    window)."""
+    shape = np.shape(x)
+    window, axes = _window_axes(len(shape), window_shape, axis)
+    out = np.zeros(shape)
+    if is_zero(g):
+        return out
+    inner = np.shape(g)[: len(shape)]
+    for offset in np.ndindex(*window):
+        widths = [(0, 0)] * len(shape)
+        for ax, start in zip(axes, offset):
+            widths[ax] = (start, shape[ax] - inner[ax] - start)
+        out = out + np.pad(g[(Ellipsis, *offset)], widths)
+    return out
+
+
+def sliding_window_view_jvp(t: Any, window_shape: Any, axis: Any = None) -> Any:
+    """JVP of ``sliding_window_view``: the tangent's windows (a copy, so that tangents
+    can be accumulated into)."""
+    return np.array(np.lib.stride_tricks.sliding_window_view(t, window_shape, axis))
 
 
 def partition_index(a: Any, kth: Any, axis: Any, kind: str, ans: Any) -> Any:

@@ -76,7 +76,7 @@ nansum = vjp_rule(
     _NAN_SAMPLES,
     defaults=_REDUCE,
 )
-set_jvps(nansum, a="np.sum(t * _ad.nan_mask(a), axis, keepdims=keepdims)")
+set_jvps(nansum, a="np.sum(np.where(np.isnan(a), 0.0, t), axis, keepdims=keepdims)")
 nanmean = vjp_rule(
     "np.nanmean",
     [np.nanmean],
@@ -87,7 +87,7 @@ nanmean = vjp_rule(
 )
 set_jvps(
     nanmean,
-    a="np.sum(t * _ad.nan_mask(a), axis, keepdims=keepdims)"
+    a="np.sum(np.where(np.isnan(a), 0.0, t), axis, keepdims=keepdims)"
     " / np.sum(_ad.nan_mask(a), axis, keepdims=keepdims)",
 )
 polyval = vjp_rule(

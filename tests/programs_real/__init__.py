@@ -30,6 +30,9 @@ MODULES = (
     "idioms",
     "packed",
     "functional",
+    "autograd_examples",
+    "from_scratch",
+    "simulations",
 )
 
 # Checks a program can ask for:
