@@ -93,8 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.cpu:
         CLOCK[0] = time.process_time
     rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
-    rng = np.random.default_rng(0)
+    cases = make_cases()
+    timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
+    report(cases, timed, args)
+    return 0
 
+
+def make_cases() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
+    """The cases: (name, the step through the tape, the same by ``value_and_grad``)."""
+    rng = np.random.default_rng(0)
     x = rng.standard_normal(32).astype(np.float32)
     y = (2.0 * x + 1.0).astype(np.float32)
     w, b = tf.Variable(0.5), tf.Variable(0.1)
@@ -154,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     direct_disc = s2s_ad.value_and_grad(disc_loss, 0)
     g0, d0 = np.float32(0.3), np.float32(-0.6)
 
-    cases = [
+    return [
         ("linear regression step", tape_linear, lambda: direct_linear(w0, b0, x, y)),
         ("MLP 64-128-10 step", tape_mlp, lambda: direct_mlp(*params, xs, ys)),
         ("Keras Sequential MLP step", tape_keras, lambda: direct_mlp(*params, xs, ys)),
@@ -164,7 +171,13 @@ def main(argv: list[str] | None = None) -> int:
             lambda: (direct_gen(g0, x, y), direct_disc(d0, g0, x, y)),
         ),
     ]
-    timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
+
+
+def report(
+    cases: list[tuple[str, Any, Any]], timed: list[list[tuple[float, float]]], args: Any
+) -> None:
+    """Print the table of per-call times and per-round ratios."""
+    rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
     print("== GradientTape shim: tape.gradient against value_and_grad on the same function")
     clock = "CPU time" if args.cpu else "wall time"
     print(f"   ({rounds} interleaved rounds of {number} calls, {clock}; ratio per round)")
@@ -181,7 +194,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{tape_s / direct_s:5.2f}x {statistics.median(ratios):6.2f}x "
             f"{q1:5.2f}-{q3:4.2f}x"
         )
-    return 0
 
 
 if __name__ == "__main__":

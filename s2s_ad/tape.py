@@ -169,8 +169,9 @@ class GradientTape:
         self._read = {}
         _variable.READS.append(self._read)
         self._assigns = {}
-        self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
-        _variable.ASSIGNS.append(noter)
+        # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
+        # cycle and is freed as soon as it is dropped, see ``__exit__``)
+        _variable.ASSIGNS.append(self._note_assign)
         self._recorder.start(frame, _block.statement_at)
         self._bind_constant()
         return self
@@ -262,8 +263,8 @@ class GradientTape:
         self._recorder.stop()
         self._frame = None
         self._facts = {}
-        notes, noter = _variable.ASSIGNS, self._noter
-        if notes and notes[-1] is noter:
+        notes = _variable.ASSIGNS
+        if notes and getattr(notes[-1], "__self__", None) is self:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
