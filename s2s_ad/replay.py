@@ -48,6 +48,9 @@ _NUMPY_DRAWS = (
 ).split()
 
 
+_NONE: Any = frozenset()
+
+
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
@@ -64,7 +67,7 @@ class Recording:
         self.inputs: tuple[dict[int, str], set[int]] | None = None
         # ids of the draws made in the block of an inner tape opened by a function the
         # block called (a gradient penalty's helper; see ``tape_inner``)
-        self.inner: set[int] = set()
+        self.inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
         others = [r.frame for r in _RECORDING if r is not self] if len(_RECORDING) > 1 else ()
@@ -80,6 +83,8 @@ class Recording:
         entry = (name, _copy(value), owner_of(caller, frame))
         self.draws.setdefault(index, []).append(entry)
         if inner:
+            if self.inner is _NONE:
+                self.inner = set()
             self.inner.add(id(entry))
 
     def constant(self, value: Any) -> bool:
