@@ -469,28 +469,23 @@ def install() -> None:
         _PATCHED[0] = 1
 
 
-class Recorder:
-    """Records the draws of a block between ``start`` and ``stop``."""
+def start(frame: types.FrameType, statement_at: Callable[[int], int]) -> Recording:
+    """A new recording of the draws and calls of the block running in ``frame``, until
+    :func:`stop`."""
+    if not _PATCHED[0]:
+        install()
+    recording = Recording(frame, statement_at)
+    _RECORDING.append(recording)
+    return recording
 
-    __slots__ = ("recording",)
 
-    def __init__(self) -> None:
-        self.recording: Recording | None = None
-
-    def start(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
-        if not _PATCHED[0]:
-            install()
-        self.recording = recording = Recording(frame, statement_at)
-        _RECORDING.append(recording)
-
-    def stop(self) -> None:
-        recording = self.recording
-        if recording is not None:
-            if _RECORDING and _RECORDING[-1] is recording:
-                _RECORDING.pop()
-            elif recording in _RECORDING:
-                _RECORDING.remove(recording)
-            recording.frame = None
+def stop(recording: Recording) -> None:
+    """End a recording (what it recorded stays, for the tape's gradient)."""
+    if _RECORDING and _RECORDING[-1] is recording:
+        _RECORDING.pop()
+    elif recording in _RECORDING:
+        _RECORDING.remove(recording)
+    recording.frame = None
 
 
 class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)

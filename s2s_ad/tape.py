@@ -141,8 +141,9 @@ class GradientTape:
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
         self._used = False
-        self._recorder = replay.Recorder()
 
+    # the draws and calls of the tape's last block (see ``replay``), from its start on
+    _recording: replay.Recording | None = None
     # the plans this tape ran, with their targets: for an outer tape that differentiates
     # this tape's gradient call (see ``_calls``); made by the first plan kept
     _ran_kept: _Ran | None = None
@@ -173,7 +174,7 @@ class GradientTape:
         # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
         # cycle and is freed as soon as it is dropped, see ``__exit__``)
         _variable.ASSIGNS.append(self._note_assign)
-        self._recorder.start(frame, _block.statement_at)
+        self._recording = replay.start(frame, _block.statement_at)
         self._bind_constant()
         return self
 
@@ -181,7 +182,7 @@ class GradientTape:
         """Tell the recording which values are constants of the block (with no reference
         to the tape: the tape holds the recording), and whether it keeps the calls of
         Keras layers: when no statement can change in place an array such a call saved."""
-        recording = self._recorder.recording
+        recording = self._recording
         if recording is not None:
             recording.keeps_calls = keeps = self._keeps_calls()
             if keeps:  # only a kept call asks which of its arguments are constants
@@ -263,7 +264,9 @@ class GradientTape:
         self._refill = frozenset(refill) if refill else _NO_NAMES
 
     def __exit__(self, *exc: Any) -> None:
-        self._recorder.stop()
+        recording = self._recording
+        if recording is not None:
+            replay.stop(recording)
         self._frame = None
         self._facts = _EMPTY
         notes = _variable.ASSIGNS
@@ -510,7 +513,7 @@ class GradientTape:
         self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
         self._facts = _EMPTY
         self._end = end
-        recording = self._recorder.recording
+        recording = self._recording
         paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
         if paused >= 0:
             del replay.RECORDING[paused]
@@ -1017,7 +1020,7 @@ class GradientTape:
                 obj = objects.get(n)
                 if isinstance(obj, Variable) and id(obj) in pins and values[k] is not obj:
                     values[k] = pins[id(obj)][1]
-        recording = self._recorder.recording
+        recording = self._recording
         draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
         calls = recording.unused_calls(plan.statements) if recording and recording.calls else []
@@ -1074,7 +1077,7 @@ class GradientTape:
 
     def _inner_draws(self, plan: _Plan) -> list[tuple[str, Any, int | None]]:
         """The draws of the plan's statements that hold an inner tape's block."""
-        block, recording = self._block, self._recorder.recording
+        block, recording = self._block, self._recording
         assert block is not None and recording is not None
         inner = [k for k in plan.statements if "GradientTape" in names(block.statements[k]).attrs]
         return recording.queue(inner)
