@@ -7,7 +7,8 @@ linear-regression step of seed 001 (batch 32), an MLP step (64-128-10, batch 64,
 with its Variables named in the block, the same MLP as a Keras ``Sequential`` model
 (Variables found through the layers), and a GAN-like step: two tapes opened by one
 ``with``, each asked for its own loss (against two ``value_and_grad`` calls). ``--quick``
-for CI smoke runs.
+for CI smoke runs; ``--gc`` keeps the garbage collector on while timing, as in a training
+loop (off by default, so that a collection triggered by other code is not timed).
 """
 
 from __future__ import annotations
@@ -32,13 +33,18 @@ import s2s_ad.tf as tf  # noqa: E402
 # the clock: wall time, or with ``--cpu`` this process's CPU time (time another job takes
 # from the process on a shared machine is then not counted)
 CLOCK = [time.perf_counter]
+# whether the garbage collector stays on in the timed batches (``--gc``: as in a training
+# loop, where a step that leaves objects in reference cycles pays for the collections)
+KEEP_GC = [False]
 
 
 def batch_time(call: Callable[[], Any], number: int) -> float:
-    """Per-call seconds of ``number`` calls in a row, the garbage collector off."""
+    """Per-call seconds of ``number`` calls in a row, the garbage collector off (unless
+    ``--gc``)."""
     clock = CLOCK[0]
     enabled = gc.isenabled()
-    gc.disable()
+    if not KEEP_GC[0]:
+        gc.disable()
     try:
         start = clock()
         for _ in range(number):
@@ -87,14 +93,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cpu", action="store_true", help="time CPU time (time.process_time), not wall time"
     )
+    parser.add_argument(
+        "--gc", action="store_true", help="keep the garbage collector on in the timed batches"
+    )
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds")
     parser.add_argument("--number", type=int, default=30, help="calls per case per round")
     args = parser.parse_args(argv)
     if args.cpu:
         CLOCK[0] = time.process_time
+    KEEP_GC[0] = args.gc
     rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
-    rng = np.random.default_rng(0)
+    cases = make_cases()
+    timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
+    report(cases, timed, args)
+    return 0
 
+
+def make_cases() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
+    """The cases: (name, the step through the tape, the same by ``value_and_grad``)."""
+    rng = np.random.default_rng(0)
     x = rng.standard_normal(32).astype(np.float32)
     y = (2.0 * x + 1.0).astype(np.float32)
     w, b = tf.Variable(0.5), tf.Variable(0.1)
@@ -154,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     direct_disc = s2s_ad.value_and_grad(disc_loss, 0)
     g0, d0 = np.float32(0.3), np.float32(-0.6)
 
-    cases = [
+    return [
         ("linear regression step", tape_linear, lambda: direct_linear(w0, b0, x, y)),
         ("MLP 64-128-10 step", tape_mlp, lambda: direct_mlp(*params, xs, ys)),
         ("Keras Sequential MLP step", tape_keras, lambda: direct_mlp(*params, xs, ys)),
@@ -164,10 +181,19 @@ def main(argv: list[str] | None = None) -> int:
             lambda: (direct_gen(g0, x, y), direct_disc(d0, g0, x, y)),
         ),
     ]
-    timed = interleaved([(t, d) for _, t, d in cases], rounds, number)
+
+
+def report(
+    cases: list[tuple[str, Any, Any]], timed: list[list[tuple[float, float]]], args: Any
+) -> None:
+    """Print the table of per-call times and per-round ratios."""
+    rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
     print("== GradientTape shim: tape.gradient against value_and_grad on the same function")
     clock = "CPU time" if args.cpu else "wall time"
-    print(f"   ({rounds} interleaved rounds of {number} calls, {clock}; ratio per round)")
+    collector = "collector on" if args.gc else "collector off"
+    print(
+        f"   ({rounds} interleaved rounds of {number} calls, {clock}, {collector}; ratio per round)"
+    )
     print("   best: per-call times and their ratio, the least disturbed by other load;")
     print("   median, q1-q3: of the per-round ratios")
     print(f"  {'case':26} {'tape':>9} {'direct':>9} {'best':>6} {'median':>7} {'q1-q3':>12}")
@@ -181,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{tape_s / direct_s:5.2f}x {statistics.median(ratios):6.2f}x "
             f"{q1:5.2f}-{q3:4.2f}x"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -48,6 +48,9 @@ _NUMPY_DRAWS = (
 ).split()
 
 
+_NONE: Any = frozenset()
+
+
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
@@ -64,7 +67,7 @@ class Recording:
         self.inputs: tuple[dict[int, str], set[int]] | None = None
         # ids of the draws made in the block of an inner tape opened by a function the
         # block called (a gradient penalty's helper; see ``tape_inner``)
-        self.inner: set[int] = set()
+        self.inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
         others = [r.frame for r in _RECORDING if r is not self] if len(_RECORDING) > 1 else ()
@@ -80,6 +83,8 @@ class Recording:
         entry = (name, _copy(value), owner_of(caller, frame))
         self.draws.setdefault(index, []).append(entry)
         if inner:
+            if self.inner is _NONE:
+                self.inner = set()
             self.inner.add(id(entry))
 
     def constant(self, value: Any) -> bool:
@@ -464,28 +469,23 @@ def install() -> None:
         _PATCHED[0] = 1
 
 
-class Recorder:
-    """Records the draws of a block between ``start`` and ``stop``."""
+def start(frame: types.FrameType, statement_at: Callable[[int], int]) -> Recording:
+    """A new recording of the draws and calls of the block running in ``frame``, until
+    :func:`stop`."""
+    if not _PATCHED[0]:
+        install()
+    recording = Recording(frame, statement_at)
+    _RECORDING.append(recording)
+    return recording
 
-    __slots__ = ("recording",)
 
-    def __init__(self) -> None:
-        self.recording: Recording | None = None
-
-    def start(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
-        if not _PATCHED[0]:
-            install()
-        self.recording = recording = Recording(frame, statement_at)
-        _RECORDING.append(recording)
-
-    def stop(self) -> None:
-        recording = self.recording
-        if recording is not None:
-            if _RECORDING and _RECORDING[-1] is recording:
-                _RECORDING.pop()
-            elif recording in _RECORDING:
-                _RECORDING.remove(recording)
-            recording.frame = None
+def stop(recording: Recording) -> None:
+    """End a recording (what it recorded stays, for the tape's gradient)."""
+    if _RECORDING and _RECORDING[-1] is recording:
+        _RECORDING.pop()
+    elif recording in _RECORDING:
+        _RECORDING.remove(recording)
+    recording.frame = None
 
 
 class replaying:  # noqa: N801 (used as a function: ``with replaying(draws, roots):``)

@@ -28,6 +28,7 @@ _ndarray = np.ndarray
 _float = float
 _float64 = np.float64
 _add_reduce = np.add.reduce
+_ndarray_sum = np.ndarray.sum
 _zeros = np.zeros
 
 
@@ -40,19 +41,23 @@ def unbroadcast(g: Any, x: Any) -> Any:
         if tg is _ndarray:
             return _add_reduce(g, None)  # what g.sum() calls, without its Python frame
         return g.sum() if isinstance(g, _ndarray) or _is_foreign(g) else g
-    if tg is _ndarray or isinstance(g, _ndarray) or _is_foreign(g):  # subclasses, Dask too
+    # an array whose ``sum`` is ndarray's (a tf tensor too; not np.matrix, np.ma)
+    array = tg is _ndarray or (isinstance(g, _ndarray) and tg.sum is _ndarray_sum)
+    if array or isinstance(g, _ndarray) or _is_foreign(g):  # other subclasses, Dask too
         xshape = x.shape if type(x) is _ndarray else np.shape(x)
         if g.shape == xshape:
             return g
+        # an array's ``sum`` is ``np.add.reduce``, called here without its Python frame
         if not xshape:
-            return g.sum()
+            return _add_reduce(g, None) if array else g.sum()
         extra = g.ndim - len(xshape)
         if extra:
-            g = g.sum(axis=tuple(range(extra)))
+            lead = tuple(range(extra))
+            g = _add_reduce(g, lead) if array else g.sum(axis=lead)
         gshape = g.shape
         axes = tuple([i for i, n in enumerate(xshape) if n == 1 and gshape[i] != 1])
         if axes:
-            g = g.sum(axis=axes, keepdims=True)
+            g = _add_reduce(g, axes, None, None, True) if array else g.sum(axis=axes, keepdims=True)
         return g
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
         raise _concat_refusal()

@@ -84,6 +84,7 @@ class _Plan:
 
 _PLANS: dict[tuple[Any, ...], _Plan] = {}
 _EMPTY: Any = types.MappingProxyType({})  # a tape's mappings before its block runs
+_NO_NAMES: frozenset[str] = frozenset()
 
 
 class GradientTape:
@@ -140,8 +141,9 @@ class GradientTape:
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
         self._used = False
-        self._recorder = replay.Recorder()
 
+    # the draws and calls of the tape's last block (see ``replay``), from its start on
+    _recording: replay.Recording | None = None
     # the plans this tape ran, with their targets: for an outer tape that differentiates
     # this tape's gradient call (see ``_calls``); made by the first plan kept
     _ran_kept: _Ran | None = None
@@ -162,16 +164,17 @@ class GradientTape:
         self._start = 0
         self._take_inputs(frame, _block.inputs)
         self._frame = frame
-        self._variable_calls = {}
-        self._nested_plans = {}
-        self._checkpoints = []
+        # (what is empty for most blocks stays the class's empty default until a first
+        # entry: see _note_assign, _checkpoint, _plan, _gradients)
+        self._variable_calls = self._nested_plans = self._assigns = _EMPTY
+        self._checkpoints = ()  # type: ignore[assignment]
         self._end = None
         self._read = {}
         _variable.READS.append(self._read)
-        self._assigns = {}
-        self._noter = noter = self._note_assign  # (the same bound method, for __exit__)
-        _variable.ASSIGNS.append(noter)
-        self._recorder.start(frame, _block.statement_at)
+        # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
+        # cycle and is freed as soon as it is dropped, see ``__exit__``)
+        _variable.ASSIGNS.append(self._note_assign)
+        self._recording = replay.start(frame, _block.statement_at)
         self._bind_constant()
         return self
 
@@ -179,7 +182,7 @@ class GradientTape:
         """Tell the recording which values are constants of the block (with no reference
         to the tape: the tape holds the recording), and whether it keeps the calls of
         Keras layers: when no statement can change in place an array such a call saved."""
-        recording = self._recorder.recording
+        recording = self._recording
         if recording is not None:
             recording.keeps_calls = keeps = self._keeps_calls()
             if keeps:  # only a kept call asks which of its arguments are constants
@@ -201,17 +204,17 @@ class GradientTape:
     def _take_inputs(self, frame: types.FrameType, reads: list[str]) -> None:
         """Remember the values the block starts from (arrays copied), watch its Variables,
         and note whether it calls user code and which containers hold Variables."""
-        self._facts = {}
+        self._facts = _EMPTY  # filled by _name_of
         self._entry: dict[str, Any] = {}  # the arrays of the block's Variables on entry
         local, glob = frame.f_locals, frame.f_globals
         self._before = before = {}
         self._objects = objects = {}
-        self._code = {}
+        self._code = code = {}
         self._user_code = False
         self._user_functions = False
         self._arrays = arrays = {}
-        self._held: set[int] = set()  # Variables held in lists, tuples, dicts
-        self._holders: list[str] = []  # the names of those containers
+        held_ids: set[int] = set()  # Variables held in lists, tuples, dicts
+        holders: list[str] = []  # the names of those containers
         written = self._block.written_set if self._block is not None else frozenset()
         changed = self._block.changed if self._block is not None else frozenset()
         refill: list[str] = []
@@ -232,7 +235,7 @@ class GradientTape:
                     watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
-                    self._code[name] = value  # a local function: passed to the slice
+                    code[name] = value  # a local function: passed to the slice
                 if (
                     value is not _CODE_TYPES
                     and name not in written
@@ -251,19 +254,23 @@ class GradientTape:
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
-                        self._held.update(held)
-                        self._holders.append(name)
+                        held_ids.update(held)
+                        holders.append(name)
                     if name in changed and kind in (list, dict):
                         before[name] = value.copy()  # filled again when re-run
                         refill.append(name)
-        self._refill = frozenset(refill)
+        self._held = held_ids
+        self._holders = holders
+        self._refill = frozenset(refill) if refill else _NO_NAMES
 
     def __exit__(self, *exc: Any) -> None:
-        self._recorder.stop()
+        recording = self._recording
+        if recording is not None:
+            replay.stop(recording)
         self._frame = None
-        self._facts = {}
-        notes, noter = _variable.ASSIGNS, self._noter
-        if notes and notes[-1] is noter:
+        self._facts = _EMPTY
+        notes = _variable.ASSIGNS
+        if notes and getattr(notes[-1], "__self__", None) is self:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
@@ -305,9 +312,12 @@ class GradientTape:
         if frame is None or self._block is None:
             return  # not by the block's code (a re-run, another thread)
         index = self._block.statement_at(frame.f_lineno)
-        entry = self._assigns.get(id(variable))
+        assigns = self._assigns
+        if assigns is _EMPTY:
+            assigns = self._assigns = {}
+        entry = assigns.get(id(variable))
         if entry is None:
-            entry = self._assigns[id(variable)] = [variable, index, None, []]
+            entry = assigns[id(variable)] = [variable, index, None, []]
         entry[1] = index
         entry[3].append((index, old, variable.value))
 
@@ -501,9 +511,9 @@ class GradientTape:
         }
         objects = self._objects
         self._assigned = {n for n, v in self._entry.items() if objects[n].value is not v}
-        self._facts = {}
+        self._facts = _EMPTY
         self._end = end
-        recording = self._recorder.recording
+        recording = self._recording
         paused = replay.RECORDING.index(recording) if recording in replay.RECORDING else -1
         if paused >= 0:
             del replay.RECORDING[paused]
@@ -521,6 +531,8 @@ class GradientTape:
         if self._checkpoints and self._checkpoints[-1][0] == end:
             return  # the rows of one jacobian, or a second gradient at the same statement
         held = [v for v in (*found, *self._watched) if isinstance(v, Variable)]
+        if not self._checkpoints:
+            self._checkpoints = []
         self._checkpoints.append((end, [(v, v.value) for v in held]))
 
     def _check_checkpoints(self, plan: _Plan, pins: dict[int, Any]) -> None:
@@ -621,6 +633,8 @@ class GradientTape:
                         return name, "input"
             return None, ""
         facts = self._facts
+        if facts is _EMPTY:
+            facts = self._facts = {}
         inputs = facts.get("inputs")
         if inputs is None:  # the first name wins
             inputs = facts["inputs"] = {
@@ -737,6 +751,8 @@ class GradientTape:
         if plan.variables and len(targets) == 1 and not plan.containers and _variable.READS:
             # inside another tape's block (only there can an outer tape differentiate
             # this call): what that tape needs to differentiate it
+            if self._variable_calls is _EMPTY:
+                self._variable_calls = {}
             self._variable_calls[(targets[0], tuple(id(leaf) for leaf in found))] = _VariablesCall(
                 plan, found, [n for n, _ in found_names], targets[0], cotangent
             )
@@ -846,6 +862,8 @@ class GradientTape:
         if reusable:
             _PLANS[key] = plan
         else:  # for this run only: the inner tapes it calls are this run's
+            if self._nested_plans is _EMPTY:
+                self._nested_plans = {}
             self._nested_plans[key] = plan
         return self._register(plan, targets)
 
@@ -1002,7 +1020,7 @@ class GradientTape:
                 obj = objects.get(n)
                 if isinstance(obj, Variable) and id(obj) in pins and values[k] is not obj:
                     values[k] = pins[id(obj)][1]
-        recording = self._recorder.recording
+        recording = self._recording
         draws = recording.queue(plan.statements) if recording and recording.draws else []
         roots = [v for v in values if not isinstance(v, np.ndarray)] if plan.calls_user_code else []
         calls = recording.unused_calls(plan.statements) if recording and recording.calls else []
@@ -1059,7 +1077,7 @@ class GradientTape:
 
     def _inner_draws(self, plan: _Plan) -> list[tuple[str, Any, int | None]]:
         """The draws of the plan's statements that hold an inner tape's block."""
-        block, recording = self._block, self._recorder.recording
+        block, recording = self._block, self._recording
         assert block is not None and recording is not None
         inner = [k for k in plan.statements if "GradientTape" in names(block.statements[k]).attrs]
         return recording.queue(inner)

@@ -100,10 +100,11 @@ class Block:
         module = cst.parse_module("".join(lines))
         positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
         found: list[cst.With] = []
+        line = frame.f_lineno  # (the visitor keeps no reference to the frame: see test_tape_freed)
 
         class _Find(cst.CSTVisitor):
             def visit_With(self, node: cst.With) -> None:
-                if positions[node].start.line == frame.f_lineno:
+                if positions[node].start.line == line:
                     found.append(node)
 
         module.visit(_Find())

@@ -162,7 +162,7 @@ def fast_gradient(
     request = _find(tape, target, sources)
     if request is None:
         return None
-    recording = tape._recorder.recording
+    recording = tape._recording
     if recording is not None and (recording.draws or recording.calls):
         return None
     read, watched = tape._read, tape._watched_ids

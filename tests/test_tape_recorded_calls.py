@@ -63,7 +63,7 @@ def test_the_calls_of_a_block_are_kept_and_taken_back_once():
     for step in range(3):
         with tf.GradientTape() as tape:
             loss = mse(y, model(x, training=True))
-        calls = tape._recorder.recording.calls
+        calls = tape._recording.calls
         # the first step may call the layers as they are (until a gradient compiles them)
         assert len(calls) == 2 or step == 0 and not calls
         tape.gradient(loss, model.trainable_variables)
@@ -207,7 +207,7 @@ def test_an_input_changed_in_place_after_the_call_is_not_taken_for_it():
             y = layer(data)
             data *= 2.0  # the call saved data: its pullback would see the new values
             loss = tf.reduce_sum(y * y)
-        assert not tape._recorder.recording.calls
+        assert not tape._recording.calls
         (g,) = tape.gradient(loss, [layer.kernel])
         out = x @ layer.kernel.numpy() + layer.bias.numpy()
         np.testing.assert_allclose(g, x.T @ (2.0 * out), rtol=1e-10)
@@ -243,7 +243,7 @@ def test_metrics_updated_in_the_block_keep_the_calls():
             metric.update_state(loss)
         grads = tape.gradient(loss, model.trainable_variables)
         if step > 1:
-            assert tape._recorder.recording.calls
+            assert tape._recording.calls
         for g, e in zip(grads, expected):
             np.testing.assert_allclose(g, e, rtol=2e-4, atol=1e-6)
         assert metric.count.numpy() == step

@@ -17,6 +17,8 @@ from ..variable import Tensor, Variable, tensor
 from .dtypes import as_numpy_dtype
 from .errors import InvalidArgumentError
 
+_add_reduce = np.add.reduce
+
 
 def _axis(axis: Any) -> Any:
     """TensorFlow's ``axis`` (int, list, tuple or None) as NumPy takes it."""
@@ -237,6 +239,8 @@ def reduce_sum(x: Any, axis: Any = None, keepdims: bool = False, name: Any = Non
     values = _values(x)
     if values.dtype.kind in "iu":  # TensorFlow keeps the integer type (NumPy widens it)
         return tensor(values.sum(axis=_axis(axis), keepdims=keepdims, dtype=values.dtype))
+    if axis is None and not keepdims:  # what ``values.sum()`` calls, without its frame
+        return tensor(_add_reduce(values, None))
     return tensor(values.sum(axis=_axis(axis), keepdims=keepdims))
 
 
@@ -244,7 +248,8 @@ def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = No
     values = np.asarray(x)
     if axis is None and not keepdims and values.dtype.kind == "f":
         # the sum over the count: what np.mean computes, without its Python-level cost
-        return tensor(values.sum() / values.size)
+        # (``np.add.reduce`` is what ``values.sum()`` calls, without its Python frame)
+        return tensor(_add_reduce(values, None) / values.size)
     return tensor(np.mean(values, axis=_axis(axis), keepdims=keepdims))
 
 

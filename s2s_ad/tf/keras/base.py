@@ -225,13 +225,7 @@ class Layer(Module):
                     found = replay.recorded_call(self, (inputs,), given)
                     if found is not replay.NOT_RECORDED:
                         return found
-                if self._expects_training:
-                    out = self.call(inputs, training=training)
-                else:
-                    out = self.call(inputs)
-                if self._regularized:
-                    self._add_penalties(out)
-                return out
+                return self._regularized_call(inputs, training)
             except Exception as error:
                 raise self._call_error(error, inputs, training) from None
         finally:
@@ -261,9 +255,10 @@ class Layer(Module):
         return self.call(inputs)
 
     def _regularized_call(self, inputs: Any, training: Any = None) -> Any:
-        """``call``, then the penalties of the regularizers added with ``add_loss`` (what
-        differentiated code runs for a layer with regularizers: the reads of those
-        values carry their gradients back to the weights and outputs)."""
+        """``call``, then the penalties of the regularizers added with ``add_loss``: what
+        ``__call__`` runs (the first call too), and what differentiated code runs for a
+        layer with regularizers (the reads of those values carry their gradients back to
+        the weights and outputs)."""
         if self._expects_training:
             out = self.call(inputs, training=training)
         else:
@@ -275,15 +270,6 @@ class Layer(Module):
                 self.add_loss(penalty(weight))
         return out
 
-    def _add_penalties(self, out: Any) -> None:
-        """Add the penalties of the weights' regularizers (and of the activity
-        regularizer, on ``out``) to the losses of this call (as ``_regularized_call`` does)."""
-        for weight, penalty in self._regularized:
-            if weight is None:
-                self.add_loss(penalty(out) / np.shape(out)[0])
-            else:
-                self.add_loss(penalty(weight))
-
     def _first_call(self, inputs: Any, training: Any) -> Any:
         """Build, then call, under the layer's name scope (Keras 2's): the Variables made
         by ``build``, by ``call``, or by the sub-layers it builds are named
@@ -294,13 +280,7 @@ class Layer(Module):
                 with unrecorded():
                     self._build_in_call(input_shape(inputs))
                 self.built = True
-                if self._expects_training:
-                    out = self.call(inputs, training=training)
-                else:
-                    out = self.call(inputs)
-                if self._regularized:
-                    self._add_penalties(out)
-                return out
+                return self._regularized_call(inputs, training)
         except Exception as error:
             raise self._call_error(error, inputs, training) from None
 
