@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-#: plain objects built by generated code from differentiated values: their attributes
-#: are fields (an object only passed in stays refused, as it has no known structure)
+#: plain objects built by generated code from differentiated values, or passed in as
+#: differentiated arguments (:func:`register_passed`): their attributes are fields
 _BUILT: weakref.WeakSet[Any] = weakref.WeakSet()
 
 #: wrappers that leave a stored value's derivative alone (``self.W = np.asarray(W)``)

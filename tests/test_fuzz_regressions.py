@@ -100,7 +100,10 @@ def test_hvp_through_a_transposed_constant_weight(fun):
 
 
 class Params:
-    """Parameters on a plain object (not a namedtuple)."""
+    """Parameters on an object without an instance dict (a plain object with one is a
+    record of its attributes now: tests/test_passed_objects.py)."""
+
+    __slots__ = ("w",)
 
     def __init__(self, w):
         self.w = w
