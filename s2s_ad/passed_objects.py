@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .built_objects import _BUILT
+from .built_objects import remember
 from .duck import is_foreign
 
 #: modules whose classes are not user objects (their instances stay refused)
@@ -130,7 +130,7 @@ def register_passed(name: str, value: Any, path: tuple[int, ...] = ()) -> None:
             "without the reference back to their owner"
         )
     try:
-        _BUILT.add(value)
+        remember(value)
     except TypeError:
         raise TypeError(
             f"argument {name!r} holds a {cls} object without weak references (__slots__ "

@@ -364,3 +364,25 @@ def test_a_property_of_a_dataclass_is_refused_not_dropped():
     layer = DenseRecord(RNG.normal(size=(3, 2)), RNG.normal(size=2))
     with pytest.raises(TransformError, match=r"property \.scale of a differentiated DenseRecord"):
         grad(lambda layer: layer.scale * 2.0)(layer)
+
+
+class Spring:
+    """Compared by value (``__eq__`` without ``__hash__``: unhashable)."""
+
+    def __init__(self, stiffness, rest):
+        self.stiffness = stiffness
+        self.rest = rest
+
+    def __eq__(self, other):
+        return isinstance(other, Spring) and np.array_equal(self.stiffness, other.stiffness)
+
+    def energy(self, x):
+        return 0.5 * np.sum(self.stiffness * (np.diff(x) - self.rest) ** 2)
+
+
+def test_an_unhashable_object():
+    spring, x = Spring(np.array([1.0, 2.0, 0.5]), 0.3), np.array([0.0, 0.5, 1.2, 1.4])
+    got = grad(lambda s, x: s.energy(x))(spring, x)
+    assert type(got) is Spring
+    want = numerical_grad(lambda k, r: Spring(k, r).energy(x), (spring.stiffness, 0.3), (0, 1))
+    np.testing.assert_allclose([*got.stiffness, got.rest], flatten(want), rtol=1e-6)
