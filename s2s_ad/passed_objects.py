@@ -37,9 +37,15 @@ _LIBRARIES = frozenset(
 )
 
 
+#: types whose values are never plain objects (checked first: a model holds many)
+_LEAVES = frozenset([np.ndarray, float, int, bool, str, type(None), np.float64])
+
+
 def is_plain_object(value: Any) -> bool:
     """Whether ``value`` is an instance of a user class that is neither a dataclass, a
     namedtuple nor a container: an object whose attributes may hold arrays."""
+    if type(value) in _LEAVES:
+        return False
     if isinstance(
         value,
         (type, types.FunctionType, types.MethodType, types.ModuleType, types.BuiltinFunctionType),
@@ -108,6 +114,9 @@ def register_passed(name: str, value: Any, path: tuple[int, ...] = ()) -> None:
             but not ``__weakref__``), or a cycle of objects (an attribute referring back
             to its owner).
     """
+    kind = type(value)
+    if kind in _LEAVES:  # the arrays and numbers of a model: nothing to walk
+        return
     if isinstance(value, (tuple, list)):
         for v in value:
             register_passed(name, v, path)
