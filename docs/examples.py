@@ -156,6 +156,13 @@ def fixed_point(a):
     return x
 
 
+def model_loss(model, x, y):
+    # model: an object whose attributes layers and extra hold lists of layer objects (W, b)
+    for layer in model.layers + model.extra:
+        x = np.tanh(x @ layer.W + layer.b)
+    return np.mean((x - y) ** 2)
+
+
 EXAMPLES = [
     ("Straight-line NumPy code", straight_line, 0),
     ("if / elif / else", branch, 0),
@@ -175,6 +182,11 @@ EXAMPLES = [
     ("*args parameters and star-calls (dispatched when they run)", star_call, (0, 1)),
     ("A generator helper iterated by a for loop", generator_loop, 0),
     ("A step function returned by a helper (a closure), in a fixed-point loop", fixed_point, 0),
+    (
+        "A model object passed in, two list attributes joined (the gradient: a model object)",
+        model_loss,
+        0,
+    ),
 ]
 
 

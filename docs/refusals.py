@@ -85,6 +85,48 @@ def defines_class(x):
     return x * Box.value
 
 
+class Normed:
+    """A model object whose property computes from its arrays."""
+
+    def __init__(self, w):
+        self.w = w
+
+    @property
+    def unit(self):
+        return self.w / np.linalg.norm(self.w)
+
+
+def reads_a_property(model):
+    return np.sum(model.unit**2 * model.w)
+
+
+class Counting:
+    """A model object whose call counts its calls."""
+
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+    def __call__(self, x):
+        self.calls += 1
+        return np.sum(np.sin(self.w * x))
+
+
+def writes_state(model):
+    return model(np.ones(3)) ** 2
+
+
+def _pair(x):
+    return [x, 2.0 * x]
+
+
+def joins_lists_from_calls(x):
+    a = _pair(x)
+    b = _pair(x**2)
+    c = a + b
+    return np.sum(c[2] * c[1])
+
+
 REFUSED = [
     (
         "`try` bodies that change state (`append`, stores into subscripts, random draws)",
@@ -118,6 +160,21 @@ REFUSED = [
         "the view changes too; the sweeps keep them apart",
         reshaped_alias,
     ),
+    (
+        "a property of a differentiated object (`model.unit`)",
+        "its value is computed when read, not a field the gradient could hold",
+        reads_a_property,
+    ),
+    (
+        "state written by a method of a differentiated object (`self.calls += 1`)",
+        "the backward sweep would see the object changed",
+        writes_state,
+    ),
+    (
+        "`a + b` of two locals bound by calls (`a = pair(x)`)",
+        "joining or adding is not known from the code: annotate, or build with a literal",
+        joins_lists_from_calls,
+    ),
 ]
 
 CALLS = {
@@ -133,4 +190,7 @@ CALLS = {
     "writes_out": (np.ones(3),),
     "view_alias": (np.ones(3),),
     "reshaped_alias": (np.ones(3),),
+    "reads_a_property": (Normed(np.ones(3)),),
+    "writes_state": (Counting(np.ones(3)),),
+    "joins_lists_from_calls": (np.ones(3),),
 }

@@ -31,9 +31,34 @@ from typing import Any
 
 import numpy as np
 
-#: plain objects built by generated code from differentiated values: their attributes
-#: are fields (an object only passed in stays refused, as it has no known structure)
+#: plain objects built by generated code from differentiated values, or passed in as
+#: differentiated arguments (:func:`register_passed`): their attributes are fields
 _BUILT: weakref.WeakSet[Any] = weakref.WeakSet()
+
+#: the same for objects whose class makes them unhashable (``__eq__`` without
+#: ``__hash__``), which a weak set cannot hold: id -> weak reference
+_UNHASHABLE: dict[int, weakref.ref[Any]] = {}
+
+
+def remember(obj: Any) -> None:
+    """Take ``obj`` for a record whose attributes are fields (see :func:`is_record`).
+
+    Raises:
+        TypeError: ``obj`` has no weak references (``__slots__`` without ``__weakref__``).
+    """
+    try:
+        _BUILT.add(obj)
+        return
+    except TypeError:
+        pass
+    key = id(obj)
+
+    def forget(ref: weakref.ref[Any]) -> None:
+        if _UNHASHABLE.get(key) is ref:
+            del _UNHASHABLE[key]
+
+    _UNHASHABLE[key] = weakref.ref(obj, forget)
+
 
 #: wrappers that leave a stored value's derivative alone (``self.W = np.asarray(W)``)
 _IDENTITY = frozenset({"asarray", "array", "asanyarray", "float", "copy"})
@@ -153,7 +178,8 @@ def is_record(obj: Any) -> bool:
     try:
         return obj in _BUILT
     except TypeError:
-        return False
+        ref = _UNHASHABLE.get(id(obj))
+        return ref is not None and ref() is obj
 
 
 def has_fields(obj: Any) -> bool:

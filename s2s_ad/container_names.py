@@ -8,6 +8,11 @@ or a concatenation with a side that qualifies; a parameter when it is annotated 
 list or tuple (``list``, ``tuple[...]``, ``Sequence[...]``) or filled with ``.append`` /
 ``.extend`` and never rebound, and ``*args``. Any other binding (a loop target, unpacking, walrus,
 ``global``, a nested scope's ``nonlocal``) leaves the name out.
+
+Two sides that may each hold a container (:func:`maybe_containers`: parameters never
+rebound and not annotated as something else, and attributes such as ``self.layers``)
+are joined by ``_ad.concat`` too, which adds when they turn out to be arrays: exact for
+both meanings, decided when the code runs.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ class _Scan(cst.CSTVisitor):
         self.values: dict[str, list[cst.BaseExpression]] = {}
         self.spoiled: set[str] = set()
         self.filled: set[str] = set()
+        self.arithmetic: set[str] = set()  # operands of ``-``, ``*``, ``@``, ``**``, ...
         self.depth = 0
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
@@ -70,6 +76,16 @@ class _Scan(cst.CSTVisitor):
 
     def visit_Del(self, node: cst.Del) -> None:
         self.spoiled.update(_names(node.target))
+
+    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
+        if not isinstance(node.operator, cst.Add):
+            for side in (node.left, node.right):
+                if isinstance(side, cst.Name):
+                    self.arithmetic.add(side.value)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        if isinstance(node.expression, cst.Name) and not isinstance(node.operator, cst.Not):
+            self.arithmetic.add(node.expression.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -171,3 +187,23 @@ def container_names(node: cst.FunctionDef | cst.Lambda) -> set[str]:
                 known.add(name)
                 changed = True
     return known
+
+
+def maybe_containers(node: cst.FunctionDef | cst.Lambda) -> set[str]:
+    """Parameters of ``node`` that may hold a list or tuple: never rebound, never an
+    operand of arithmetic other than ``+`` (``x * w``: an array), and either unannotated
+    or annotated as a container (``enc + dec`` of two of them is joined by
+    ``_ad.concat``, which tells concatenation from addition when it runs)."""
+    if not isinstance(node, cst.FunctionDef):
+        return set()
+    scan = _Scan()
+    node.body.visit(scan)
+    params = node.params
+    out: set[str] = set()
+    for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
+        name = p.name.value
+        if name in scan.values or name in scan.spoiled or name in scan.arithmetic:
+            continue
+        if p.annotation is None or _annotated(p):
+            out.add(name)
+    return out

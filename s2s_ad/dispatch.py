@@ -175,6 +175,15 @@ def _refuse_vectorized(func: Any, labels: tuple[Any, ...]) -> None:
         )
 
 
+def every_value(
+    pre: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any], labels: Any
+) -> list[Any]:
+    """The values of the differentiated arguments ``labels`` names, in order."""
+    return [
+        (*pre, *args)[lab + len(pre)] if isinstance(lab, int) else kwargs[lab] for lab in labels
+    ]
+
+
 # per function: its parameters for each way of calling it, its bound generated code
 _MEMO: weakref.WeakKeyDictionary[Any, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
@@ -195,6 +204,18 @@ def _parameters(
     order = tuple(sorted({p for p, _ in params}, key=list(sig.parameters).index))
 
     for param in set(order) & written_params(target):
+        value = next(
+            (v for v, (p, _) in zip(every_value(pre, args, kwargs, labels), params) if p == param),
+            None,
+        )
+        if has_fields(value):  # ``self.calls += 1``, ``self.cache = h`` on a model object
+            raise TransformError(
+                f"call to {target.__qualname__}, which writes an attribute of its "
+                f"differentiated argument {param!r} (a {type(value).__name__}: state such as "
+                "a counter or a cache)",
+                hint="keep counters and caches outside the differentiated function, or "
+                "return the value instead of storing it",
+            )
         raise TransformError(
             f"call to {target.__qualname__}, which writes into its differentiated argument "
             f"{param!r} in place",

@@ -20,7 +20,7 @@ import libcst as cst
 
 from . import ir
 from .codegen import GENERATED_CODES
-from .container_names import container_names
+from .container_names import container_names, maybe_containers
 from .cstwalk import walk
 from .norm_queries import endless_loop, own_nodes
 from .norm_scan import NameScan
@@ -65,6 +65,8 @@ class NormalizerBase:
         self.locals = scan.assigned | set(self.params)
         #: names holding a list or tuple wherever read (``a + b`` of them concatenates)
         self.containers = container_names(parsed.node)
+        #: parameters that may hold a list or tuple (``a + b`` of two: ``_ad.concat``)
+        self.maybe_containers = maybe_containers(parsed.node)
         self._counter = 0
         self.temps: set[str] = set()
         self.shared: set[str] = set()

@@ -206,6 +206,28 @@ class ExpressionLowering(NormalizerBase):
             return False  # a builtin shadowed
         return is_sequence(node, self.containers)
 
+    def operand(self, node: cst.BaseExpression) -> ir.Atom:
+        """:meth:`atom` for an operand of an arithmetic operation."""
+        self._arith_operand = True
+        try:
+            return self.atom(node)
+        finally:
+            self._arith_operand = False
+
+    def may_hold_sequence(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` may hold a list or tuple: a parameter never rebound nor
+        annotated as something else, or an attribute of an object (``self.layers``)."""
+        if self.inlining or self.env:
+            return False
+        if isinstance(node, cst.Name):
+            return node.value in self.maybe_containers
+        if isinstance(node, cst.Attribute) and self.dotted(node) is None:
+            root: cst.BaseExpression = node
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            return isinstance(root, cst.Name) and root.value in self.locals
+        return self.holds_sequence(node)
+
     def starred_display(self, node: cst.Tuple | cst.List) -> ir.Expr:
         """``[*a, x, *b]``: the concatenation of ``list(a)``, ``[x]`` and ``list(b)``."""
         kind = "tuple" if isinstance(node, cst.Tuple) else "list"
@@ -239,8 +261,13 @@ class ExpressionLowering(NormalizerBase):
             joined = ir.Var(tmp)
         return ir.Call(callee, [joined, pieces[-1]], [])
 
+    #: set while an operand of an arithmetic operation is lowered (``(a + b) * 2``: that
+    #: ``a + b`` adds), read and cleared by the next :meth:`expression`
+    _arith_operand = False
+
     def expression(self, node: cst.BaseExpression) -> ir.Expr:
         """Lower one operation whose operands become atoms."""
+        operand, self._arith_operand = self._arith_operand, False
         if isinstance(node, cst.BinaryOperation):
             op = _BINOPS[type(node.operator)]
             sequences = (cst.Tuple, cst.List)
@@ -260,9 +287,19 @@ class ExpressionLowering(NormalizerBase):
 
                 callee = ir.Callee("_ad.concat", concat, resolved=True)
                 return ir.Call(callee, [self.atom(node.left), self.atom(node.right)], [])
-            return ir.BinOp(op, self.atom(node.left), self.atom(node.right))
+            if (
+                op == "+"
+                and not operand
+                and self.may_hold_sequence(node.left)
+                and self.may_hold_sequence(node.right)
+            ):
+                # ``enc + dec``, ``self.layers + self.extra``: lists or arrays, told apart
+                # when the code runs (``_ad.concat`` adds arrays)
+                callee = ir.Callee("_ad.concat", concat, resolved=True)
+                return ir.Call(callee, [self.atom(node.left), self.atom(node.right)], [])
+            return ir.BinOp(op, self.operand(node.left), self.operand(node.right))
         if isinstance(node, cst.UnaryOperation):
-            return ir.UnaryOp(_UNOPS[type(node.operator)], self.atom(node.expression))
+            return ir.UnaryOp(_UNOPS[type(node.operator)], self.operand(node.expression))
         if isinstance(node, cst.Comparison):
             left = self.atom(node.left)
             ops, rights = [], []

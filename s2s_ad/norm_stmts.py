@@ -25,7 +25,7 @@ from .norm_imports import local_import
 from .norm_queries import header, target_names
 from .norm_scan import names_read
 from .partials import bind_partial
-from .rules.containers import concat
+from .rules.containers import extend
 from .runtime import not_a_view, sequence, unpack_count
 from .scatter import lower_ufunc_at
 
@@ -360,8 +360,9 @@ class StatementLowering(NormalizerBase):
             right = self.atom(node.value)
             self.alias_check(target.value, node=target)
             if op == "+" and self.holds_sequence(target):
-                # ``feats += [f]`` on a list: the concatenation (aliases refused above)
-                callee = ir.Callee("_ad.concat", concat, resolved=True)
+                # ``feats += [f]`` on a list: the concatenation (aliases refused above);
+                # a list extended by a tuple too, as Python's ``+=`` does
+                callee = ir.Callee("_ad.extend", extend, resolved=True)
                 self.lower_op(target.value, ir.Call(callee, [ir.Var(target.value), right], []))
                 return
             self.lower_op(target.value, ir.BinOp(op, ir.Var(target.value), right))

@@ -18,6 +18,7 @@ forward mode (:mod:`~s2s_ad.sweep_base`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any
 
 from . import ir
@@ -264,7 +265,11 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         if not contribs:
             return []
         b = self.bar(var)
-        total = " + ".join(contribs)
+        # (not numeric: a container's parts, ``layers + layers``, add by structure)
+        total = reduce(
+            lambda a, c: f"{a} + {c}" if var in self.numeric else f"{self.ad}.add({a}, {c})",
+            contribs,
+        )
         if var in live:
             if var in self.numeric:
                 if b in self.owned and not self.pure:

@@ -21,6 +21,7 @@ from .built_objects import (  # noqa: F401 (build_record, record_*: called as _a
 )
 from .endless import endless as _endless
 from .errors import TransformError
+from .passed_objects import computed_attribute
 from .source import user_lines, user_origin
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
@@ -638,12 +639,21 @@ def field_index(obj: Any, name: str) -> int:
     if isinstance(obj, tuple) and isinstance(fields, tuple) and callable(getattr(obj, name, None)):
         return WHOLE  # a namedtuple's method: its adjoint is the tuple's
     if is_record(obj) and hasattr(obj, name):
+        computed = computed_attribute(obj, name)
+        if computed is not None:  # its value is not a field: no adjoint would reach one
+            raise _refusal_here(
+                f"{computed} .{name} of a differentiated {type(obj).__name__} (computed "
+                "from its attributes when read)",
+                "make it a method and call it (its source is differentiated), or compute "
+                "the value in the differentiated function",
+            )
         if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
             return WHOLE  # a bound method: its adjoint is the object's
-        return name  # a dataclass's field, or an attribute of an object built here
+        return name  # a dataclass's field, or an attribute of an object built or passed in
+    slots = "" if hasattr(obj, "__dict__") or not hasattr(obj, "__slots__") else " with __slots__"
     raise _refusal_here(
-        f"attribute .{name} of a differentiated value (a {type(obj).__name__}, not a "
-        "namedtuple, a dataclass or an object built from differentiated values)",
+        f"attribute .{name} of a differentiated value (a {type(obj).__name__}{slots}, not a "
+        "namedtuple, a dataclass or an object whose instance dict holds arrays)",
         "pass the arrays themselves, or a namedtuple, dataclass, list or dict of them",
     )
 

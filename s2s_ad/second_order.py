@@ -282,6 +282,8 @@ def vjp_apply_pullback(
 
             return (*value[:at], 0.0, *value[at:]), without
         return _defaults_pullback(labels, args, kwargs)  # differentiated defaults
+    if 0 in labels and _record_callee(func):  # ``model(x)`` of a gradient wrt x, wrt model
+        return vjp_apply_pullback(*_held_callee(labels, args), kwargs)  # type: ignore[misc]
     pv = _pure_vjp(func, inner, tuple(rest), kwargs)
     full = (g, *pv.args_of(tuple(rest)))
     every = labels
@@ -306,6 +308,15 @@ def vjp_apply_pullback(
         return tuple(got.get(lab, 0.0) for lab in every)
 
     return pv.to_labels(grads), by_label
+
+
+def _record_callee(func: Any) -> bool:
+    """Whether ``func`` is a record's call or method (its object carries gradients)."""
+    from .built_objects import has_fields
+
+    return has_fields(
+        getattr(func, "__self__", func) if isinstance(func, types.MethodType) else func
+    )
 
 
 def _held_callee(
@@ -434,7 +445,11 @@ def vjp_apply_tangent(
     from .dispatch import call_with_tangent
 
     func, inner, g, *rest = args
-    held = _held_callee(labels, args) if DEFAULTS in inner else None
+    held = (
+        _held_callee(labels, args)
+        if DEFAULTS in inner or (0 in labels and _record_callee(func))
+        else None
+    )
     if held is not None:  # a method of an object built from differentiated values
         new_labels, new_args = held
         return vjp_apply_tangent(new_labels, tangents, new_args, kwargs)

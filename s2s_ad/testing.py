@@ -2,16 +2,44 @@
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .api import grad, pullback_wrt
+from .passed_objects import holds_floats, is_plain_object, object_gradient
 from .transforms import _jvp_wrt
 
 
+def _parts(x: Any) -> dict[str, Any] | None:
+    """The attributes of a dataclass or a plain object that hold floats (what its gradient
+    holds), as a dict; ``None`` for anything else."""
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        values = {f.name: getattr(x, f.name) for f in dataclasses.fields(x)}
+    elif is_plain_object(x) and hasattr(x, "__dict__"):
+        values = vars(x)
+    else:
+        return None
+    return {k: v for k, v in values.items() if holds_floats(v)}
+
+
+def _rebuilt(like: Any, parts: dict[str, Any]) -> Any:
+    """An object like ``like`` with ``parts`` as its float attributes."""
+    if dataclasses.is_dataclass(like):
+        out = copy.copy(like)
+        for key, value in parts.items():
+            object.__setattr__(out, key, value)
+        return out
+    return object_gradient(parts, like, lambda g, x: g)
+
+
 def _flat(x: Any) -> np.ndarray:
+    parts = _parts(x)
+    if parts is not None:
+        return _flat(parts)
     if isinstance(x, dict):
         return np.concatenate([_flat(x[k]) for k in sorted(x)]) if x else np.zeros(0)
     if isinstance(x, (tuple, list)):
@@ -20,6 +48,10 @@ def _flat(x: Any) -> np.ndarray:
 
 
 def _unflat(flat: np.ndarray, like: Any) -> tuple[Any, int]:
+    parts = _parts(like)
+    if parts is not None:
+        values, n = _unflat(flat, parts)
+        return _rebuilt(like, values), n
     if isinstance(like, dict):
         out, pos = {}, 0
         for k in sorted(like):
@@ -142,6 +174,9 @@ def _compare(
 
 
 def _random_like(x: Any, rng: np.random.Generator) -> Any:
+    parts = _parts(x)
+    if parts is not None:
+        return _rebuilt(x, {k: _random_like(v, rng) for k, v in parts.items()})
     if isinstance(x, (tuple, list)):
         return type(x)(_random_like(v, rng) for v in x)
     if isinstance(x, dict):
@@ -169,6 +204,8 @@ def _directional(
 def _is_float(x: Any) -> bool:
     if isinstance(x, (bool, int, np.integer)):
         return False
+    if _parts(x) is not None:  # a model object, a dataclass: its float attributes
+        return bool(_parts(x))
     if isinstance(x, (tuple, list)):
         return bool(x) and all(_is_float(v) for v in x)
     if isinstance(x, dict):

@@ -37,6 +37,7 @@ from .api import (
     pullback_wrt,
     sweeps_source,
 )
+from .passed_objects import holds_floats, is_plain_object, object_gradient, tangent_parts
 from .targets import WEIGHT, as_method, mark, primal, signature, summed, weighted
 from .varargs import fixed_arity, per_call, star_index
 from .wrapper import refuse_complex_gradient
@@ -66,6 +67,10 @@ def _check_tangent(name: str, primal: Any, tangent: Any) -> None:
                     raise ValueError(f"tangent for {name!r} has no field {f.name!r}")
                 part = tangent[f.name] if isinstance(tangent, dict) else getattr(tangent, f.name)
                 _check_tangent(f"{name}.{f.name}", value, part)
+        return
+    if is_plain_object(primal) and hasattr(primal, "__dict__"):
+        for label, value, part in tangent_parts(name, primal, tangent):
+            _check_tangent(label, value, part)
         return
     if np.shape(primal) != np.shape(tangent):
         raise ValueError(
@@ -172,6 +177,8 @@ def _tangent_like(t: Any, x: Any) -> Any:
         return type(x)(_tangent_like(u, v) for u, v in zip(parts, x))
     if isinstance(x, dict):
         return {k: _tangent_like(0.0 if isinstance(t, float) else t[k], x[k]) for k in x}
+    if is_plain_object(x) and hasattr(x, "__dict__"):  # hvp of a model object
+        return object_gradient(t, x, _tangent_like)
     return fix_grad(t, x) if isinstance(x, (np.ndarray, float, np.generic)) else t
 
 
@@ -329,7 +336,7 @@ def _sources(fun: Callable[..., Any], positions: Sequence[int], kind: str) -> st
 def _jacobian_at(fun: Callable[..., Any], args: tuple[Any, ...], pos: int, mode: str) -> Any:
     x = args[pos]
     _check_float(f"argument {pos}", x)
-    if isinstance(x, (tuple, list, dict)) or dataclasses.is_dataclass(x):
+    if isinstance(x, (tuple, list, dict)) or dataclasses.is_dataclass(x) or _plain(x):
         return _jacobian_of_tree(fun, args, pos)
     x_arr = np.asarray(x, dtype=float)
     if mode == "rev":
@@ -499,13 +506,21 @@ def _leaves(tree: Any) -> list[Any]:
         return [leaf for part in tree for leaf in _leaves(part)]
     if isinstance(tree, dict):
         return [leaf for part in tree.values() for leaf in _leaves(part)]
-    if dataclasses.is_dataclass(tree):
+    if dataclasses.is_dataclass(tree) or _plain(tree):
         return _leaves(_fields_of(tree))
     return [tree]
 
 
+def _plain(tree: Any) -> bool:
+    """Whether ``tree`` is a plain object whose attributes are its parts (a model)."""
+    return is_plain_object(tree) and hasattr(tree, "__dict__")
+
+
 def _fields_of(tree: Any) -> dict[str, Any]:
-    """A dataclass's numeric fields, as a dict (its leaves in :func:`_leaves`)."""
+    """A dataclass's numeric fields, or a plain object's attributes that hold floats, as
+    a dict (its leaves in :func:`_leaves`)."""
+    if _plain(tree):
+        return {key: v for key, v in vars(tree).items() if holds_floats(v)}
     return {f.name: v for f in dataclasses.fields(tree) if _numeric(v := getattr(tree, f.name))}
 
 
@@ -515,6 +530,10 @@ def _leaves_along(grads: Any, tree: Any) -> list[Any]:
     if dataclasses.is_dataclass(tree):
         if dataclasses.is_dataclass(grads):
             grads = {f.name: getattr(grads, f.name) for f in dataclasses.fields(grads)}
+        return _leaves_along(grads, _fields_of(tree))
+    if _plain(tree):
+        if _plain(grads):
+            grads = vars(grads)
         return _leaves_along(grads, _fields_of(tree))
     if isinstance(tree, (tuple, list, dict)):
         keys = tree.keys() if isinstance(tree, dict) else range(len(tree))
@@ -534,6 +553,12 @@ def _rebuilt(tree: Any, leaves: Any) -> Any:
         for key, part in _fields_of(tree).items():
             object.__setattr__(out, key, _rebuilt(part, leaves))
         return out
+    if _plain(tree):
+        return object_gradient(
+            {key: _rebuilt(part, leaves) for key, part in _fields_of(tree).items()},
+            tree,
+            lambda g, x: g,
+        )
     return next(leaves)
 
 
@@ -617,7 +642,7 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
         if kwargs:  # fixed for the call: the slower path through a partial of the gradient
             primals, kwargs = _as_positional(fun, tuple(primals), kwargs)
             fixed = functools.partial(gradient, **kwargs) if kwargs else gradient
-            return _jvp_wrt(fixed, list(primals), [pos], [v])[1]
+            return _as_input(_jvp_wrt(fixed, list(primals), [pos], [v])[1], primals, pos)
         if bound and bound[1] is not None and len(primals) > pos:
             x = primals[pos]
             if (
@@ -635,7 +660,7 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
                         return out_dot
                 check_not_none(gradient, out)
                 return _tangent_like(out_dot, out)
-        result = _jvp_wrt(gradient, primals, [pos], [v])[1]
+        result = _as_input(_jvp_wrt(gradient, primals, [pos], [v])[1], primals, pos)
         if len(primals) > pos:
             refuse_complex_gradient(result, primals[pos])
         if not bound or _api_cache.get(bound[3]) is not bound[2]:  # first call, or stale
@@ -645,6 +670,16 @@ def hvp(fun: Callable[..., Any], wrt: int | str = 0) -> Callable[..., Any]:
     mark(hvp_fun, fun, _AGAIN.format(kind="hvp", name=_label(fun)))
     setattr(hvp_fun, SOURCE, lambda: _sources(gradient, [pos], "jvp"))
     return hvp_fun
+
+
+def _as_input(result: Any, primals: Sequence[Any], pos: int) -> Any:
+    """An ``hvp`` of a model object or a dataclass (its tangent program gives a dict of
+    attribute parts) as an object of the input's class."""
+    if len(primals) > pos:
+        x = primals[pos]
+        if _plain(x) or (dataclasses.is_dataclass(x) and not isinstance(x, type)):
+            return fix_grad(result, x)
+    return result
 
 
 def _hvp_program(gradient: Any, pos: int) -> list[Any]:

@@ -34,6 +34,7 @@ import numpy as np
 
 from .duck import fix_foreign, is_foreign
 from .errors import OutputError
+from .passed_objects import is_plain_object, object_gradient, register_passed
 from .targets import identifier, parameter_list, signature
 
 _SCALAR_TYPES = (float, int, bool, np.generic)
@@ -59,6 +60,9 @@ def check_float(name: str, value: Any) -> None:
     if isinstance(value, dict):
         for v in value.values():
             check_float(name, v)
+        return
+    if is_plain_object(value) or dataclasses.is_dataclass(value):
+        register_passed(name, value)  # its attributes (a model's arrays) are fields
         return
     if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))):
         raise TypeError(
@@ -110,6 +114,8 @@ def fix_grad(g: Any, x: Any) -> Any:
         return {k: fix_grad(g[k] if not _zero(g) else 0.0, v) for k, v in x.items()}
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         return _dataclass_grad(g, x)
+    if is_plain_object(x) and hasattr(x, "__dict__"):
+        return object_gradient(g, x, fix_grad)
     if isinstance(x, np.ndarray):
         dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
         out = np.asarray(g, dtype=dtype)

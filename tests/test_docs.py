@@ -34,6 +34,22 @@ def test_refused_page_is_current():
     )
 
 
+class _Layer:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+
+
+class _Model:
+    def __init__(self, layers, extra):
+        self.layers, self.extra = layers, extra
+
+
+def _model(rng):
+    """A model object as docs/examples.py's model_loss reads it."""
+    layer = [_Layer(rng.normal(size=(3, 3)), rng.normal(size=3)) for _ in range(3)]
+    return _Model(layer[:2], layer[2:])
+
+
 def test_examples_match_finite_differences():
     rng = np.random.default_rng(3)
     x4 = np.array([0.3, 0.9, -0.2, 0.5])
@@ -58,6 +74,7 @@ def test_examples_match_finite_differences():
         "star_call": [0.8, -1.1],
         "generator_loop": [rng.normal(size=6), rng.normal(size=2)],
         "fixed_point": [2.5],
+        "model_loss": [_model(rng), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))],
     }
     for _, fun, _ in examples.EXAMPLES:
         if fun.__name__ == "while_loop":

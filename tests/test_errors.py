@@ -135,8 +135,13 @@ def _refusals():
     ]
 
 
+def _pair(x):
+    return [x, 2.0 * x]
+
+
 def _parameter_lists_joined(a, b):
-    c = a + b  # two unannotated parameters: which side is which is unknown
+    a, b = _pair(a[0]), _pair(b[0])  # lists from calls: which side is which is unknown
+    c = a + b
     return np.sum(c[2] * c[1])
 
 

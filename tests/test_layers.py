@@ -22,7 +22,7 @@ PACKAGE = pathlib.Path(s2s_ad.__file__).parent
 LAYERS: list[set[str]] = [
     # foundation: the IR, errors, generated-code items, the runtime helpers
     {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
-    | {"simplify", "built_objects", "along"}
+    | {"simplify", "built_objects", "passed_objects", "along"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},

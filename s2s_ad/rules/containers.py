@@ -152,12 +152,37 @@ def concat_vjp(g: Any, parts: tuple[Any, Any]) -> tuple[Any, Any]:
 def concat_jvp(t: tuple[Any, Any], parts: tuple[Any, Any]) -> Any:
     """Tangent of a concatenation: the parts' tangents joined (zeros for a symbolic zero)."""
     if not _joined(*parts):
+        if is_zero(t) or all(is_zero(v) for v in t):
+            return 0.0
         ta, tb = (0.0 if is_zero(v) else v for v in t)
-        return ta + tb
+        total = ta + tb
+        shape = np.broadcast_shapes(np.shape(parts[0]), np.shape(parts[1]))
+        # the shape of ``a + b`` (a scalar's tangent added to an array's zero: per column
+        # of a batched tangent, the stacked columns need it)
+        return total if np.shape(total) == shape else total + np.zeros(shape)
     joined: list[Any] = []
     for tangent, part in zip(t, parts):
         joined += zeros_like(part) if is_zero(tangent) else list(tangent)
     return type(parts[0])(joined)
+
+
+def extend(a: Any, b: Any) -> Any:
+    """``a += b`` where the normalizer saw a list or tuple ``a``: a list is extended by the
+    entries of a tuple or list ``b`` (as Python's ``list += tuple`` does); otherwise
+    ``a + b`` (a tuple joins only a tuple; arrays add).
+
+    Raises:
+        TypeError: A list extended by another iterable (an array's rows, a generator):
+            not modeled, as ``+`` would add it instead.
+    """
+    if isinstance(a, list):
+        if isinstance(b, (list, tuple)):
+            return a + list(b)
+        raise TypeError(
+            f"list += {type(b).__name__}: extending a list by the entries of a "
+            f"{type(b).__name__} is not differentiated; write xs += list(...) or xs.extend"
+        )
+    return a + b
 
 
 _rule = vjp_rule(
@@ -166,6 +191,17 @@ _rule = vjp_rule(
     (),
     {"args": "_ad.concat_vjp(g, args)"},
     [((1.5, np.array([0.3, -0.2])), (0.7,)), ([np.array([1.0, 2.0])], [0.5, -1.5])],
+    linear=True,
+    varargs=True,
+)
+set_jvps(_rule, args="_ad.concat_jvp(t, args)")
+# ``xs += (f,)`` on a list: the same parts (the adjoint of a tuple part is a tuple)
+_rule = vjp_rule(
+    "list extended by +=",
+    [extend],
+    (),
+    {"args": "_ad.concat_vjp(g, args)"},
+    [([np.array([1.0, 2.0])], (0.5, -1.5))],
     linear=True,
     varargs=True,
 )
