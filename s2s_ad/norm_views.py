@@ -66,6 +66,15 @@ class ViewWrites(NormalizerBase):
             if outer:
                 self.view_stmt = None
 
+    def alias_check(
+        self, name: str, element: bool = False, node: cst.CSTNode | None = None
+    ) -> None:
+        """The in-place write check; for a write this module made (``h[1:] *= 1.5`` for
+        ``v *= 1.5``), the other names' reads are looked for after the user's write."""
+        if node is not None and id(node) not in self.scan.order and self.view_stmt is not None:
+            node = self._anchor() or node
+        super().alias_check(name, element, node)  # type: ignore[misc]
+
     def _lower_write(self, node: cst.BaseSmallStatement) -> None:
         """``node`` as written; a write of a root derives its live aliases again."""
         written = _written(node)
