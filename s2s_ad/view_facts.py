@@ -364,3 +364,71 @@ def parameters_written(fdef: cst.FunctionDef) -> dict[str, bool]:
     visitor = _ParamWrites(params)
     walk(fdef.body, visitor)
     return {p: w for p, w in visitor.written.items() if p not in visitor.rebound}
+
+
+class _Sharing(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.parent: dict[str, str] = {}
+
+    def find(self, name: str) -> str:
+        while self.parent.get(name, name) != name:
+            name = self.parent[name]
+        return name
+
+    def join(self, a: str, b: str) -> None:
+        self.parent.setdefault(a, a)
+        self.parent.setdefault(b, b)
+        self.parent[self.find(a)] = self.find(b)
+
+    def _source(self, value: cst.BaseExpression) -> str | None:
+        if isinstance(value, cst.Name):
+            return value.value
+        chain = view_chain(value)
+        return chain[0] if chain is not None else None
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        source = self._source(node.value)
+        if source is not None:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    self.join(t.target.value, source)
+
+    def visit_For(self, node: cst.For) -> None:
+        source = self._source(node.iter)
+        if source is not None and isinstance(node.target, cst.Name):
+            self.join(node.target.value, source)
+
+
+def sharing(statements: list[cst.CSTNode]) -> dict[str, set[str]]:
+    """Names that may share an array anywhere in ``statements`` (``v = h[1:]``, ``B =
+    A.T``, ``z = y``, ``for row in M``): each name -> its group, itself included."""
+    visitor = _Sharing()
+    for s in statements:
+        walk(s, visitor)
+    groups: dict[str, set[str]] = {}
+    for name in visitor.parent:
+        groups.setdefault(visitor.find(name), set()).add(name)
+    return {name: groups[visitor.find(name)] for name in visitor.parent}
+
+
+class _InPlace(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        written = written_name(node)
+        if written is not None:
+            self.names.add(written[0])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name):
+                self.names.add(t.target.value.value)
+
+
+def written_in_place(statement: cst.CSTNode) -> set[str]:
+    """The names a statement may write in place (``v *= 2``, ``v[0] = 1``), nested ones
+    included."""
+    visitor = _InPlace()
+    walk(statement, visitor)
+    return visitor.names

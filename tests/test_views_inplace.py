@@ -401,3 +401,17 @@ def test_unmodelled_writes_are_refused_at_the_line(fun, construct):
 
 def test_a_callee_whose_result_is_assigned_is_differentiated():
     check_grads(callee_result_rebinds, [X6.copy()], modes=("rev", "fwd"))
+
+
+def test_a_tape_block_follows_a_write_through_a_view():
+    # the write into v is what changes h: the tape's slice of the block keeps it
+    x = X6.copy()
+    w = s2s_ad.Variable(x)
+    with s2s_ad.GradientTape() as tape:
+        h = w * 1.0
+        v = h[1:]
+        v *= 3.0
+        y = np.sum(h**2)
+    got = np.asarray(tape.gradient(y, w))
+    want = autograd.grad(lambda a: anp.sum(anp.concatenate([a[:1], 3.0 * a[1:]]) ** 2))(x)
+    np.testing.assert_allclose(got, want)
