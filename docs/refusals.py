@@ -57,15 +57,14 @@ def writes_out(x):
 
 
 def view_alias(x):
-    y = x.copy()
-    v = y[1:]
+    v = x[1:]  # a view of the caller's array (a local array's views are followed)
     v[0] = x[0] * 3.0
-    return np.sum(y)
+    return np.sum(x)
 
 
 def reshaped_alias(x):
     y = x * 1.0
-    flat = y.reshape(-1)
+    flat = np.ravel(y)  # NumPy's function form (y.ravel() and y.reshape(-1) are followed)
     y[0] = 3.0
     return np.sum(flat)
 
@@ -154,9 +153,13 @@ REFUSED = [
     ),
     ("a library call without a rule or source", "no derivative is known: register one", no_rule),
     ("`out=` arguments", "a differentiated value written in place by a library", writes_out),
-    ("writes through a view", "the write changes another array the sweeps track", view_alias),
     (
-        "writes into an array a call's view also sees (`flat = y.reshape(-1); y[0] = 3.0`)",
+        "writes through a view of a parameter",
+        "the write changes the caller's array",
+        view_alias,
+    ),
+    (
+        "writes into an array a function's view also sees (`flat = np.ravel(y); y[0] = 3.0`)",
         "the view changes too; the sweeps keep them apart",
         reshaped_alias,
     ),

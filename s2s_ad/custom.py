@@ -139,6 +139,8 @@ def _register_runtime_rules() -> None:
         like="0.0",
     )
     nondiff("not_a_view", [runtime.not_a_view])
+    nondiff("view_of", [runtime.view_of])
+    nondiff("written_argument", [runtime.written_argument])
 
 
 _register_runtime_rules()

@@ -26,6 +26,7 @@ from .norm_queries import endless_loop, own_nodes
 from .norm_scan import NameScan
 from .partials import Bound
 from .source import ParsedFunction, user_lines
+from .view_facts import Fact
 
 #: what a non-local name that names nothing resolves to
 MISSING = object()
@@ -60,6 +61,10 @@ class NormalizerBase:
         self.copies = scan.copies
         self.holders = scan.holders
         self.viewed = scan.viewed
+        self.view_facts: dict[str, Fact] = {}  # name -> the view it is (norm_views)
+        self.view_handled: frozenset[str] = frozenset()  # views a write derives again
+        self.view_stmt: cst.BaseSmallStatement | None = None  # the user's, being lowered
+        self.view_ever: dict[str, set[str]] = {}  # root -> every name bound to a view of it
         self.scan = scan
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)

@@ -220,6 +220,7 @@ class CallLowering(NormalizerBase):
                 kwargs.append((arg.keyword.value, value))
             else:
                 args.append(value)
+        self.argument_writes(callee.obj, node, args, kwargs)  # norm_views
         return ir.Call(callee, args, kwargs)
 
     def _along_axis(self, node: cst.Call) -> ir.Expr | None:

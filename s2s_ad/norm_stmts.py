@@ -77,7 +77,7 @@ class StatementLowering(NormalizerBase):
             # generated code differentiated again: comments name the user's lines
             self.line, self.src = self.generated.get(self.line, (self.line, ""))
 
-    def statement(self, node: cst.CSTNode) -> None:
+    def statement_unviewed(self, node: cst.CSTNode) -> None:
         self._locate(node)
         self.memo = {}
         if isinstance(node, cst.SimpleStatementLine):
@@ -116,7 +116,7 @@ class StatementLowering(NormalizerBase):
         else:
             raise self.error(type(node).__name__, node)
 
-    def small_statement(self, node: cst.BaseSmallStatement) -> None:
+    def lower_small(self, node: cst.BaseSmallStatement) -> None:
         self.memo = {}
         if isinstance(node, cst.Assign):
             if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
@@ -336,6 +336,7 @@ class StatementLowering(NormalizerBase):
             grown = not linked <= partners
             partners |= linked
         partners = {p for p in partners if p in self.locals and p != name}
+        partners -= self.view_handled  # derived again after the write (norm_views)
         # a container, view or local copy nothing reads after the write cannot show its
         # effect (a parameter can: the caller's array would change)
         partners = {

@@ -48,12 +48,14 @@ from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_stmts import StatementLowering
 from .norm_try import TryLowering
+from .norm_views import ViewWrites
 from .source import ParsedFunction, user_origin
 
 __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
 
 
 class Normalizer(
+    ViewWrites,
     StatementLowering,
     TryLowering,
     ControlFlowLowering,

@@ -23,6 +23,7 @@ from .endless import endless as _endless
 from .errors import TransformError
 from .passed_objects import computed_attribute
 from .source import user_lines, user_origin
+from .view_checks import view_of  # noqa: F401 (called as _ad.view_of)
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
 _ndarray = np.ndarray
@@ -1020,3 +1021,15 @@ def try_path(key: int, caught: tuple[Any, ...], *args: Any) -> int:
                 return k
         raise
     return 0
+
+
+def written_argument(value: Any, callee: str, param: str, whole: bool) -> None:
+    """Refuse passing an array (a list or dict too unless ``whole``) to a function that
+    writes its parameter ``param`` in place: the caller's value would change unseen by
+    the derivative."""
+    if isinstance(value, np.ndarray) or (not whole and isinstance(value, (list, dict))):
+        raise _refusal_here(
+            f"a call to {callee}, which writes its argument {param!r} in place "
+            f"({param} op= ... or {param}[...] = ...)",
+            hint=f"make {callee} return the new value (and assign it), or pass a copy",
+        )

@@ -20,6 +20,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from .errors import TransformError
 from .transforms import elementwise_grad
 from .variable import Variable
+from .view_facts import sharing, written_in_place
 
 _serial = itertools.count(1)
 _LIBRARIES = {"numpy", "math", "random", "builtins", "s2s_ad"}
@@ -313,14 +314,18 @@ def slice_block(
     # the names the block itself binds: a list made there and filled by a later loop
     # (outs = []; for ...: outs.append(...)) is filled again when re-run
     made = {n for statement in chosen for n in names(statement).writes} | refill
+    shared = sharing(block.statements)  # v = h[1:]: a write into v changes h
     for k, statement in reversed(list(enumerate(chosen, first))):
         found = names(statement)
         writes = set(found.writes)
-        if (k in stores and (attribute_store(statement) or [""])[0] in needed) or (
-            not writes & needed and mutated(statement) & needed & made
+        seen = {a for n in written_in_place(statement) for a in shared.get(n, {n})}
+        if (
+            (k in stores and (attribute_store(statement) or [""])[0] in needed)
+            or (not writes & needed and mutated(statement) & needed & made)
+            or (not writes & needed and seen & needed)
         ):
             kept.append(statement)  # the object a kept statement reads holds the value
-            needed |= set(found.reads)
+            needed |= set(found.reads) | seen
             continue
         for cut in sorted(writes & cuts - settled):
             settled.add(cut)  # the last assignment of the source

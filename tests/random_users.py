@@ -208,6 +208,14 @@ SNIPPETS: tuple[Snippet, ...] = (
     _s("view_imul", "v = h[1:]\nv *= 1.5\nh = h + 0.1", writes=True),
     _s("reshape_rows", "M = h.reshape(2, 2)\nM[0] += M[1] * 0.5\nh = M.ravel()", writes=True),
     _s(
+        "view_rows",
+        "M = np.outer(h, h[:2]) * 0.5\nfor row in M:\n    row *= 1.2\nh = h + M[:, 0]",
+        writes=True,
+    ),
+    _s("view_read_after", "v = h[:2]\nh[0] = 0.5 * h[1]\ns = s + np.sum(v ** 2)", writes=True),
+    _s("view_chain", "a = h[1:]\nb = a[::2]\nb += 0.3 * np.sin(a[:2])", writes=True),
+    _s("view_T", "M = np.outer(h, h) * 0.1\nMt = M.T\nMt[0] *= 1.5\nh = h + M[0]", writes=True),
+    _s(
         "list_item_iadd",
         "acc = [h * 1.0, h * 2.0]\nacc[0] += acc[1]\nh = acc[0] * 0.3",
         writes=True,

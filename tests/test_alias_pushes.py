@@ -124,7 +124,11 @@ def raveled_then_written(W, x):
     return total + np.sum(h)
 
 
-@pytest.mark.parametrize("fun", [flattened_then_written, raveled_then_written])
-def test_a_write_seen_through_a_view_made_by_a_call_is_refused(fun):
+def test_a_write_seen_through_a_reshape_view_is_followed():
+    # h.reshape(-1) is a view (norm_views): flat is derived again after the write of h
+    check_grads(flattened_then_written, [RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3))])
+
+
+def test_a_write_seen_through_a_view_made_by_a_function_is_refused():
     with pytest.raises(TransformError, match="also names|a view"):
-        s2s_ad.grad(fun)(RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3)))
+        s2s_ad.grad(raveled_then_written)(RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3)))

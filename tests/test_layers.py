@@ -23,7 +23,8 @@ LAYERS: list[set[str]] = [
     # foundation: the IR, errors, generated-code items, the runtime helpers
     {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
     | {"simplify", "built_objects", "passed_objects", "along"}
-    | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"},
+    | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"}
+    | {"view_checks", "view_facts"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
     # the normal form and the facts read from it
@@ -31,7 +32,7 @@ LAYERS: list[set[str]] = [
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
     | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
     | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"}
-    | {"norm_complex", "container_names"},
+    | {"norm_complex", "container_names", "norm_views"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},
