@@ -136,12 +136,11 @@ class InnerFunctions(NormalizerBase):
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
             raise self.error(f"call of {what} with {variadic}", call)
-        if any(a.star for a in call.args):
-            raise self.error(f"call of {what} with starred arguments", call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
-        given: dict[str, cst.BaseExpression] = {}
-        for pos, arg in enumerate(call.args):
+        given: dict[str, cst.BaseExpression | ir.Atom] = {}
+        args = self._spread(fdef, call, what, given)
+        for pos, arg in enumerate(args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key is None and pos < len(names):
                 key = names[pos]
@@ -153,8 +152,47 @@ class InnerFunctions(NormalizerBase):
             value = given.get(param.name.value, param.default)
             if value is None:
                 raise self.error(f"call missing argument {param.name.value!r}", call)
-            bound.append((param.name.value, self.atom(value)))
+            atom = value if isinstance(value, ir.Atom) else self.atom(value)
+            bound.append((param.name.value, atom))
         return bound
+
+    def _spread(
+        self,
+        fdef: cst.FunctionDef | cst.Lambda,
+        call: cst.Call,
+        what: str,
+        given: dict[str, cst.BaseExpression | ir.Atom],
+    ) -> list[cst.Arg]:
+        """The arguments of ``call`` before a last positional ``*seq``; ``seq`` itself is
+        unpacked into the positional parameters after them (into ``given``) when that
+        fills exactly the ones without a default not passed by keyword (``f(*net[0])``;
+        a sequence of another length raises, as Python does). Any other starred argument
+        is refused."""
+        stars = [k for k, a in enumerate(call.args) if a.star]
+        if not stars:
+            return list(call.args)
+        k = stars[0]
+        arg = call.args[k]
+        later = call.args[k + 1 :]
+        params = fdef.params
+        positional = [p.name.value for p in [*params.posonly_params, *params.params]][k:]
+        keywords = {a.keyword.value for a in later if a.keyword is not None}
+        fills = [n for n in positional if n not in keywords]
+        plain = [p for p in [*params.posonly_params, *params.params] if p.name.value in fills]
+        if (
+            len(stars) > 1
+            or arg.star != "*"
+            or any(a.keyword is None for a in later)
+            or any(p.default is not None for p in plain)
+            or fills != positional[: len(fills)]
+        ):
+            raise self.error(f"call of {what} with starred arguments", call)
+        seq = self.atom(arg.value)
+        parts = [self.fresh(f"_{n}_") for n in fills]
+        self.locals.update(parts)
+        self.emit(ir.Unpack(self.line, self.src, parts, seq))
+        given.update({n: ir.Var(v) for n, v in zip(fills, parts)})
+        return [*call.args[:k], *later]
 
     def _bind_inlined(
         self, scan: NameScan, rename: dict[str, str], bound: list[tuple[str, ir.Atom]]
