@@ -17,15 +17,17 @@ nested definitions) is refused with the user's line.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 import libcst as cst
 
 from . import ir
+from .cstwalk import walk
 from .norm_base import NormalizerBase
 from .norm_queries import all_params, early_return, inner_defs, own_nodes, single_return
-from .norm_scan import NameScan, names_read
+from .norm_scan import BindingCount, NameScan, names_read
 from .source import parse_function
 
 
@@ -81,6 +83,31 @@ class InnerFunctions(NormalizerBase):
             raise self.error(problem, node, "define the function at module level")
         self.nested[name] = node
 
+    @functools.cached_property
+    def _rebound_factories(self) -> set[str]:
+        """Names bound several times, each time by a statement of its own at the top level
+        of the function's body calling a function factory (``fn = make_affine(*net[0])``
+        twice): each binding inlines its factory, the calls after it call what it made."""
+        body = getattr(self.p.node, "body", None)
+        if not isinstance(self.p.node, cst.FunctionDef) or not isinstance(body, cst.IndentedBlock):
+            return set()
+        made: dict[str, int] = {}
+        for line in body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name)
+                    and factory_of(self.resolve(small.value.func.value), self.p.globals)
+                ):
+                    name = small.targets[0].target.value
+                    made[name] = made.get(name, 0) + 1
+        scan = BindingCount()
+        walk(self.p.node, scan)
+        return {n for n, k in made.items() if k > 1 and scan.count[n] == k}
+
     def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
         """``step = make_step(a)``, where ``make_step`` (a function of this module) ends by
         returning a function it defines: its body is inlined here (its locals renamed
@@ -92,7 +119,7 @@ class InnerFunctions(NormalizerBase):
             or not isinstance(value, cst.Call)
             or not isinstance(value.func, cst.Name)
             or self.env
-            or targets[0].value not in self._frozen_names
+            or targets[0].value not in self._frozen_names | self._rebound_factories
         ):
             return False
         factory = factory_of(self.resolve(value.func.value), self.p.globals)

@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .lazy_values import changed_before_use
 from .norm_base import NormalizerBase
 from .norm_imports import local_import
 from .norm_queries import header, target_names
@@ -121,11 +122,23 @@ class StatementLowering(NormalizerBase):
         if isinstance(node, cst.Assign):
             if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
                 name = node.targets[0].target
+                if isinstance(name, cst.Name) and name.value in self.rebound_lambdas:
+                    self.lambdas[name.value] = node.value  # what the calls from here call
                 if isinstance(name, cst.Name) and name.value in self.lambdas:
                     self.define_local_function(name.value, node.value)
                     return  # inlined at its call sites
             if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
                 return  # a partial kept in a name: its calls call the function
+            target = node.targets[0].target
+            if len(node.targets) == 1 and isinstance(target, cst.Name):
+                late = changed_before_use(self.p.node, node, target.value)
+                if late is not None:
+                    raise self.error(
+                        f"{late[0]} kept in {target.value!r} reads {late[1]!r}, which "
+                        "changes before it runs",
+                        node,
+                        "consume it at once, or build a list ([... for ...])",
+                    )
             self.assignment([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:

@@ -529,6 +529,27 @@ SNIPPETS: tuple[Snippet, ...] = (
         "parts = [h, np.sin(h)]\nkw = {'scale': 0.5}\n"
         "h = combine(*parts, **kw) + combine(*net[0], shift=h)[0]",
     ),
+    _s("gen_kept", "gen = (np.sum(W @ h) for W, b in net)\ns = s + sum(gen) * 0.1"),
+    _s(
+        "lambda_rebound",
+        "c = np.mean(h)\nact = lambda u: u * c\nh = act(h)\nc = np.sum(h * h) * 0.1\n"
+        "act = lambda u: np.tanh(u - c)\nh = act(h) + h",
+    ),
+    _s(
+        "lambda_loop_rebound",
+        "for k in range(2):\n    act = lambda u: u * (k + 1.0)\n    h = act(h) * 0.5\n"
+        "    act = lambda u: np.sin(u)\n    h = act(h) + h",
+    ),
+    _s(
+        "lambda_list",
+        "acts = [np.tanh, lambda u: u * 0.5, lambda u: np.sin(u) + 0.1]\n"
+        "for a in acts:\n    h = a(h)",
+    ),
+    _s(
+        "dict_copy",
+        "cache = {'h': h, 'x': x}\nsaved = cache.copy()\nh = saved['h'] * saved['x'] + h",
+    ),
+    _s("map_lambda", "h = np.array(list(map(lambda v: v * np.cos(v), h))) + h"),
     _s(
         "softmax_xent",
         "z = net[1][0] @ h\np = np.exp(z - np.max(z))\np = p / np.sum(p)\n"
@@ -721,8 +742,9 @@ def _oracle(source: str, snippets: list[Snippet], args: tuple, directory: Path) 
 
 
 def _second_order(f: Any, source: str, args: tuple, along: tuple, rng: Any) -> None:
-    """Hessian-vector products in ``x`` (forward over reverse, reverse over reverse and
-    the full Hessian) against finite differences of the gradient."""
+    """Hessian-vector products in ``x`` (forward over reverse, reverse over reverse, the
+    full Hessian and the forward Jacobian of the gradient) against finite differences of
+    the gradient; the forward Jacobian of ``f`` against its gradient."""
     import functools
 
     import s2s_ad
@@ -737,8 +759,12 @@ def _second_order(f: Any, source: str, args: tuple, along: tuple, rng: Any) -> N
         hv = s2s_ad.hvp(g)(x.copy(), v)
         hess = s2s_ad.hessian(g)(x.copy())
         gg = s2s_ad.grad(lambda u: np.dot(grad(u), v))(x.copy())
+        jac = s2s_ad.jacobian(g, mode="fwd")(x.copy())
+        fwd_hess = s2s_ad.jacobian(grad, mode="fwd")(x.copy())
     except Exception as exc:  # noqa: BLE001 (sorted by _located)
         _located(exc)
+    assert _close(jac, grad(x.copy()), 1e-7), (source, "jacobian fwd", jac)
+    assert _close(fwd_hess @ v, want, 1e-3), (source, "jacobian fwd of grad", fwd_hess @ v, want)
     assert _close(hv, want, 1e-3), (source, "hvp", hv, want)
     assert _close(hess @ v, want, 1e-3), (source, "hessian", hess @ v, want)
     assert _close(gg, want, 1e-3), (source, "grad of grad", gg, want)

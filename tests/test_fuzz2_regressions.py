@@ -93,3 +93,231 @@ def test_a_starred_layer_of_another_length_or_before_a_positional():
     with pytest.raises(s2s_ad.TransformError, match="starred arguments") as info:
         s2s_ad.grad(starred_first)(x, params)
     assert "dense(*params[0], x)" in str(info.value)
+
+
+# --- a call counter on a layer the gradient reads ----------------------------------------
+
+
+class CountingDense:
+    """A Keras-style layer that counts its calls."""
+
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+        self.calls = 0
+
+    def __call__(self, u):
+        self.calls += 1
+        return np.tanh(self.W @ u + self.b)
+
+
+class Annealed(CountingDense):
+    """A layer whose output depends on its counter: the counter is read by the gradient."""
+
+    def __call__(self, u):
+        self.calls += 1
+        return np.tanh(self.W @ u / self.calls + self.b)
+
+
+LAYER = CountingDense(0.5 * RS.randn(3, 3), 0.5 * RS.randn(3))
+ANNEALED = Annealed(0.5 * RS.randn(3, 3), 0.5 * RS.randn(3))
+
+
+def counted_loss(x):
+    h = LAYER(x)
+    return np.sum(LAYER(h) ** 2)
+
+
+def annealed_loss(x):
+    return np.sum(ANNEALED(x) ** 2)
+
+
+def test_a_call_counter_on_a_layer_the_gradient_reads():
+    # was refused ("a write to the attribute .calls of 'self', which the gradient reads
+    # again") although the backward sweep reads only .W and .b
+    x = RS.randn(3)
+    before = LAYER.calls
+    s2s_ad.check_grads(counted_loss, (x,), modes=("rev", "fwd"))
+    calls = LAYER.calls
+    s2s_ad.grad(counted_loss)(x)
+    assert LAYER.calls == calls + 2  # the forward sweep ran once, as the primal
+    assert calls > before
+
+
+def test_a_counter_the_gradient_reads_is_refused():
+    with pytest.raises(s2s_ad.TransformError, match=r"attribute \.calls") as info:
+        s2s_ad.grad(annealed_loss)(RS.randn(3))
+    assert "self.calls += 1" in str(info.value)
+
+
+# --- containers changed by their methods ------------------------------------------------
+
+
+def popped_features(x, params):
+    """Features kept in a dict; one of them taken out with ``pop``."""
+    W, b = params[0]
+    feats = {"hidden": np.tanh(W @ x + b), "skip": x**2}
+    skip = feats.pop("skip")
+    return np.sum(skip * feats["hidden"]) + len(feats)
+
+
+def removed_term(x):
+    terms = [x[0] * x[1], np.sin(x[2])]
+    unused = terms.remove(terms[1])  # noqa: F841 (what remove returns: None)
+    return sum(terms) + x[2]
+
+
+def copied_cache(x, params):
+    W, b = params[0]
+    cache = {"h": np.tanh(W @ x + b), "x": x}
+    saved = cache.copy()
+    return np.sum(saved["h"] * saved["x"])
+
+
+def test_a_dict_pop_is_refused_not_a_wrong_gradient():
+    # d.pop("skip") went to the dispatcher as a builtin holding nothing: the gradient
+    # through the popped value was dropped (2/3 of the true one); now refused at its line
+    params, x = _layers(), RS.randn(3)
+    with pytest.raises(s2s_ad.TransformError, match=r"in-place method call feats\.pop") as info:
+        s2s_ad.grad(popped_features)(x, params)
+    assert 'skip = feats.pop("skip")' in str(info.value)
+    with pytest.raises(s2s_ad.TransformError, match=r"feats\.pop"):
+        s2s_ad.jvp(functools.partial(popped_features, params=params), (x,), (x,))
+
+
+def test_a_list_remove_whose_result_is_kept_is_refused():
+    # was an IndexError in the backward sweep (the removal was not seen)
+    with pytest.raises(s2s_ad.TransformError, match=r"in-place method call terms\.remove"):
+        s2s_ad.grad(removed_term)(RS.randn(3))
+
+
+def test_a_dict_copied_in_forward_mode_and_second_order():
+    # the tangent of d.copy() was np.copy of a dict: a 0-d object array (IndexError)
+    params, x = _layers(), RS.randn(3)
+    s2s_ad.check_grads(
+        functools.partial(copied_cache, params=params), (x,), order=2, modes=("rev", "fwd")
+    )
+
+
+# --- a generator expression kept in a name ------------------------------------------------
+
+
+def annealed_energy(x, temps):
+    t = temps[0]
+    terms = (np.sum(np.exp(-x * x / t)) for _ in range(2))
+    t = temps[1]  # Python's generator looks t up when sum() runs it: temps[1]
+    return sum(terms)
+
+
+def consumed_energy(x, temps):
+    t = temps[0]
+    terms = (np.sum(np.exp(-x * x / t)) for _ in range(2))
+    total = sum(terms)
+    t = temps[1]
+    return total * t
+
+
+def test_a_generator_kept_in_a_name_over_a_changed_name():
+    # the generator was evaluated where it was written (with temps[0]): a wrong gradient
+    x, temps = RS.randn(3), np.array([0.5, 2.0])
+    with pytest.raises(s2s_ad.TransformError, match="generator expression kept in 'terms'"):
+        s2s_ad.grad(annealed_energy)(x, temps)
+    s2s_ad.check_grads(consumed_energy, (x, temps), modes=("rev", "fwd"))
+
+
+# --- a lambda bound again after the names it reads changed --------------------------------
+
+
+def two_stage_loss(x, params):
+    W, b = params[0]
+    temp = 1.0
+    act = lambda u: np.tanh(u / temp)  # noqa: E731
+    h = act(W @ x + b)
+    temp = 0.5  # act looks temp up when called: 0.5 from here
+    h = h + act(h)
+    act = lambda u: np.log1p(np.exp(u * temp))  # noqa: E731
+    return np.sum(act(h))
+
+
+def rebound_in_a_loop(x):
+    s = 0.0
+    for k in range(2):
+        act = lambda u: u * k  # noqa: E731, B023 (called in the same trip)
+        s = s + np.sum(act(x))
+        act = lambda u: u**2  # noqa: E731
+        s = s + np.sum(act(x))
+    return s
+
+
+def test_a_lambda_bound_again_after_its_names_changed():
+    # was refused ('lambda used as a value'); each call inlines the lambda bound last and
+    # reads the names it closes over where it is called, as Python does
+    params, x = _layers(), RS.randn(3)
+    loss = functools.partial(two_stage_loss, params=params)
+    s2s_ad.check_grads(loss, (x,), order=2, modes=("rev", "fwd"))
+    s2s_ad.check_grads(functools.partial(two_stage_loss, x), (params,))
+
+
+def test_a_lambda_bound_in_a_loop_differentiated_through_vjp():
+    # the lambdas (bound twice in a loop) are called as values: their pullbacks read the
+    # loop variable k when they ran, after the forward sweep (vjp's separate sweeps) had
+    # left k at its last value: the first trip's gradient used k = 1 (1.2 for 0.2)
+    x = RS.randn(3)
+    s2s_ad.check_grads(rebound_in_a_loop, (x,), modes=("rev", "fwd"))
+    _, pullback = s2s_ad.vjp(rebound_in_a_loop, x)
+    np.testing.assert_allclose(pullback(1.0)[0], 1.0 + 4.0 * x, rtol=1e-12)
+
+
+def scaled_in_a_loop(x):
+    h = x * 1.0
+    for k in range(2):
+        act = lambda u: u * (k + 1.0)  # noqa: E731, B023 (called in the same trip)
+        h = act(h)
+        act = lambda u: np.sin(u)  # noqa: E731
+        h = act(h) + h
+    return np.sum(h**2)
+
+
+def scaled_by_default(x):
+    h = x * 1.0
+    for k in range(2):
+        act = lambda u, k=k: u * (k + 1.0)  # noqa: E731
+        h = act(h)
+        act = lambda u: np.sin(u)  # noqa: E731
+        h = act(h) + h
+    return np.sum(h**2)
+
+
+def test_second_order_through_a_lambda_closing_over_a_loop_variable():
+    # hvp, hessian and jacobian(grad, mode='fwd') were twice the true value: the pullback
+    # of the first trip's lambda read k after the loop; now refused at the call, and the
+    # default the hint names differentiates
+    x = RS.randn(3)
+    s2s_ad.check_grads(scaled_in_a_loop, (x,), modes=("rev", "fwd"))
+    with pytest.raises(s2s_ad.TransformError, match="a lambda reading 'k'") as info:
+        s2s_ad.hessian(scaled_in_a_loop)(x)
+    assert "h = act(h)" in str(info.value)
+    with pytest.raises(s2s_ad.TransformError, match="a lambda reading 'k'"):
+        s2s_ad.hvp(scaled_in_a_loop)(x, x)
+    grad = s2s_ad.grad(scaled_by_default)
+    eps, v = 1e-6, RS.randn(3)
+    want = (grad(x + eps * v) - grad(x - eps * v)) / (2 * eps)
+    np.testing.assert_allclose(s2s_ad.hvp(scaled_by_default)(x, v), want, rtol=1e-6)
+    np.testing.assert_allclose(s2s_ad.hessian(scaled_by_default)(x) @ v, want, rtol=1e-6)
+
+
+def two_affine_stages(x, params):
+    fn = make_affine(*params[0])
+    h = np.tanh(fn(x))
+    fn = make_affine(*params[1])
+    return np.sum(np.tanh(fn(h)) ** 2)
+
+
+def test_a_name_bound_twice_to_a_factory_closure():
+    # was refused ("local function 'apply' used as a value"): each binding now inlines
+    # its factory and the calls after it call what it made
+    params, x = _layers(), RS.randn(3)
+    s2s_ad.check_grads(
+        functools.partial(two_affine_stages, params=params), (x,), order=2, modes=("rev", "fwd")
+    )
+    s2s_ad.check_grads(functools.partial(two_affine_stages, x), (params,))
