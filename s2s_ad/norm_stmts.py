@@ -344,6 +344,8 @@ class StatementLowering(NormalizerBase):
                 more = {a for a, b in self.holders if b in partners}
                 more |= {a for a, b in self.viewed if b in partners}
                 more |= {b for a, b in self.viewed if a in partners}
+                if name in self.views:  # w = a[0]; w += 1: what a holds is w (a = [v])
+                    more |= {b for a, b in self.holders if a in partners}
                 held |= more - partners
                 linked |= more
             grown = not linked <= partners
@@ -365,6 +367,20 @@ class StatementLowering(NormalizerBase):
             if element and partners:
                 kwargs.append(("at", self.region()))  # the entries the write covers
             self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
+
+    def shared_entry_check(self, obj: cst.Name, entry: str) -> None:
+        """Before ``a[k] op= v`` on a container that holds named values (``a = [v, v]``,
+        ``d[k] = v``): refuse, when it runs, an update in place of an array that another
+        entry or a name read later also holds (Python changes it in place)."""
+        name = obj.value
+        held = {b for a, b in self.holders if a == name and b != name and b in self.locals}
+        if self.generated or not held:
+            return
+        seen = sorted(b for b in held if b in self.params or self.scan.live_after(b, obj))
+        callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
+        args = [ir.Var(entry), *(ir.Var(b) for b in seen)]
+        call = ir.Call(callee, args, [("within", ir.Var(name))])
+        self.emit(ir.ExprStmt(self.line, self.src, call))
 
     def aug_assignment(self, node: cst.AugAssign) -> None:
         op = _AUGOPS[type(node.operator)]
@@ -389,6 +405,7 @@ class StatementLowering(NormalizerBase):
             self.alias_check(obj.value, element=True, node=obj)
             old = self.fresh()
             self.assign(old, ir.Subscript(ir.Var(obj.value), index))
+            self.shared_entry_check(obj, old)
             new = self.fresh()
             self.assign(new, ir.BinOp(op, ir.Var(old), right))
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, ir.Var(new)))

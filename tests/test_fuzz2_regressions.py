@@ -321,3 +321,48 @@ def test_a_name_bound_twice_to_a_factory_closure():
         functools.partial(two_affine_stages, params=params), (x,), order=2, modes=("rev", "fwd")
     )
     s2s_ad.check_grads(functools.partial(two_affine_stages, x), (params,))
+
+
+# --- an array held twice, updated in place through one holder -----------------------------
+
+
+def shared_features(x, params):
+    W, b = params[0]
+    h = np.tanh(W @ x + b)
+    feats = [h, h]  # the same array twice
+    feats[0] += x  # in place: feats[1] (and h) change too
+    return np.sum(feats[1] * x)
+
+
+def shared_in_a_dict(x):
+    v = np.sin(x)
+    cache = {"now": v, "before": v}
+    cache["now"] *= 2.0
+    return np.sum(cache["before"] ** 2)
+
+
+def entry_updated_by_name(x):
+    v = x * 2.0
+    rows = [v]
+    row = rows[0]
+    row += 1.0  # changes v
+    return np.sum(v * x)
+
+
+def separate_entries(x):
+    v = x * 2.0
+    rows = [v, v * 1.0]
+    rows[0] += x  # v changes, but nothing reads v or another holder of it afterwards
+    return np.sum(rows[0] * rows[1])
+
+
+def test_an_array_held_twice_and_updated_in_place():
+    # the generated code rebound the entry: a wrong gradient (half, a quarter, ...)
+    params, x = _layers(), RS.randn(3)
+    cases = [(functools.partial(shared_features, params=params), "feats[0] += x")]
+    cases += [(shared_in_a_dict, 'cache["now"] *= 2.0'), (entry_updated_by_name, "row += 1.0")]
+    for loss, line in cases:
+        with pytest.raises(s2s_ad.TransformError, match="in-place update of") as info:
+            s2s_ad.grad(loss)(x)
+        assert line in str(info.value)
+    s2s_ad.check_grads(separate_entries, (x,), order=2, modes=("rev", "fwd"))
