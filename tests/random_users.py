@@ -9,7 +9,13 @@ assignment and ``+=`` on slices, augmented assignment on an object's attribute,
 broadcasting, integer and boolean indexing, ndarray methods, the math module,
 recursion, generator helpers, ``*args``/``**kwargs``, closures returned by a factory,
 decorated helpers, ``functools.partial``, scipy.special and scipy.stats, a softmax
-cross-entropy. Each snippet reads and updates ``h`` (a
+cross-entropy; and (second round) namedtuples, dataclasses and classes built in the loss,
+``try``/``except`` around a likelihood, ``np.fft`` then ``abs``, ``apply_along_axis``,
+concatenated parameter lists, ``np.linalg`` (cholesky, slogdet, solve, inv), argmax and
+argsort selections, ``np.where`` with ``nan_to_num``, einsum strings, integer and mask
+writes, ``np.add.at``, ``while True`` with ``break``, recursion over the layers, closures
+over arrays, decorators with arguments, star-calls, lambdas bound again, a generator kept
+in a name. Each snippet reads and updates ``h`` (a
 fresh vector of 4 entries) and ``s`` (a scalar); the function returns a scalar.
 
 The module header (:data:`HEADER`) holds the helpers the snippets call. It imports
