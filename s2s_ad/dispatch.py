@@ -325,8 +325,8 @@ def _remember(
 ) -> None:
     """Keep what a call resolved to, for :func:`_fast_path`."""
     raw, pre = _callee(func)
-    if raw is None:
-        return
+    if raw is None or raw.__closure__:
+        return  # a closure's backward sweep is bound to its cells as they are at the call
     found = _FAST.get(id(raw))
     if found is None or found[0] is not raw:
         if len(_FAST) > 4096:
@@ -335,8 +335,10 @@ def _remember(
     found[1][(len(pre), len(args), tuple(kwargs), labels, variables)] = entry
 
 
-def _pullback(hit: _Fast, saved: Any) -> Callable[[Any], tuple[Any, ...]]:
-    bwd = hit.fns["bwd"]
+def _pullback(
+    hit: _Fast, saved: Any, bwd: Callable[..., Any] | None = None
+) -> Callable[[Any], tuple[Any, ...]]:
+    bwd = hit.fns["bwd"] if bwd is None else bwd
     if hit.same_order:
         return lambda g: tuple(bwd(saved, g))
     order, params = hit.order, hit.params
@@ -361,9 +363,33 @@ def _holds_nothing(func: Any) -> bool:
     """Whether a callee read from a differentiated value (an attribute of an object built
     from them: ``self.activation``) can hold none of them: a ufunc, a builtin, a class,
     or a function without defaults or closure."""
-    if isinstance(func, (np.ufunc, types.BuiltinFunctionType, type)):
+    if isinstance(func, types.BuiltinFunctionType):  # ``math.exp``, not ``d.pop``
+        return _container(func) is None
+    if isinstance(func, (np.ufunc, type)):
         return True
     return isinstance(func, types.FunctionType) and not func.__defaults__ and not func.__closure__
+
+
+def _container(func: Any) -> Any:
+    """The dict, list, tuple or set a builtin method is bound to (``d.pop``), else ``None``."""
+    if not isinstance(func, types.BuiltinFunctionType):
+        return None  # a namedtuple's own methods are Python functions
+    owner = func.__self__
+    return owner if isinstance(owner, (dict, list, tuple, set)) else None
+
+
+def container_method(func: Any, labels: tuple[Any, ...]) -> None:
+    """Refuse a method of a container holding differentiated values (``d.pop("a")``,
+    ``xs.remove(v)``) that reached the dispatcher: what it changes or returns is not
+    known to the sweeps. ``copy`` is let through (its caller differentiates it)."""
+    owner = _container(func)
+    if DEFAULTS in labels and owner is not None and func.__name__ != "copy":
+        raise TransformError(
+            f"method call .{func.__name__}() of a {type(owner).__name__} holding "
+            "differentiated values",
+            hint="index the container (v = d['a']) and build a new one instead of "
+            "changing it in place",
+        )
 
 
 def record_method(func: Any, labels: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
@@ -405,6 +431,11 @@ def call_with_pullback(
     args, kwargs)`` with the differentiated arguments at the same positions and
     keywords, or ``None`` to be called as it is.
     """
+    container_method(func, labels)
+    if DEFAULTS in labels and _container(func) is not None:  # ``e = d.copy()``
+        return func(*args, **kwargs), lambda g: tuple(
+            g if label == DEFAULTS else 0.0 for label in labels
+        )
     if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
         at = labels.index(DEFAULTS)
         kept = labels[:at] + labels[at + 1 :]
@@ -522,7 +553,23 @@ def call_with_pullback(
     if same and target is raw:  # the same function and bound arguments as _callee finds
         _remember(func, labels, args, kwargs, entry, variables)
     ans, saved = fns["fwd"](*full, **kwargs)
+    if target.__closure__:  # ``lambda u: u * k`` with ``k`` rebound before the pullback runs
+        return ans, _pullback(entry, saved, compiled.bind_one("bwd", _frozen(target)))
     return ans, _pullback(entry, saved)
+
+
+def _frozen(func: types.FunctionType) -> types.FunctionType:
+    """``func`` with new closure cells holding what its cells hold now: the backward sweep
+    bound to them reads the values the forward sweep read, whatever is bound later."""
+    cells = []
+    for cell in func.__closure__ or ():
+        try:
+            cells.append(types.CellType(cell.cell_contents))
+        except ValueError:  # not bound yet
+            cells.append(cell)
+    return types.FunctionType(
+        func.__code__, func.__globals__, func.__name__, func.__defaults__, tuple(cells)
+    )
 
 
 def call_with_tangent(
@@ -533,6 +580,9 @@ def call_with_tangent(
     kwargs: dict[str, Any],
 ) -> tuple[Any, Any]:
     """Run ``func(*args, **kwargs)`` and return its value and the tangent of the value."""
+    container_method(func, labels)
+    if DEFAULTS in labels and _container(func) is not None:  # ``e = d.copy()``
+        return func(*args, **kwargs), tangents[labels.index(DEFAULTS)]
     if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
         at = labels.index(DEFAULTS)
         labels, tangents = labels[:at] + labels[at + 1 :], tangents[:at] + tangents[at + 1 :]

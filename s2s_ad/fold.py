@@ -315,8 +315,11 @@ class _Folder:
         for u in readers:
             head = _head(u)
             count = _reads_of(head, t)
-            for _ in range(count):
-                _replace(head, t, copy.deepcopy(s.value))  # type: ignore[arg-type]
+            if isinstance(head, ast.Name):  # the whole value (``W, b = _t2``)
+                u.value = head = copy.deepcopy(s.value)  # type: ignore[attr-defined]
+            else:
+                for _ in range(count):
+                    _replace(head, t, copy.deepcopy(s.value))  # type: ignore[arg-type]
             self.info.forget(head)  # type: ignore[arg-type]
             self.width[id(u)] = self.text_width(u) + extra * count
             head_reads, wall, writes = self.facts_of(u)

@@ -118,6 +118,7 @@ class Forward(SweepBase):
         if isinstance(s, ir.Assign):
             if s.target in self.guard_flags:
                 return []  # a jump flag only the backward sweep would read
+            self._check_assigned_call(s)
             return self.assign(s, has)
         if isinstance(s, ir.Unpack):
             items: list[Item] = [Line(self._unpack_line(s))]

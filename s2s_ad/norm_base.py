@@ -56,6 +56,9 @@ class NormalizerBase:
         }
         # local functions also used as values (grad(inner), map(inner, xs)) stay defined
         self.lambda_values = {k for k in self.lambdas if k in scan.value_reads}
+        #: names bound to a lambda several times, each time at the top of the body: each
+        #: call inlines the lambda bound last (``lambdas`` follows the statements)
+        self.rebound_lambdas = _rebound_lambdas(parsed.node, scan)
         self.views = scan.views
         self.entries = scan.entries
         self.copies = scan.copies
@@ -230,3 +233,27 @@ def lookup_name(parts: tuple[str, ...], closure: dict[str, Any], scope: dict[str
 def _generated_codes() -> set[Any]:
     """The code objects of the functions the transformer generated."""
     return GENERATED_CODES
+
+
+def _rebound_lambdas(node: cst.CSTNode, scan: NameScan) -> set[str]:
+    """Names bound only to lambdas, more than once, each binding a statement of its own at
+    the top level of the function's body (``fn = lambda u: ...`` again after the names it
+    reads changed), and never read but to be called."""
+    body = getattr(node, "body", None)
+    if not isinstance(node, cst.FunctionDef) or not isinstance(body, cst.IndentedBlock):
+        return set()
+    top = {
+        id(small.value)
+        for line in body.body
+        if isinstance(line, cst.SimpleStatementLine)
+        for small in line.body
+        if isinstance(small, cst.Assign)
+    }
+    return {
+        name
+        for name, found in scan.lambdas.items()
+        if len(found) > 1
+        and scan.bindings[name] == len(found)
+        and all(isinstance(n, cst.Lambda) and id(n) in top for n in found)
+        and name not in scan.value_reads
+    }

@@ -17,15 +17,17 @@ nested definitions) is refused with the user's line.
 
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any
 
 import libcst as cst
 
 from . import ir
+from .cstwalk import walk
 from .norm_base import NormalizerBase
 from .norm_queries import all_params, early_return, inner_defs, own_nodes, single_return
-from .norm_scan import NameScan, names_read
+from .norm_scan import BindingCount, NameScan, names_read
 from .source import parse_function
 
 
@@ -81,6 +83,31 @@ class InnerFunctions(NormalizerBase):
             raise self.error(problem, node, "define the function at module level")
         self.nested[name] = node
 
+    @functools.cached_property
+    def _rebound_factories(self) -> set[str]:
+        """Names bound several times, each time by a statement of its own at the top level
+        of the function's body calling a function factory (``fn = make_affine(*net[0])``
+        twice): each binding inlines its factory, the calls after it call what it made."""
+        body = getattr(self.p.node, "body", None)
+        if not isinstance(self.p.node, cst.FunctionDef) or not isinstance(body, cst.IndentedBlock):
+            return set()
+        made: dict[str, int] = {}
+        for line in body.body:
+            for small in line.body if isinstance(line, cst.SimpleStatementLine) else ():
+                if (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                    and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name)
+                    and factory_of(self.resolve(small.value.func.value), self.p.globals)
+                ):
+                    name = small.targets[0].target.value
+                    made[name] = made.get(name, 0) + 1
+        scan = BindingCount()
+        walk(self.p.node, scan)
+        return {n for n, k in made.items() if k > 1 and scan.count[n] == k}
+
     def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
         """``step = make_step(a)``, where ``make_step`` (a function of this module) ends by
         returning a function it defines: its body is inlined here (its locals renamed
@@ -92,7 +119,7 @@ class InnerFunctions(NormalizerBase):
             or not isinstance(value, cst.Call)
             or not isinstance(value.func, cst.Name)
             or self.env
-            or targets[0].value not in self._frozen_names
+            or targets[0].value not in self._frozen_names | self._rebound_factories
         ):
             return False
         factory = factory_of(self.resolve(value.func.value), self.p.globals)
@@ -136,12 +163,11 @@ class InnerFunctions(NormalizerBase):
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
             raise self.error(f"call of {what} with {variadic}", call)
-        if any(a.star for a in call.args):
-            raise self.error(f"call of {what} with starred arguments", call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
-        given: dict[str, cst.BaseExpression] = {}
-        for pos, arg in enumerate(call.args):
+        given: dict[str, cst.BaseExpression | ir.Atom] = {}
+        args = self._spread(fdef, call, what, given)
+        for pos, arg in enumerate(args):
             key = arg.keyword.value if arg.keyword is not None else None
             if key is None and pos < len(names):
                 key = names[pos]
@@ -153,8 +179,47 @@ class InnerFunctions(NormalizerBase):
             value = given.get(param.name.value, param.default)
             if value is None:
                 raise self.error(f"call missing argument {param.name.value!r}", call)
-            bound.append((param.name.value, self.atom(value)))
+            atom = value if isinstance(value, ir.Atom) else self.atom(value)
+            bound.append((param.name.value, atom))
         return bound
+
+    def _spread(
+        self,
+        fdef: cst.FunctionDef | cst.Lambda,
+        call: cst.Call,
+        what: str,
+        given: dict[str, cst.BaseExpression | ir.Atom],
+    ) -> list[cst.Arg]:
+        """The arguments of ``call`` before a last positional ``*seq``; ``seq`` itself is
+        unpacked into the positional parameters after them (into ``given``) when that
+        fills exactly the ones without a default not passed by keyword (``f(*net[0])``;
+        a sequence of another length raises, as Python does). Any other starred argument
+        is refused."""
+        stars = [k for k, a in enumerate(call.args) if a.star]
+        if not stars:
+            return list(call.args)
+        k = stars[0]
+        arg = call.args[k]
+        later = call.args[k + 1 :]
+        params = fdef.params
+        positional = [p.name.value for p in [*params.posonly_params, *params.params]][k:]
+        keywords = {a.keyword.value for a in later if a.keyword is not None}
+        fills = [n for n in positional if n not in keywords]
+        plain = [p for p in [*params.posonly_params, *params.params] if p.name.value in fills]
+        if (
+            len(stars) > 1
+            or arg.star != "*"
+            or any(a.keyword is None for a in later)
+            or any(p.default is not None for p in plain)
+            or fills != positional[: len(fills)]
+        ):
+            raise self.error(f"call of {what} with starred arguments", call)
+        seq = self.atom(arg.value)
+        parts = [self.fresh(f"_{n}_") for n in fills]
+        self.locals.update(parts)
+        self.emit(ir.Unpack(self.line, self.src, parts, seq))
+        given.update({n: ir.Var(v) for n, v in zip(fills, parts)})
+        return [*call.args[:k], *later]
 
     def _bind_inlined(
         self, scan: NameScan, rename: dict[str, str], bound: list[tuple[str, ir.Atom]]

@@ -20,6 +20,7 @@ from typing import Any
 import libcst as cst
 
 from . import ir
+from .lazy_values import changed_before_use
 from .norm_base import NormalizerBase
 from .norm_imports import local_import
 from .norm_queries import header, target_names
@@ -121,11 +122,23 @@ class StatementLowering(NormalizerBase):
         if isinstance(node, cst.Assign):
             if isinstance(node.value, cst.Lambda) and len(node.targets) == 1:
                 name = node.targets[0].target
+                if isinstance(name, cst.Name) and name.value in self.rebound_lambdas:
+                    self.lambdas[name.value] = node.value  # what the calls from here call
                 if isinstance(name, cst.Name) and name.value in self.lambdas:
                     self.define_local_function(name.value, node.value)
                     return  # inlined at its call sites
             if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
                 return  # a partial kept in a name: its calls call the function
+            target = node.targets[0].target
+            if len(node.targets) == 1 and isinstance(target, cst.Name):
+                late = changed_before_use(self.p.node, node, target.value)
+                if late is not None:
+                    raise self.error(
+                        f"{late[0]} kept in {target.value!r} reads {late[1]!r}, which "
+                        "changes before it runs",
+                        node,
+                        "consume it at once, or build a list ([... for ...])",
+                    )
             self.assignment([t.target for t in node.targets], node.value)
         elif isinstance(node, cst.AnnAssign):
             if node.value is not None:
@@ -331,6 +344,8 @@ class StatementLowering(NormalizerBase):
                 more = {a for a, b in self.holders if b in partners}
                 more |= {a for a, b in self.viewed if b in partners}
                 more |= {b for a, b in self.viewed if a in partners}
+                if name in self.views:  # w = a[0]; w += 1: what a holds is w (a = [v])
+                    more |= {b for a, b in self.holders if a in partners}
                 held |= more - partners
                 linked |= more
             grown = not linked <= partners
@@ -353,6 +368,20 @@ class StatementLowering(NormalizerBase):
             if element and partners:
                 kwargs.append(("at", self.region()))  # the entries the write covers
             self.emit(ir.ExprStmt(self.line, self.src, ir.Call(callee, args, kwargs)))
+
+    def shared_entry_check(self, obj: cst.Name, entry: str) -> None:
+        """Before ``a[k] op= v`` on a container that holds named values (``a = [v, v]``,
+        ``d[k] = v``): refuse, when it runs, an update in place of an array that another
+        entry or a name read later also holds (Python changes it in place)."""
+        name = obj.value
+        held = {b for a, b in self.holders if a == name and b != name and b in self.locals}
+        if self.generated or not held:
+            return
+        seen = sorted(b for b in held if b in self.params or self.scan.live_after(b, obj))
+        callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)
+        args = [ir.Var(entry), *(ir.Var(b) for b in seen)]
+        call = ir.Call(callee, args, [("within", ir.Var(name))])
+        self.emit(ir.ExprStmt(self.line, self.src, call))
 
     def aug_assignment(self, node: cst.AugAssign) -> None:
         op = _AUGOPS[type(node.operator)]
@@ -378,6 +407,7 @@ class StatementLowering(NormalizerBase):
             self.alias_check(obj.value, element=True, node=obj)
             old = self.fresh()
             self.assign(old, ir.Subscript(ir.Var(obj.value), index))
+            self.shared_entry_check(obj, old)
             new = self.fresh()
             self.assign(new, ir.BinOp(op, ir.Var(old), right))
             self.emit(ir.SetItem(self.line, self.src, obj.value, index, ir.Var(new)))

@@ -289,6 +289,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
 
     def bwd_stmt(self, s: ir.Stmt, live: set[str]) -> list[Item]:
         if isinstance(s, ir.Assign):
+            self._check_assigned_call(s)
             return self.bwd_assign(s, live)
         if isinstance(s, ir.Unpack):
             return self.bwd_unpack(s, live)

@@ -10,6 +10,7 @@ is refused here, before any code is generated.
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 from collections.abc import Callable
@@ -130,6 +131,8 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
             plan.bwd = sw.bind(f"{base}_bwd", pair.bwd)
             plan.aux = sw.mint(f"_{base}_saved")
         elif info.kind == "dynamic":
+            if sw.pure and isinstance(call.callee.var, ir.Var):
+                _refuse_changing_closure(sw, call.callee.var.name, s)
             labels: list[tuple[Any, ir.Atom]] = []
             if sw.active(call.callee.var) and not sw.variables:
                 # a function value made with differentiated defaults (``lambda z, s=s:``):
@@ -238,3 +241,38 @@ def _packs(func: Any, call: ir.Call) -> bool:
 
 def _resolve_again(resolver: Resolver, params: tuple[str, ...], func: Any) -> Any:
     return resolver(func, params)
+
+
+def _refuse_changing_closure(sw: SweepBase, name: str, s: ir.Stmt) -> None:
+    """Refuse, in code differentiated again, a call of a lambda held in ``name`` whose body
+    reads a variable bound again later (a loop variable): its pullback, run in the
+    backward sweep, would look the variable up then (the first derivatives bind a copy of
+    the lambda's cells when it is called, see ``dispatch._frozen``)."""
+    bound: dict[str, int] = {}
+    lambdas: list[str] = []
+    for t in walk(sw.body):
+        names = [t.target] if isinstance(t, (ir.Assign, ir.ListPop)) else []
+        names += list(t.targets) if isinstance(t, ir.Unpack) else []
+        names += [t.target, t.target] if isinstance(t, ir.For) else []  # every trip
+        for n in names:
+            bound[n] = bound.get(n, 0) + 1
+        if (
+            isinstance(t, ir.Assign)
+            and t.target == name
+            and isinstance(t.value, ir.Opaque)
+            and t.value.code.startswith("lambda")
+        ):
+            lambdas.append(t.value.code)
+    for code in lambdas:
+        tree = ast.parse(code, mode="eval").body
+        assert isinstance(tree, ast.Lambda)
+        own = {a.arg for a in [*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs]}
+        free = {n.id for n in ast.walk(tree.body) if isinstance(n, ast.Name)} - own
+        changing = sorted(n for n in free if bound.get(n, 0) > 1)
+        if changing:
+            raise sw.error(
+                f"call of {name}, a lambda reading {changing[0]!r}, which is bound again "
+                "later, in code differentiated twice",
+                s,
+                f"bind the value as a default: lambda ..., {changing[0]}={changing[0]}: ...",
+            )

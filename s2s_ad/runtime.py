@@ -493,7 +493,9 @@ def check_state_call(method: Any, *varied: Any) -> None:
         )
 
 
-def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> None:
+def not_a_view(
+    x: Any, *aliases: Any, entry: bool = False, at: Any = None, within: Any = None
+) -> None:
     """Refuse an in-place write that another name would see.
 
     ``v = y[1:3]; v *= 3`` changes ``y``; ``z = y; y *= 2`` (or ``z = y.reshape(-1);
@@ -503,8 +505,22 @@ def not_a_view(x: Any, *aliases: Any, entry: bool = False, at: Any = None) -> No
     ``x`` or hold it (in a list, tuple or dict, at any depth); ``entry``: ``x`` was read
     out of a container or an object (``row = grid[i]``), so a list or dict is refused;
     ``at``: the index of an element write (``x[at] = v``), so that a view of other entries
-    (``h = H[t, :]; H[t + 1, :] = v``) is left alone.
+    (``h = H[t, :]; H[t + 1, :] = v``) is left alone; ``within``: ``x`` is the entry
+    ``a[k]`` of the list, tuple or dict ``within`` about to be updated in place
+    (``a[k] += v``), refused when another entry or one of ``aliases`` also holds it
+    (``a = [v, v]``): the generated code rebinds the entry.
     """
+    if within is not None:
+        if isinstance(x, np.ndarray) and isinstance(within, (list, tuple, dict)):
+            entries = within.values() if isinstance(within, dict) else within
+            seen = sum(1 for e in entries if e is x or _overlaps(e, x, None) or _holds(e, x))
+            if seen > 1 or any(a is x or _overlaps(a, x, None) or _holds(a, x) for a in aliases):
+                raise _refusal_here(
+                    "an in-place update of an entry of a list or dict holding an array "
+                    "another entry or variable also holds (a = [v, v]; a[0] += ...)",
+                    hint="write a[k] = a[k] + ..., or store copies (a = [v.copy(), v.copy()])",
+                )
+        return
     if isinstance(x, (list, dict)):
         if entry:
             raise _refusal_here(

@@ -49,6 +49,15 @@ def ident(obj: Any) -> str:
     return name if name.isidentifier() else "lambda"
 
 
+#: Methods that change a list, dict, set or array in place.
+MUTATING = frozenset(
+    {
+        *("append", "extend", "insert", "pop", "remove", "clear", "reverse", "sort"),
+        *("update", "setdefault", "popitem", "add", "discard", "fill", "put", "resize"),
+    }
+)
+
+
 class SweepBase:
     """One function's parts, names and rendering, for one set of ``wrt`` parameters."""
 
@@ -320,6 +329,16 @@ class SweepBase:
             )
         self._refuse_written_arguments(call, s)
 
+    def _check_assigned_call(self, s: ir.Assign) -> None:
+        """Refuse ``v = xs.remove(u)``, ``v = d.setdefault(k, u)``: a method that changes
+        a differentiated container in place, its result used (``xs.pop()`` is modelled)."""
+        call = s.value
+        if not (isinstance(call, ir.Call) and call.callee.method in MUTATING):
+            return
+        receiver = call.callee.receiver
+        if receiver is not None and isinstance(receiver, ir.Var) and self.active(receiver):
+            raise self.error(f"in-place method call {call.callee.code}()", s)
+
     def _refuse_written_arguments(self, call: ir.Call, s: ir.Stmt) -> None:
         """Refuse a call that may write in place into an argument the gradient depends on:
         the caller's value would change behind the generated code's back."""
@@ -334,6 +353,8 @@ class SweepBase:
                     raise self.error(store[0], s, store[1])
                 if store is not None and not self.reads_again:
                     continue  # forward mode reads each value once, in the user's order
+                if store is not None and self._state_only(atom.name, store[2]):
+                    continue  # a counter the gradient never reads, on an object it reads
                 if store is not None:  # a counter or a flag, on an object the gradient reads
                     raise self.error(
                         f"a write to the attribute .{store[2]} of {atom.name!r}, which the "
@@ -348,6 +369,41 @@ class SweepBase:
                     s,
                     "copy the argument first inside the called function (u = u.copy())",
                 )
+
+    def _state_only(self, obj: str, attr: str) -> bool:
+        """Whether writes to ``obj.attr`` (``self.calls += 1``) leave the gradient alone:
+        ``obj`` is only read for other attributes, or for ``attr`` into values the
+        gradient does not use, and only written through ``setattr``; no method or call
+        sees ``obj`` (its code could read the attribute again in the backward sweep)."""
+        for s in walk(self.body):
+            value = getattr(s, "value", None)
+            if isinstance(s, ir.Assign) and isinstance(value, ir.Attr):
+                if (
+                    value.obj == ir.Var(obj)
+                    and value.name == attr
+                    and (s.target in self.activity.useful)
+                ):
+                    return False
+                continue
+            if isinstance(value, ir.Call) and attribute_store(value) is not None:
+                if value.args[0] == ir.Var(obj) and not isinstance(value.args[1], ir.Const):
+                    return False  # setattr(obj, name, v) with a computed name
+                reads = [value.args[2]]
+            elif value is None or isinstance(value, (ir.Var, ir.Const)):
+                reads = [] if value is None else [value]
+            else:
+                reads = list(expr_atoms(value))
+            if isinstance(s, (ir.SetItem, ir.Append, ir.ListPop)):
+                reads.append(ir.Var(s.obj))
+            elif isinstance(s, ir.If):
+                reads.append(s.test)
+            elif isinstance(s, ir.For):
+                reads += [*(s.range_args or []), s.iterable]
+            elif isinstance(s, ir.While):
+                reads.append(s.test)
+            if ir.Var(obj) in reads:
+                return False
+        return True
 
     # --- what the body assigns --------------------------------------------------------------
 

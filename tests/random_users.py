@@ -9,12 +9,19 @@ assignment and ``+=`` on slices, augmented assignment on an object's attribute,
 broadcasting, integer and boolean indexing, ndarray methods, the math module,
 recursion, generator helpers, ``*args``/``**kwargs``, closures returned by a factory,
 decorated helpers, ``functools.partial``, scipy.special and scipy.stats, a softmax
-cross-entropy. Each snippet reads and updates ``h`` (a
+cross-entropy; and (second round) namedtuples, dataclasses and classes built in the loss,
+``try``/``except`` around a likelihood, ``np.fft`` then ``abs``, ``apply_along_axis``,
+concatenated parameter lists, ``np.linalg`` (cholesky, slogdet, solve, inv), argmax and
+argsort selections, ``np.where`` with ``nan_to_num``, einsum strings, integer and mask
+writes, ``np.add.at``, ``while True`` with ``break``, recursion over the layers, closures
+over arrays, decorators with arguments, star-calls, lambdas bound again, a generator kept
+in a name. Each snippet reads and updates ``h`` (a
 fresh vector of 4 entries) and ``s`` (a scalar); the function returns a scalar.
 
 The module header (:data:`HEADER`) holds the helpers the snippets call. It imports
 ``numpy as np`` or, for the second oracle, ``autograd.numpy as np``
-(:func:`load` with ``oracle=True``); snippets that write into arrays are marked, as
+(:func:`load` with ``oracle="autograd"``, or ``"jax"`` where autograd does not follow the
+program); snippets that write into arrays are marked, as
 autograd does not follow them.
 """
 
@@ -29,11 +36,11 @@ from typing import Any
 import numpy as np
 
 HEADER = """
+import collections
+import dataclasses
 import functools
 import math
 
-import scipy.special
-import scipy.stats
 
 def step(u, w=0.5):
     t = np.sin(u) * w
@@ -101,6 +108,99 @@ def mlp(params, u):
         u = np.tanh(W @ u + b)
     W, b = params[-1]
     return W @ u + b
+
+
+Layer = collections.namedtuple("Layer", ["W", "b"])
+
+
+@dataclasses.dataclass
+class Affine:
+    scale: np.ndarray
+    shift: np.ndarray
+
+    def apply(self, u):
+        return u * self.scale + self.shift
+
+
+class Dense:
+    def __init__(self, W, b, act=np.tanh):
+        self.W = W
+        self.b = b
+        self.act = act
+
+    def pre(self, u):
+        return self.W @ u + self.b
+
+    def __call__(self, u):
+        return self.act(self.pre(u))
+
+
+class Stack:
+    def __init__(self, layers):
+        self.layers = layers
+
+    def __call__(self, u):
+        for layer in self.layers:
+            u = layer(u)
+        return u
+
+    def penalty(self):
+        return sum(np.sum(layer.W ** 2) for layer in self.layers)
+
+
+def deep(params, u):
+    if not params:
+        return u
+    W, b = params[0]
+    return deep(params[1:], np.tanh(W @ u + b))
+
+
+def layer_outputs(params, u):
+    for W, b in params:
+        u = np.tanh(W @ u + b)
+        yield u
+
+
+def make_affine(W, b):
+    def apply(u):
+        return W @ u + b
+
+    return apply
+
+
+def scaled(k):
+    def deco(fn):
+        def wrapper(*args, **kwargs):
+            return k * fn(*args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
+@scaled(0.5)
+def bump(u, c=1.0):
+    return np.exp(-c * u * u)
+
+
+def loglik(u, loc, scale):
+    if np.any(scale <= 0.0):
+        raise ValueError("scale must be positive")
+    return np.sum(scipy.stats.norm.logpdf(u, loc=loc, scale=scale))
+
+
+def fixed_point(u, tol=1e-10):
+    z = u * 0.0
+    for _ in range(100):
+        new = np.tanh(0.5 * z + u)
+        if np.max(np.abs(new - z)) < tol:
+            break
+        z = new
+    return z
+
+
+def row_energy(r):
+    return np.sum(r ** 2) + r[0]
 """
 
 
@@ -307,6 +407,164 @@ SNIPPETS: tuple[Snippet, ...] = (
         "h = np.concatenate([np.diff(h), M[:1, 0]]) + np.cumsum(M, axis=0)[:, 1] * 0.1",
     ),
     _s(
+        "namedtuple_layers",
+        "layers = [Layer(W, b) for W, b in net]\nfor L in layers:\n    h = np.tanh(L.W @ h + L.b)",
+    ),
+    _s("namedtuple_kw", "L = Layer(b=d['shift'], W=net[1][0])\nh = np.sin(L.W @ h) + L.b * h"),
+    _s(
+        "dataclass_built",
+        "aff = Affine(d['scale'], shift=d['shift'])\nh = aff.apply(h) + aff.scale",
+    ),
+    _s(
+        "class_in_loss",
+        "model = Stack([Dense(W, b) for W, b in net])\nh = model(h)\ns = s + 0.1 * model.penalty()",
+    ),
+    _s(
+        "class_method_call",
+        "layer = Dense(net[0][0], net[0][1], act=np.sin)\nh = layer.pre(h) * 0.5 + layer(h)",
+    ),
+    _s(
+        "try_except",
+        "try:\n    ll = loglik(h, d['shift'], d['scale'] ** 2 + 0.5)\nexcept ValueError:\n"
+        "    ll = 0.0\ns = s + ll * 0.1",
+    ),
+    _s(
+        "try_else",
+        "try:\n    r = np.sum(np.sqrt(h * h + 1.0))\nexcept FloatingPointError:\n    r = 0.0\n"
+        "else:\n    r = r * 2.0\nfinally:\n    h = h + 0.0\ns = s + r",
+    ),
+    _s("fft_abs", "F = np.fft.fft(h)\ns = s + np.sum(np.abs(F) ** 2) * 0.05 + np.real(F[1])"),
+    _s(
+        "rfft_abs",
+        "spec = np.abs(np.fft.rfft(h * d['scale']))\ns = s + np.sum(spec) * 0.1",
+        kink=True,
+    ),
+    _s(
+        "apply_along",
+        "M = np.outer(h, h[:3])\nh = h + 0.1 * np.apply_along_axis(row_energy, 1, M)",
+    ),
+    _s(
+        "apply_along_lambda",
+        "M = net[0][0] * h\nh = np.apply_along_axis(lambda c: np.tanh(c) @ c, 0, M) + h",
+    ),
+    _s(
+        "list_concat_params",
+        "allp = net[:1] + net[1:]\nfor W, b in allp:\n    h = np.tanh(W @ h + b)",
+    ),
+    _s(
+        "list_concat_extra",
+        "extra = [(net[0][0].T, d['shift'])]\nlayers = list(net) + extra\n"
+        "for W, b in layers:\n    h = np.sin(W @ h) + b",
+    ),
+    _s("star_concat", "feats = [h, h ** 2]\nallf = [*feats, np.tanh(h)]\nh = sum(allf) * 0.3"),
+    _s(
+        "scipy_logsumexp_axis",
+        "M = np.outer(h, d['scale'])\ns = s + np.sum(scipy.special.logsumexp(M, axis=0))"
+        " + np.sum(scipy.special.expit(M[0]))",
+    ),
+    _s(
+        "norm_logpdf_params",
+        "loc = net[0][1]\nscale = np.exp(0.3 * d['scale'])\n"
+        "s = s + np.sum(scipy.stats.norm.logpdf(h, loc, scale))",
+    ),
+    _s(
+        "scipy_softmax",
+        "p = scipy.special.softmax(net[1][0] @ h)\n"
+        "s = s - np.sum(p * scipy.special.log_softmax(h))",
+    ),
+    _s(
+        "chol_slogdet",
+        "A = net[0][0] @ net[0][0].T + np.eye(4) + np.outer(h, h) * 0.1\n"
+        "L = np.linalg.cholesky(A)\nsign, logdet = np.linalg.slogdet(A)\n"
+        "h = np.linalg.solve(L, h) + 0.1 * logdet",
+    ),
+    _s(
+        "gaussian_nll",
+        "A = net[1][0] @ net[1][0].T + 0.5 * np.eye(4)\nr = h - d['shift']\n"
+        "s = s + 0.5 * r @ np.linalg.solve(A, r) + 0.5 * np.linalg.slogdet(A)[1]",
+    ),
+    _s(
+        "inv_trace",
+        "A = np.eye(4) + 0.2 * np.outer(h, d['scale'])\ns = s + np.trace(np.linalg.inv(A))",
+    ),
+    _s("argmax_pick", "k = np.argmax(h)\ns = s + h[k] ** 2 + h[np.argmin(h)]", kink=True),
+    _s("argsort_pick", "order = np.argsort(h)\nh = h[order] * WEIGHTS + h", kink=True),
+    _s("sort_top", "top = np.sort(h)[-2:]\ns = s + np.sum(top ** 2)", kink=True),
+    _s(
+        "where_nan_to_num",
+        "safe = np.where(h > 0.0, h, 1.0)\nlogs = np.where(h > 0.0, np.log(safe), 0.0)\n"
+        "h = h + np.nan_to_num(np.log(h)) * 0.1 + logs",
+        kink=True,
+    ),
+    _s(
+        "cumsum_axis",
+        "M = np.outer(h, d['scale'])\n"
+        "h = np.cumsum(M, axis=1)[:, -1] * 0.2 + np.cumsum(h)[::-1] * 0.1",
+    ),
+    _s(
+        "einsum_strings",
+        "W = net[0][0]\nG = np.einsum('ij,ik->jk', W, W * h[:, None])\n"
+        "s = s + np.einsum('ii->', G) * 0.1 + np.einsum('i,i->', h, h)\n"
+        "h = np.einsum('ij->j', G) + h",
+    ),
+    _s(
+        "keepdims_normalize",
+        "M = net[1][0] * h + 1.5\nM = M / np.linalg.norm(M, axis=1, keepdims=True)\n"
+        "h = h + np.sum(M - M.mean(axis=0, keepdims=True), axis=0)",
+    ),
+    _s("int_write", "idx = np.array([3, 1])\nh[idx] = h[:2] * 2.0 + h[idx]", writes=True),
+    _s(
+        "mask_write_expr",
+        "mask = h > 0.0\nh[mask] = np.sqrt(h[mask] + 1.0)",
+        writes=True,
+        kink=True,
+    ),
+    _s("int_iadd_repeat", "h[np.array([1, 1, 3, 1])] += h[:4] ** 2", writes=True),
+    _s(
+        "add_at",
+        "out = np.zeros(4)\nnp.add.at(out, [0, 1, 1, 3], h * d['scale'])\nh = h + out",
+        writes=True,
+    ),
+    _s("fixed_point", "h = fixed_point(h * 0.5) + h"),
+    _s(
+        "while_true_break",
+        "z = h * 0.0\nk = 0\nwhile True:\n    new = np.cos(z) * 0.5 + h * 0.1\n"
+        "    k += 1\n    if np.max(np.abs(new - z)) < 1e-12 or k > 200:\n        break\n"
+        "    z = new\n"
+        "h = h + z",
+    ),
+    _s("recursion_list", "h = deep(net, h) + h"),
+    _s("generator_layers", "for out in layer_outputs(net, h):\n    s = s + np.sum(out ** 2)"),
+    _s("closure_arrays", "fn = make_affine(*net[0])\nh = np.tanh(fn(h))"),
+    _s("partial_params", "fn = functools.partial(mlp, net)\nh = fn(h) + h"),
+    _s("decorator_args", "h = bump(h) + bump(h, c=d['scale'][0] ** 2)"),
+    _s(
+        "star_call",
+        "parts = [h, np.sin(h)]\nkw = {'scale': 0.5}\n"
+        "h = combine(*parts, **kw) + combine(*net[0], shift=h)[0]",
+    ),
+    _s("gen_kept", "gen = (np.sum(W @ h) for W, b in net)\ns = s + sum(gen) * 0.1"),
+    _s(
+        "lambda_rebound",
+        "c = np.mean(h)\nact = lambda u: u * c\nh = act(h)\nc = np.sum(h * h) * 0.1\n"
+        "act = lambda u: np.tanh(u - c)\nh = act(h) + h",
+    ),
+    _s(
+        "lambda_loop_rebound",
+        "for k in range(2):\n    act = lambda u: u * (k + 1.0)\n    h = act(h) * 0.5\n"
+        "    act = lambda u: np.sin(u)\n    h = act(h) + h",
+    ),
+    _s(
+        "lambda_list",
+        "acts = [np.tanh, lambda u: u * 0.5, lambda u: np.sin(u) + 0.1]\n"
+        "for a in acts:\n    h = a(h)",
+    ),
+    _s(
+        "dict_copy",
+        "cache = {'h': h, 'x': x}\nsaved = cache.copy()\nh = saved['h'] * saved['x'] + h",
+    ),
+    _s("map_lambda", "h = np.array(list(map(lambda v: v * np.cos(v), h))) + h"),
+    _s(
         "softmax_xent",
         "z = net[1][0] @ h\np = np.exp(z - np.max(z))\np = p / np.sum(p)\n"
         "s = s - np.log(p[1] + 1e-9)",
@@ -324,12 +582,22 @@ def program(snippets: list[Snippet], ret: str) -> str:
     return "\n".join(body) + "\n"
 
 
-def load(source: str, directory: Path, *, oracle: bool = False) -> Any:
+#: The import lines of a program: on NumPy, or on an oracle's NumPy and SciPy.
+IMPORTS = {
+    "": "import numpy as np\nimport scipy.special\nimport scipy.stats\n",
+    "autograd": "import autograd.numpy as np\nimport scipy.special\nimport scipy.stats\n",
+    "jax": "import jax\n\njax.config.update('jax_enable_x64', True)\nimport jax.numpy as np\n"
+    "import jax.scipy.special\nimport jax.scipy.stats\n\nscipy = jax.scipy\n",
+}
+
+
+def load(source: str, directory: Path, *, oracle: str = "") -> Any:
     """``f`` of ``source`` written to a module file in ``directory`` (whose source can
-    then be read); with ``oracle``, on ``autograd.numpy``."""
-    stem = f"user_prog_{next(_counter)}{'_ag' if oracle else ''}"
+    then be read); with ``oracle`` (``"autograd"`` or ``"jax"``), on that library's
+    NumPy."""
+    stem = f"user_prog_{next(_counter)}{'_' + oracle if oracle else ''}"
     path = directory / f"{stem}.py"
-    imports = "import autograd.numpy as np\n" if oracle else "import numpy as np\n"
+    imports = IMPORTS[oracle]
     path.write_text(imports + HEADER + "\n\n" + source)
     spec = importlib.util.spec_from_file_location(stem, path)
     assert spec is not None and spec.loader is not None
@@ -373,8 +641,27 @@ def moved(args: tuple[Any, Any, Any], along: tuple[Any, Any, Any], t: float) -> 
     )
 
 
-#: Snippets autograd does not follow (scipy, math on a box, ndarray.dot, partial).
-NO_ORACLE = {"methods", "scipy_special", "scipy_stats", "math_scalar", "partial", "decorated"}
+#: Snippets autograd does not follow (scipy, math on a box, ndarray.dot, partial,
+#: ``np.apply_along_axis``, einsum's ``'ii->'``): JAX is the second oracle there.
+NO_ORACLE = {
+    "methods",
+    "scipy_special",
+    "scipy_stats",
+    "math_scalar",
+    "partial",
+    "decorated",
+    "try_except",
+    "scipy_logsumexp_axis",
+    "norm_logpdf_params",
+    "scipy_softmax",
+    "einsum_strings",
+    "apply_along",
+    "apply_along_lambda",
+    "partial_params",
+    "decorator_args",
+}
+#: Snippets JAX does not follow either (``math`` and ``float`` on a tracer, a list index).
+NO_JAX = {"math_scalar", "int_index"}
 RETURNS = ("s + np.sum(h ** 2)", "s + np.sum(np.tanh(h))", "0.5 * s + np.sum(h * x)")
 
 
@@ -436,26 +723,42 @@ def check(
         assert _close(got, want), (source, "rev", got, want)
         assert _close(out, value, 1e-9), (source, "jvp value", out, value)
         assert _close(tangent, want), (source, "fwd", tangent, want)
-        if not any(s.writes or s.name in NO_ORACLE for s in snippets):
-            g = load(source, directory, oracle=True)
-            import autograd
-
-            try:
-                other = autograd.grad(g, (0, 1, 2))(*copy_args(*args))
-            except NotImplementedError:  # autograd has no rule (np.cumprod)
-                other = None
+        if not any(s.writes for s in snippets):
+            name, other = _oracle(source, snippets, args, directory)
             assert other is None or _close(flat(gx, gnet, gd), flat(*other), 1e-7), (
                 source,
-                "autograd",
+                name,
             )
         if second:
             _second_order(f, source, args, along, rng)
     return "checked"
 
 
+def _oracle(source: str, snippets: list[Snippet], args: tuple, directory: Path) -> tuple:
+    """The gradient by autograd, or by JAX where autograd does not follow the program
+    (``None`` where neither does)."""
+    names = {s.name for s in snippets}
+    if not names & NO_ORACLE:
+        import autograd
+
+        g = load(source, directory, oracle="autograd")
+        try:
+            return "autograd", autograd.grad(g, (0, 1, 2))(*copy_args(*args))
+        except NotImplementedError:  # autograd has no rule (np.cumprod)
+            return "autograd", None
+    if names & NO_JAX or importlib.util.find_spec("jax") is None:
+        return "jax", None
+    import jax
+
+    g = load(source, directory, oracle="jax")
+    x, net, d = copy_args(*args)
+    return "jax", jax.grad(g, (0, 1, 2))(x, net, d)
+
+
 def _second_order(f: Any, source: str, args: tuple, along: tuple, rng: Any) -> None:
-    """Hessian-vector products in ``x`` (forward over reverse, reverse over reverse and
-    the full Hessian) against finite differences of the gradient."""
+    """Hessian-vector products in ``x`` (forward over reverse, reverse over reverse, the
+    full Hessian and the forward Jacobian of the gradient) against finite differences of
+    the gradient; the forward Jacobian of ``f`` against its gradient."""
     import functools
 
     import s2s_ad
@@ -470,8 +773,12 @@ def _second_order(f: Any, source: str, args: tuple, along: tuple, rng: Any) -> N
         hv = s2s_ad.hvp(g)(x.copy(), v)
         hess = s2s_ad.hessian(g)(x.copy())
         gg = s2s_ad.grad(lambda u: np.dot(grad(u), v))(x.copy())
+        jac = s2s_ad.jacobian(g, mode="fwd")(x.copy())
+        fwd_hess = s2s_ad.jacobian(grad, mode="fwd")(x.copy())
     except Exception as exc:  # noqa: BLE001 (sorted by _located)
         _located(exc)
+    assert _close(jac, grad(x.copy()), 1e-7), (source, "jacobian fwd", jac)
+    assert _close(fwd_hess @ v, want, 1e-3), (source, "jacobian fwd of grad", fwd_hess @ v, want)
     assert _close(hv, want, 1e-3), (source, "hvp", hv, want)
     assert _close(hess @ v, want, 1e-3), (source, "hessian", hess @ v, want)
     assert _close(gg, want, 1e-3), (source, "grad of grad", gg, want)

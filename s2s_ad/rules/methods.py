@@ -195,7 +195,7 @@ set_jvps(_rule, self="np.repeat(t, repeats, axis)")
 # --- copies, conversions, products ------------------------------------------------------
 
 _rule = method("copy", ("self", "order"), {"self": "g"}, [(_A,)], defaults={"order": "'C'"})
-set_jvps(_rule, self="np.copy(t)")
+set_jvps(_rule, self="_ad.copy(t)")  # a dict or list too (d.copy())
 for _name in ("conj", "conjugate"):  # of a real array (complex ones are refused): itself
     _rule = method(_name, ("self",), {"self": "g"}, [(_A,)])
     set_jvps(_rule, self="t")
