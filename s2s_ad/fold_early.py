@@ -38,7 +38,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
-from .codefacts import DEFERRED, Survey, survey
+from .codefacts import DEFERRED, SURVEYED, Survey, survey
 from .codegen import Item, Line, Pop, Push, Suite
 from .fold import WIDTH, WINDOW, _effects_after, _reads_of, _replace
 from .reuse import _ufunc_call
@@ -216,6 +216,9 @@ class _Early:
             width[j] = w
             folds.setdefault(j, []).append((t, makes[i]))
             dropped.add(i)
+        for k, found in facts.items():
+            if k not in folds and k not in dropped:  # as built: the optimizer's first walk
+                setattr(trees[k], SURVEYED, found)
         if not dropped:
             return items
         out: list[Item] = []
