@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import fold_early, ir, optimize
+from . import ir
 from .analysis import outside_names, stored_value, walk
 from .call_plans import CallPlan
 from .codegen import Comment, Item, Line, Pop, identifiers
@@ -52,6 +52,8 @@ class Sweeps:
     copies: list[str]
     none_saved: list[str]
     restored: set[str]
+    #: the forward sweep's temporaries already folded (``fold_early``, by emission)
+    folded: bool = False
 
 
 class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
@@ -156,10 +158,6 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         definite_end = self._definite_at_end()
         none_saved = sorted(set(saved) - definite_end - set(self.fn.params) - set(none_init))
         copies = sorted(self.mutated & set(self.fn.params))
-        if optimize.ENABLED and fold_early.ENABLED:
-            # what the optimizer would fold of the forward sweep, folded as it is emitted
-            kept = {self.output, *saved, *none_init, *none_saved, *grads}
-            fwd = fold_early.fold_forward(fwd, bwd, kept, self.tape, pushed | restored)
         return Sweeps(
             fwd,
             bwd,
