@@ -317,6 +317,12 @@ def scan(node: ast.AST) -> tuple[set[str], bool]:
     return found.loads, found.effect_free
 
 
+#: The attribute holding a statement's :func:`survey` made before the optimizer runs
+#: (taken by the first :meth:`Info.survey` of it: a statement rewritten since is
+#: forgotten and walked again).
+SURVEYED = "s2s_survey"
+
+
 class Info:
     """Read and write sets of simple statements, computed once per statement (one walk
     of its tree).
@@ -368,7 +374,9 @@ class Info:
         key = id(s)
         found = self.surveys.get(key)
         if found is None:
-            found = self.surveys[key] = survey(s)
+            # the survey made as the statement was emitted (``fold_early``), taken once
+            found = s.__dict__.pop(SURVEYED, None) or survey(s)
+            self.surveys[key] = found
             self.known.append(s)
         return found
 

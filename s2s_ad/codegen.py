@@ -29,6 +29,9 @@ class Line:
     make: Callable[[], list[ast.stmt] | None] | None = field(
         default=None, compare=False, repr=False
     )
+    #: The optimizer's estimate of the line's width when it differs from ``text``'s (a
+    #: line temporaries were folded into as it was emitted: see ``fold_early``).
+    width: int | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -129,6 +132,8 @@ def _paren(cond: str) -> str:
 #: Attribute names on generated statements: the statement's own text (a compound
 #: statement's header line, stripped, without a site mark) and its tape site.
 TEXT, SITE_OF = "s2s_text", "s2s_site"
+#: The width the optimizer reckons a statement has, where its text is not that long.
+WIDTH_OF = "s2s_width"
 
 
 def mark(s: ast.stmt, text: str, site: int | None) -> None:
@@ -223,6 +228,8 @@ class Builder:
                             self._comment(pending_comment)
                         for s in made:
                             mark(s, text.strip(), None)
+                            if item.width is not None:
+                                setattr(s, WIDTH_OF, item.width)
                         self._take(made)
                         pending_comment = None
                         built = True

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from . import optimize, runtime
+from . import fold_early, optimize, runtime
 from .codegen import GENERATED_CODES, Builder, render
 from .reverse import Sweeps
 from .rules import containers as _containers
@@ -319,6 +319,11 @@ def emit(
     if sw.uses_tape:
         head.append(f"    {tape} = []")
     sites = optimize.ENABLED
+    if optimize.ENABLED and fold_early.ENABLED and not sw.folded:
+        # what the optimizer would fold of the forward sweep, folded before it is written
+        kept = {sw.output, *sw.saved, *sw.none_init, *sw.none_saved, *sw.grads}
+        sw.fwd = fold_early.fold_forward(sw.fwd, sw.bwd, kept, tape, sw.pushed)
+        sw.folded = True
     fwd = render(sw.fwd, sw.pushed, 1, tape, sites=sites)
     bwd = render(sw.bwd, sw.pushed, 1, tape, sites=sites)
     grads = ", ".join(sw.grads) + ("," if len(sw.grads) == 1 else "")

@@ -53,6 +53,8 @@ class Sweeps:
     copies: list[str]
     none_saved: list[str]
     restored: set[str]
+    #: the forward sweep's temporaries already folded (``fold_early``, by emission)
+    folded: bool = False
 
 
 class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):

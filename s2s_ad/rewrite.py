@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 
 from .codefacts import pure, statements
-from .codegen import SITE, SITE_OF, TEXT, mark
+from .codegen import SITE, SITE_OF, TEXT, WIDTH_OF, mark
 
 
 def attach(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
@@ -49,6 +49,9 @@ def site(s: ast.stmt) -> int | None:
 
 def width(s: ast.stmt) -> int:
     """The length of a statement's line as the sweeps wrote it, site mark included."""
+    estimate = getattr(s, WIDTH_OF, None)
+    if estimate is not None:
+        return estimate
     mark_at = site(s)
     return len(text_of(s)) + (0 if mark_at is None else len(f"{SITE}{mark_at}"))
 

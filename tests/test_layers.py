@@ -37,7 +37,7 @@ LAYERS: list[set[str]] = [
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},
     # the optimizer of generated code
-    {"optimize", "fold", "rewrite", "gather", "reuse", "trip_records", "release"},
+    {"optimize", "fold", "fold_early", "rewrite", "gather", "reuse", "trip_records", "release"},
     # emission, and the programs built on emitted code
     {"emit", "lower", "cotangents", "forward_batch", "reverse_batch", "dispatch"}
     | {"second_order"},
