@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .cstwalk import walk
+
 _CONTAINER_CALLS = {"list", "tuple", "sorted"}
 _CONTAINER_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "MutableSequence"}
 _FILLERS = {"append", "extend", "insert"}
 
 
 class _Scan(cst.CSTVisitor):
-    """Bindings of the function's own scope (nested scopes only spoil names)."""
+    """Bindings of the function's own scope (nested scopes only spoil names).
+
+    Run with :func:`cstwalk.walk` (read only: ``node.visit`` would rebuild every node).
+    """
 
     def __init__(self) -> None:
         self.values: dict[str, list[cst.BaseExpression]] = {}
@@ -160,8 +165,17 @@ def container_names(node: cst.FunctionDef | cst.Lambda) -> set[str]:
     """Names of ``node``'s own scope that hold a list or tuple wherever they are read."""
     if not isinstance(node, cst.FunctionDef):
         return set()
+    return _container_names(node, _scan(node))
+
+
+def _scan(node: cst.FunctionDef) -> _Scan:
+    """The bindings, fillers and arithmetic operands of ``node``'s body."""
     scan = _Scan()
-    node.body.visit(scan)
+    walk(node.body, scan)
+    return scan
+
+
+def _container_names(node: cst.FunctionDef, scan: _Scan) -> set[str]:
     params = node.params
     all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
     known: set[str] = set()
@@ -196,8 +210,10 @@ def maybe_containers(node: cst.FunctionDef | cst.Lambda) -> set[str]:
     ``_ad.concat``, which tells concatenation from addition when it runs)."""
     if not isinstance(node, cst.FunctionDef):
         return set()
-    scan = _Scan()
-    node.body.visit(scan)
+    return _maybe_containers(node, _scan(node))
+
+
+def _maybe_containers(node: cst.FunctionDef, scan: _Scan) -> set[str]:
     params = node.params
     out: set[str] = set()
     for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
@@ -207,3 +223,11 @@ def maybe_containers(node: cst.FunctionDef | cst.Lambda) -> set[str]:
         if p.annotation is None or _annotated(p):
             out.add(name)
     return out
+
+
+def containers(node: cst.FunctionDef | cst.Lambda) -> tuple[set[str], set[str]]:
+    """:func:`container_names` and :func:`maybe_containers` of ``node`` from one scan."""
+    if not isinstance(node, cst.FunctionDef):
+        return set(), set()
+    scan = _scan(node)
+    return _container_names(node, scan), _maybe_containers(node, scan)

@@ -20,7 +20,7 @@ import libcst as cst
 
 from . import ir
 from .codegen import GENERATED_CODES
-from .container_names import container_names, maybe_containers
+from .container_names import containers
 from .cstwalk import walk
 from .norm_queries import endless_loop, own_nodes
 from .norm_scan import NameScan
@@ -71,10 +71,9 @@ class NormalizerBase:
         self.scan = scan
         self.params = self._params()
         self.locals = scan.assigned | set(self.params)
-        #: names holding a list or tuple wherever read (``a + b`` of them concatenates)
-        self.containers = container_names(parsed.node)
+        #: names holding a list or tuple wherever read (``a + b`` of them concatenates),
         #: parameters that may hold a list or tuple (``a + b`` of two: ``_ad.concat``)
-        self.maybe_containers = maybe_containers(parsed.node)
+        self.containers, self.maybe_containers = containers(parsed.node)
         self._counter = 0
         self.temps: set[str] = set()
         self.shared: set[str] = set()
