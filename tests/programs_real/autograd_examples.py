@@ -361,6 +361,12 @@ PROGRAMS = [
         "smoke_objective",
         (0.4 * _rs.randn(2 * _rows * _rows), _smoke0, _target),
         checks=("grad", "vg", "fwd"),
+        xfail=dict.fromkeys(
+            ("grad", "vg", "fwd"),
+            "project writes its argument in place (vx -= ...) and is called with "
+            "vx_moved, which it does not rebind: refused, since the caller's array would "
+            "change behind the derivative (exact only if no other name shares it)",
+        ),
     ),
     Program("gp_objective", (_gp_params, _Xgp, _ygp), checks=ALL),
     Program("gp_posterior_summary", (_gp_params, _Xgp, _ygp, _rs.randn(3, 2)), checks=ALL),
