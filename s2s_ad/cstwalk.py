@@ -103,3 +103,51 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     walk(value, visitor)
     if leave is not None:
         leave(visitor, node)
+
+
+#: ``isinstance`` answers per (node type, type or tuple of types): libcst's node classes
+#: are abstract-base-class instances, so each ``isinstance`` goes through
+#: ``ABCMeta.__instancecheck__`` (once per class of a tuple), while a node's answer
+#: depends only on its type
+_KINDS: dict[tuple[type, Any], bool] = {}
+
+
+def is_a(node: cst.CSTNode, kinds: type | tuple[type, ...]) -> bool:
+    """``isinstance(node, kinds)``, answered once per node type (``kinds`` hashable)."""
+    key = (type(node), kinds)
+    found = _KINDS.get(key)
+    if found is None:
+        found = _KINDS[key] = isinstance(node, kinds)
+    return found
+
+
+#: what :meth:`NodeMemo.get` returns for a node it holds no answer for
+MISSING: Any = object()
+
+
+class NodeMemo:
+    """The answers of one read-only query, per node (libcst nodes are immutable, so an
+    answer holds as long as the node lives).
+
+    Keyed by identity (nodes do not support weak references): each entry holds its node,
+    so an ``id`` is not reused while its entry stands. The memo empties itself when it
+    reaches ``limit`` entries: it holds the trees of the last few transforms, not every
+    tree it ever saw.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._entries: dict[int, tuple[cst.CSTNode, Any]] = {}
+
+    def get(self, node: cst.CSTNode) -> Any:
+        """The answer stored for ``node``, else :data:`MISSING`."""
+        entry = self._entries.get(id(node))
+        if entry is None or entry[0] is not node:
+            return MISSING
+        return entry[1]
+
+    def put(self, node: cst.CSTNode, answer: Any) -> None:
+        """Store ``answer`` for ``node``."""
+        if len(self._entries) >= self.limit:
+            self._entries.clear()
+        self._entries[id(node)] = (node, answer)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .cstwalk import walk
+from .cstwalk import is_a, walk
 from .source import ParsedFunction
 
 
@@ -98,12 +98,13 @@ _IMPURE = (
 )
 
 
+#: the expressions ``is_pure`` looks into (any other is taken as impure)
+_COMPOUND = (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)
+
+
 def is_pure(node: cst.BaseExpression) -> bool:
     """Whether an expression is free of calls and side effects (safe to compute once)."""
-    if not isinstance(
-        node,
-        (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
-    ):
+    if not is_a(node, _COMPOUND):
         return False
     found = _Impure()
     walk(node, found)
@@ -116,7 +117,7 @@ class _Impure(cst.CSTVisitor):
     hit = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _IMPURE):
+        if is_a(node, _IMPURE):
             self.hit = True
         return not self.hit
 
@@ -173,11 +174,14 @@ class _Own(cst.CSTVisitor):
         self.found: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.kind):
+        if is_a(node, self.kind):
             self.found.append(node)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if is_a(node, _SCOPES):
             return node is self.fdef
         return True
+
+
+_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
 def yields_in(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
