@@ -105,20 +105,31 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         leave(visitor, node)
 
 
-#: ``isinstance`` answers per (node type, type or tuple of types): libcst's node classes
-#: are abstract-base-class instances, so each ``isinstance`` goes through
-#: ``ABCMeta.__instancecheck__`` (once per class of a tuple), while a node's answer
-#: depends only on its type
-_KINDS: dict[tuple[type, Any], bool] = {}
+class KindTable(dict[type, bool]):
+    """Node type -> whether it is one of ``kinds`` (a type or tuple of types), filled as
+    types come: ``table[type(node)]`` answers ``isinstance(node, kinds)`` with a dict
+    lookup. libcst's node classes are abstract base classes, so each ``isinstance`` goes
+    through ``ABCMeta.__instancecheck__`` (once per class of a tuple), while the answer
+    depends only on the node's type."""
+
+    def __init__(self, kinds: type | tuple[type, ...]) -> None:
+        super().__init__()
+        self.kinds = kinds
+
+    def __missing__(self, cls: type) -> bool:
+        found = self[cls] = issubclass(cls, self.kinds)
+        return found
 
 
-def is_a(node: cst.CSTNode, kinds: type | tuple[type, ...]) -> bool:
-    """``isinstance(node, kinds)``, answered once per node type (``kinds`` hashable)."""
-    key = (type(node), kinds)
-    found = _KINDS.get(key)
-    if found is None:
-        found = _KINDS[key] = isinstance(node, kinds)
-    return found
+_TABLES: dict[Any, KindTable] = {}
+
+
+def kind_table(kinds: type | tuple[type, ...]) -> KindTable:
+    """The :class:`KindTable` of ``kinds``, one per ``kinds`` (a hashable type or tuple)."""
+    table = _TABLES.get(kinds)
+    if table is None:
+        table = _TABLES[kinds] = KindTable(kinds)
+    return table
 
 
 #: what :meth:`NodeMemo.get` returns for a node it holds no answer for
