@@ -103,3 +103,62 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     walk(value, visitor)
     if leave is not None:
         leave(visitor, node)
+
+
+class KindTable(dict[type, bool]):
+    """Node type -> whether it is one of ``kinds`` (a type or tuple of types), filled as
+    types come: ``table[type(node)]`` answers ``isinstance(node, kinds)`` with a dict
+    lookup. libcst's node classes are abstract base classes, so each ``isinstance`` goes
+    through ``ABCMeta.__instancecheck__`` (once per class of a tuple), while the answer
+    depends only on the node's type."""
+
+    def __init__(self, kinds: type | tuple[type, ...]) -> None:
+        super().__init__()
+        self.kinds = kinds
+
+    def __missing__(self, cls: type) -> bool:
+        found = self[cls] = issubclass(cls, self.kinds)
+        return found
+
+
+_TABLES: dict[Any, KindTable] = {}
+
+
+def kind_table(kinds: type | tuple[type, ...]) -> KindTable:
+    """The :class:`KindTable` of ``kinds``, one per ``kinds`` (a hashable type or tuple)."""
+    table = _TABLES.get(kinds)
+    if table is None:
+        table = _TABLES[kinds] = KindTable(kinds)
+    return table
+
+
+#: what :meth:`NodeMemo.get` returns for a node it holds no answer for
+MISSING: Any = object()
+
+
+class NodeMemo:
+    """The answers of one read-only query, per node (libcst nodes are immutable, so an
+    answer holds as long as the node lives).
+
+    Keyed by identity (nodes do not support weak references): each entry holds its node,
+    so an ``id`` is not reused while its entry stands. The memo empties itself when it
+    reaches ``limit`` entries: it holds the trees of the last few transforms, not every
+    tree it ever saw.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._entries: dict[int, tuple[cst.CSTNode, Any]] = {}
+
+    def get(self, node: cst.CSTNode) -> Any:
+        """The answer stored for ``node``, else :data:`MISSING`."""
+        entry = self._entries.get(id(node))
+        if entry is None or entry[0] is not node:
+            return MISSING
+        return entry[1]
+
+    def put(self, node: cst.CSTNode, answer: Any) -> None:
+        """Store ``answer`` for ``node``."""
+        if len(self._entries) >= self.limit:
+            self._entries.clear()
+        self._entries[id(node)] = (node, answer)

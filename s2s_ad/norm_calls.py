@@ -23,9 +23,8 @@ import numpy as np
 
 from . import ir
 from .built_objects import init_attributes, record_kind
-from .cstwalk import walk
 from .norm_base import MISSING, NormalizerBase
-from .norm_scan import BindingCount
+from .norm_scan import binding_count
 from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
@@ -140,8 +139,7 @@ class CallLowering(NormalizerBase):
     @functools.cached_property
     def _frozen_names(self) -> set[str]:
         """Names bound once in the whole function, by ``name = call(...)``."""
-        scan = BindingCount()
-        walk(self.p.node, scan)
+        scan = binding_count(self.p.node)
         return {n for n in scan.calls if scan.count[n] == 1}
 
     def call(self, node: cst.Call) -> ir.Expr:

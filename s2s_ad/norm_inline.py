@@ -24,10 +24,9 @@ from typing import Any
 import libcst as cst
 
 from . import ir
-from .cstwalk import walk
 from .norm_base import NormalizerBase
 from .norm_queries import all_params, early_return, inner_defs, own_nodes, single_return
-from .norm_scan import BindingCount, NameScan, names_read
+from .norm_scan import NameScan, binding_count, names_read
 from .source import parse_function
 
 
@@ -104,8 +103,7 @@ class InnerFunctions(NormalizerBase):
                 ):
                     name = small.targets[0].target.value
                     made[name] = made.get(name, 0) + 1
-        scan = BindingCount()
-        walk(self.p.node, scan)
+        scan = binding_count(self.p.node)
         return {n for n, k in made.items() if k > 1 and scan.count[n] == k}
 
     def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .cstwalk import walk
+from .cstwalk import kind_table, walk
 from .source import ParsedFunction
 
 
@@ -96,14 +96,18 @@ _IMPURE = (
     cst.IfExp,
     cst.BooleanOperation,
 )
+_IMPURE_TYPES = kind_table(_IMPURE)
+
+
+#: the expressions ``is_pure`` looks into (any other is taken as impure)
+_COMPOUND_TYPES = kind_table(
+    (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison)
+)
 
 
 def is_pure(node: cst.BaseExpression) -> bool:
     """Whether an expression is free of calls and side effects (safe to compute once)."""
-    if not isinstance(
-        node,
-        (cst.Subscript, cst.Attribute, cst.BinaryOperation, cst.UnaryOperation, cst.Comparison),
-    ):
+    if not _COMPOUND_TYPES[type(node)]:
         return False
     found = _Impure()
     walk(node, found)
@@ -116,7 +120,7 @@ class _Impure(cst.CSTVisitor):
     hit = False
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _IMPURE):
+        if _IMPURE_TYPES[type(node)]:
             self.hit = True
         return not self.hit
 
@@ -170,14 +174,18 @@ class _Own(cst.CSTVisitor):
 
     def __init__(self, fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> None:
         self.fdef, self.kind = fdef, kind
+        self.is_kind = kind_table(kind)
         self.found: list[cst.CSTNode] = []
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, self.kind):
+        if self.is_kind[type(node)]:
             self.found.append(node)
-        if isinstance(node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if _SCOPE_TYPES[type(node)]:
             return node is self.fdef
         return True
+
+
+_SCOPE_TYPES = kind_table((cst.FunctionDef, cst.Lambda, cst.ClassDef))
 
 
 def yields_in(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

@@ -17,7 +17,7 @@ import collections
 import libcst as cst
 
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
-from .cstwalk import walk
+from .cstwalk import MISSING, NodeMemo, walk
 from .norm_queries import single_return
 
 
@@ -335,6 +335,17 @@ def names_read(node: cst.CSTNode) -> tuple[str, ...]:
     return tuple(visitor.names)
 
 
+def binding_count(node: cst.CSTNode) -> BindingCount:
+    """A :class:`BindingCount` of ``node``, one walk per tree (read it, do not change it:
+    the frozen-distribution and factory checks both ask)."""
+    scan = _COUNTS.get(node)
+    if scan is MISSING:
+        scan = BindingCount()
+        walk(node, scan)
+        _COUNTS.put(node, scan)
+    return scan
+
+
 class BindingCount(cst.CSTVisitor):
     """How often each name is bound anywhere in a function (nested functions included),
     and the names bound by ``name = call(...)`` (candidates for a frozen distribution)."""
@@ -397,3 +408,6 @@ class BindingCount(cst.CSTVisitor):
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         for item in node.names:
             self._bind(item.name, 2)
+
+
+_COUNTS = NodeMemo(limit=1_000)
