@@ -1,0 +1,102 @@
+"""Python constructs users write that were refused: a local ``def`` defined again, ``:=``
+in conditions and comprehensions, ``del`` of a local, and ``[x] * n`` list repetition.
+
+Each gradient is checked against central finite differences in reverse and forward mode
+(``s2s_ad.check_grads``), and against autograd running the same code where it can; what
+stays refused is a located ``TransformError``.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from typing import Any
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+from random_users import RETURNS, SNIPPETS, check, program
+
+import s2s_ad
+from s2s_ad import TransformError
+from tests.fd import flatten
+
+RS = np.random.RandomState(11)
+
+
+def _twin(fun: Any) -> Any:
+    """``fun`` with ``np`` bound to autograd's NumPy: the same code for the second oracle."""
+    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
+
+
+def _check(fun: Any, x: Any, *rest: Any, oracle: bool = True) -> None:
+    """``fun(x, *rest)``: reverse and forward mode (and second order) against finite
+    differences in ``x``, and the gradients in every argument against autograd's."""
+    names = list(inspect.signature(fun).parameters)[1:]
+    s2s_ad.check_grads(
+        functools.partial(fun, **dict(zip(names, rest))), (x,), order=2, modes=("rev", "fwd")
+    )
+    if oracle:
+        wrt = tuple(range(1 + len(rest)))
+        got = s2s_ad.grad(fun, wrt)(x, *rest)
+        want = [autograd.grad(_twin(fun), i)(x, *rest) for i in wrt]
+        np.testing.assert_allclose(flatten(got), flatten(want), rtol=1e-7, atol=1e-9)
+
+
+def _net() -> list[tuple[np.ndarray, np.ndarray]]:
+    return [
+        (RS.standard_normal((4, 3)) * 0.5, RS.standard_normal(4) * 0.1),
+        (RS.standard_normal((2, 4)) * 0.5, RS.standard_normal(2) * 0.1),
+    ]
+
+
+# 1. a local function defined again: the calls after each definition use that one
+
+
+def mlp_two_activations(x, params):
+    def act(u):
+        v = np.tanh(u)
+        return v * u
+
+    (W1, b1), (W2, b2) = params
+    h = act(W1 @ x + b1)
+
+    def act(u):
+        z = np.sin(u) + 0.5 * u**2
+        return z * 0.5
+
+    out = act(W2 @ h + b2) + act(b2)
+    return np.sum(out**2)
+
+
+def test_local_function_defined_again():
+    x = RS.standard_normal(3)
+    _check(mlp_two_activations, x, _net())
+
+
+def test_local_function_defined_again_with_other_defaults(tmp_path):
+    # the random programs drew the same snippet twice: ``def local(u, k=0.3)`` twice
+    snippets = [next(s for s in SNIPPETS if s.name == "inner_def")] * 2
+    for seed in (1, 2):
+        assert check(program(snippets, RETURNS[0]), snippets, seed, tmp_path) == "checked"
+
+
+def branch_redefined(x):
+    def act(u):
+        v = np.tanh(u)
+        return v * u
+
+    if np.sum(x) > 0:
+
+        def act(u):
+            z = np.sin(u)
+            return z * 0.5
+
+    return np.sum(act(x))
+
+
+def test_local_function_defined_again_in_a_branch_is_refused():
+    with pytest.raises(TransformError, match=r"act defined twice.*test_language_lang2\.py:\d+"):
+        s2s_ad.grad(branch_redefined)(np.ones(3))
