@@ -49,6 +49,7 @@ from .norm_loops import ControlFlowLowering
 from .norm_stmts import StatementLowering
 from .norm_try import TryLowering
 from .norm_views import ViewWrites
+from .norm_walrus import NamedExpressions
 from .source import ParsedFunction, user_origin
 
 __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
@@ -63,6 +64,7 @@ class Normalizer(
     CallLowering,
     ContainerLowering,
     InnerFunctions,
+    NamedExpressions,
     NormalizerBase,
 ):
     """Lowers one parsed function. Use :func:`normalize`."""

@@ -100,3 +100,74 @@ def branch_redefined(x):
 def test_local_function_defined_again_in_a_branch_is_refused():
     with pytest.raises(TransformError, match=r"act defined twice.*test_language_lang2\.py:\d+"):
         s2s_ad.grad(branch_redefined)(np.ones(3))
+
+
+# 2. assignment expressions: evaluated where Python evaluates them
+
+
+def clipped_step(x, params):
+    (W, b), _ = params
+    g = np.tanh(W @ x + b) * 3.0
+    if (n := np.linalg.norm(g)) > 1.0:
+        g = g / n
+    return np.sum(g * np.sin(x[:1])) + 0.1 * n
+
+
+def shrink_until_small(x):
+    r = x * 1.0
+    k = 0
+    while (m := np.sum(r * r)) > 0.5:
+        k += 1
+        if k % 2 == 0:
+            r = r * 0.9
+            continue
+        r = r * 0.8 + 0.01 * m
+    return np.sum(r) + m
+
+
+def positive_parts(x):
+    ys = [y for v in x if (y := np.sin(v)) > 0.0]
+    return sum(ys) + y * 2.0  # y: the last value computed, kept or not
+
+
+def second_operand(x):
+    t = 0.5
+    if np.sum(x) > 100.0 or (t := np.sum(x**2)) > 0.1:
+        return x[0] * t
+    return t
+
+
+def test_walrus_in_an_if_test():
+    _check(clipped_step, RS.standard_normal(3), _net())
+
+
+def test_walrus_in_a_while_test_runs_every_trip():
+    _check(shrink_until_small, np.array([0.9, -0.7, 0.8]))
+
+
+def test_walrus_in_a_comprehension_binds_the_function_name():
+    _check(positive_parts, np.array([0.3, 0.9, -0.2, 0.4, -1.1]))
+
+
+def test_walrus_in_a_short_circuited_operand():
+    _check(second_operand, np.array([0.3, 0.9, -0.2]))  # the operand runs
+    _check(second_operand, np.array([0.1, 0.1, -0.1]))  # runs, branch not taken
+    _check(second_operand, np.array([200.0, 0.1, -0.1]))  # skipped: t stays 0.5
+
+
+def walrus_in_a_lambda(x):
+    fn = lambda u: (v := u * 2.0) + v  # noqa: E731
+    return np.sum(fn(x))
+
+
+def walrus_twice(x):
+    return np.sum((a := x * 2.0) + (a := x * 3.0) * a)
+
+
+@pytest.mark.parametrize(
+    "fun, what",
+    [(walrus_in_a_lambda, "inside an inlined lambda"), (walrus_twice, "binding a twice")],
+)
+def test_walrus_refused_where_not_exact(fun, what):
+    with pytest.raises(TransformError, match=rf"{what}.*test_language_lang2\.py:\d+"):
+        s2s_ad.grad(fun)(np.ones(3))
