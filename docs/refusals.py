@@ -35,9 +35,9 @@ def generator(x):
 
 
 def deletes(x):
-    y = x * 2.0
-    del y
-    return x
+    y = [x * 2.0, x]
+    del y[0]
+    return y[0]
 
 
 def walrus(x):
@@ -155,7 +155,11 @@ REFUSED = [
         "its value is a generator, not a number (a generator called by a `for` is differentiated)",
         generator,
     ),
-    ("`del`", "a deleted name cannot be restored in the backward sweep", deletes),
+    (
+        "`del` of an entry or attribute (`del y[0]`)",
+        "the container changes; `del name` of a local is supported",
+        deletes,
+    ),
     (
         "a name bound twice by `:=` in one statement",
         "each `:=` is evaluated where Python evaluates it, the name read as its value",

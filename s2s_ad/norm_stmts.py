@@ -204,7 +204,7 @@ class StatementLowering(NormalizerBase):
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             self.imports.update(local_import(self, node))
         elif isinstance(node, cst.Del):
-            raise self.error("'del' statement", node)
+            self.delete(node)
         else:
             raise self.error(type(node).__name__, node)
 

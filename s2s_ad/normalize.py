@@ -42,6 +42,7 @@ from .norm_base import NormalizerBase, still_resolves
 from .norm_calls import CallLowering
 from .norm_complex import complex_values, lift_operands
 from .norm_comps import ContainerLowering
+from .norm_del import Deletions
 from .norm_exits import bound_alias_checks, reversible_jumps, single_exit
 from .norm_exprs import ExpressionLowering
 from .norm_inline import InnerFunctions
@@ -65,6 +66,7 @@ class Normalizer(
     ContainerLowering,
     InnerFunctions,
     NamedExpressions,
+    Deletions,
     NormalizerBase,
 ):
     """Lowers one parsed function. Use :func:`normalize`."""

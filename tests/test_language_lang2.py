@@ -171,3 +171,45 @@ def walrus_twice(x):
 def test_walrus_refused_where_not_exact(fun, what):
     with pytest.raises(TransformError, match=rf"{what}.*test_language_lang2\.py:\d+"):
         s2s_ad.grad(fun)(np.ones(3))
+
+
+# 3. del of a local: the end of the name's life
+
+
+def mlp_freeing_activations(x, params):
+    h = x
+    s = 0.0
+    for W, b in params:
+        z = W @ h + b
+        h = np.tanh(z)
+        s = s + np.sum(z**2) * 0.01
+        del z  # read by the backward sweep all the same
+    out = h * 2.0
+    del h
+    h = out + 1.0  # bound again after the del
+    return np.sum(h**2) + s
+
+
+def test_del_of_a_local():
+    _check(mlp_freeing_activations, RS.standard_normal(3), _net())
+
+
+def reads_after_del(x):
+    y = x * 2.0
+    del y
+    return np.sum(y)  # noqa: F821 (Python raises here)
+
+
+def deletes_an_entry(x):
+    ys = [x * 2.0, x]
+    del ys[0]
+    return np.sum(ys[0])
+
+
+@pytest.mark.parametrize(
+    "fun, what",
+    [(reads_after_del, "'del y' with y read after it"), (deletes_an_entry, "'del' of a subscript")],
+)
+def test_del_refused_where_not_modeled(fun, what):
+    with pytest.raises(TransformError, match=rf"{what}.*test_language_lang2\.py:\d+"):
+        s2s_ad.grad(fun)(np.ones(3))
