@@ -20,10 +20,11 @@ from . import ir
 from .container_names import is_sequence
 from .norm_base import NormalizerBase
 from .norm_queries import is_pure, yields_in
+from .norm_repeat import list_repetition
 from .norm_scan import names_read
 from .norm_walrus import walrus_in
 from .partials import lambda_value, opaque_lambda
-from .rules.containers import concat
+from .rules.containers import concat, list_repeat
 
 _BINOPS = {
     cst.Add: "+",
@@ -278,6 +279,10 @@ class ExpressionLowering(NormalizerBase):
                     elements=[*node.left.elements, *node.right.elements]
                 )
                 return self.expression(joined)
+            if op == "*" and (repeated := list_repetition(node)) is not None:
+                seq, n = repeated  # ``[x] * 3``: n references to the entries
+                callee = ir.Callee("_ad.list_repeat", list_repeat, resolved=True)
+                return ir.Call(callee, [self.atom(seq), self.atom(n)], [])
             if op == "+" and (
                 isinstance(node.left, sequences)
                 or isinstance(node.right, sequences)

@@ -47,6 +47,7 @@ from .norm_exits import bound_alias_checks, reversible_jumps, single_exit
 from .norm_exprs import ExpressionLowering
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
+from .norm_repeat import ListRepetition
 from .norm_stmts import StatementLowering
 from .norm_try import TryLowering
 from .norm_views import ViewWrites
@@ -67,6 +68,7 @@ class Normalizer(
     InnerFunctions,
     NamedExpressions,
     Deletions,
+    ListRepetition,
     NormalizerBase,
 ):
     """Lowers one parsed function. Use :func:`normalize`."""

@@ -213,3 +213,51 @@ def deletes_an_entry(x):
 def test_del_refused_where_not_modeled(fun, what):
     with pytest.raises(TransformError, match=rf"{what}.*test_language_lang2\.py:\d+"):
         s2s_ad.grad(fun)(np.ones(3))
+
+
+# 4. [x] * n: n references to the same value, the gradient summed over the copies
+
+
+def tied_layers(x, W, b):
+    layers = [(W, b)] * 3  # one layer applied three times (tied weights)
+    h = x
+    for Wk, bk in layers:
+        h = np.tanh(Wk @ h + bk)
+    return np.sum(h**2)
+
+
+def repeated_both_ways(x, W, b):
+    depth = 2
+    hs = [W @ x] * depth + depth * [np.sin(x)]
+    s = 0.0
+    for i, h in enumerate(hs):
+        s = s + np.sum(h * (i + 1.0)) + np.sum(b * h)
+    scales = [0.5] * len(hs)
+    return s * sum(scales)
+
+
+def test_list_repetition_sums_the_copies_adjoints():
+    W = RS.standard_normal((3, 3)) * 0.5
+    b = RS.standard_normal(3) * 0.1
+    _check(tied_layers, RS.standard_normal(3), W, b)
+    _check(repeated_both_ways, RS.standard_normal(3), W, b)
+
+
+def accumulates_into_a_copy(x):
+    acc = [np.zeros(3)] * 2
+    acc[0] += x  # Python adds into the array both entries hold
+    return np.sum(acc[1] * x)
+
+
+def test_list_repetition_updated_in_place_is_refused():
+    with pytest.raises(TransformError, match=r"in-place update of an entry.*test_language_lang2"):
+        s2s_ad.grad(accumulates_into_a_copy)(np.ones(3))
+
+
+def literal_times_array(x):
+    weights = [1.0, 2.0, 3.0] * x  # NumPy multiplies: not a repetition
+    return np.sum(weights * np.sin(x))
+
+
+def test_list_literal_times_an_array_still_multiplies():
+    _check(literal_times_array, RS.standard_normal(3))
