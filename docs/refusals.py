@@ -35,15 +35,27 @@ def generator(x):
 
 
 def deletes(x):
-    y = x * 2.0
-    del y
-    return x
+    y = [x * 2.0, x]
+    del y[0]
+    return y[0]
 
 
 def walrus(x):
-    if (y := x * 2.0) > 1.0:
+    if (y := x * 2.0) > 1.0 and (y := x * 3.0) > 1.0:
         return y
     return x
+
+
+def redefines_in_branch(x):
+    def act(u):
+        return u * 2.0
+
+    if x > 0.0:
+
+        def act(u):
+            return u * 3.0
+
+    return act(x)
 
 
 def no_rule(x):
@@ -143,9 +155,22 @@ REFUSED = [
         "its value is a generator, not a number (a generator called by a `for` is differentiated)",
         generator,
     ),
-    ("`del`", "a deleted name cannot be restored in the backward sweep", deletes),
-    ("assignment expressions (`:=`)", "not desugared yet", walrus),
+    (
+        "`del` of an entry or attribute (`del y[0]`)",
+        "the container changes; `del name` of a local is supported",
+        deletes,
+    ),
+    (
+        "a name bound twice by `:=` in one statement",
+        "each `:=` is evaluated where Python evaluates it, the name read as its value",
+        walrus,
+    ),
     ("`match` statements", "not desugared yet", match_statement),
+    (
+        "a local function defined again inside a branch or loop",
+        "the calls are inlined: which definition a call runs must be known from the code",
+        redefines_in_branch,
+    ),
     (
         "class definitions inside the function",
         "no rules for a class made at run time",
@@ -188,6 +213,7 @@ CALLS = {
     "deletes": (0.5,),
     "walrus": (0.5,),
     "match_statement": (0.5, "double"),
+    "redefines_in_branch": (0.5,),
     "defines_class": (0.5,),
     "no_rule": (np.ones(3),),
     "writes_out": (np.ones(3),),

@@ -158,6 +158,9 @@ def is_sequence(node: cst.BaseExpression, known: set[str]) -> bool:
         return isinstance(node.func, cst.Name) and node.func.value in _CONTAINER_CALLS
     if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
         return is_sequence(node.left, known) or is_sequence(node.right, known)
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
+        literal = (cst.List, cst.Tuple)  # ``[x] * n``: a list repeated
+        return isinstance(node.left, literal) or isinstance(node.right, literal)
     return False
 
 

@@ -20,9 +20,11 @@ from . import ir
 from .container_names import is_sequence
 from .norm_base import NormalizerBase
 from .norm_queries import is_pure, yields_in
+from .norm_repeat import list_repetition
 from .norm_scan import names_read
+from .norm_walrus import walrus_in
 from .partials import lambda_value, opaque_lambda
-from .rules.containers import concat
+from .rules.containers import concat, list_repeat
 
 _BINOPS = {
     cst.Add: "+",
@@ -277,6 +279,10 @@ class ExpressionLowering(NormalizerBase):
                     elements=[*node.left.elements, *node.right.elements]
                 )
                 return self.expression(joined)
+            if op == "*" and (repeated := list_repetition(node)) is not None:
+                seq, n = repeated  # ``[x] * 3``: n references to the entries
+                callee = ir.Callee("_ad.list_repeat", list_repeat, resolved=True)
+                return ir.Call(callee, [self.atom(seq), self.atom(n)], [])
             if op == "+" and (
                 isinstance(node.left, sequences)
                 or isinstance(node.right, sequences)
@@ -343,7 +349,7 @@ class ExpressionLowering(NormalizerBase):
             what = "'yield' (generator)" if isinstance(node, cst.Yield) else "'await'"
             raise self.error(what, node)
         if isinstance(node, cst.NamedExpr):
-            raise self.error("assignment expression (:=)", node)
+            return ir.Copy(self.named_expression(node))
         if isinstance(node, cst.Lambda):
             return lambda_value(self, node) or opaque_lambda(self, node)
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.DictComp)):
@@ -353,7 +359,7 @@ class ExpressionLowering(NormalizerBase):
         if isinstance(node, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
             return self.opaque(node, "comprehension")
         if isinstance(node, cst.BooleanOperation):
-            if _truth_test(node):  # a condition: a bool that carries no gradient
+            if _truth_test(node) and walrus_in(node) is None:  # a bool, no gradient
                 test = self.opaque(node, "'and'/'or' expression")
                 test.truth = True
                 return test
@@ -367,6 +373,8 @@ class ExpressionLowering(NormalizerBase):
     def opaque(self, node: cst.BaseExpression, what: str) -> ir.Opaque:
         for found in yields_in(node):
             raise self.error("'yield' (generator)", found)
+        if (walrus := walrus_in(node)) is not None:
+            raise self.error(f"assignment expression (:=) inside a {what}", walrus)
         if self.env:
             raise self.error(f"{what} inside an inlined lambda", node)
         code = self.p.code(node)

@@ -72,15 +72,27 @@ class InnerFunctions(NormalizerBase):
             problem = "a decorated local function"
         elif node.asynchronous is not None:
             problem = "an async local function"
-        elif name in self.nested or name in self.locals:
-            problem = f"local function {name} defined twice or also assigned"
+        elif name in self.locals:
+            problem = f"local function {name} also assigned"
+        elif name in self.nested and not (
+            self._top_level(node) and self._top_level(self.nested[name])
+        ):
+            problem = f"local function {name} defined twice, not both at the top of the body"
         elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
             problem = "a function or class defined inside a local function"
         elif early_return(node):
             problem = "a local function that returns before its last statement"
         if problem:
             raise self.error(problem, node, "define the function at module level")
+        if name in self.nested:  # defined again: the calls after this inline this body
+            self.renames.pop(name, None)
         self.nested[name] = node
+
+    def _top_level(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is a statement of the function's own body (not in a branch,
+        loop or ``try``): a definition there is bound in order, like an assignment."""
+        body = getattr(self.p.node, "body", None)
+        return isinstance(body, cst.IndentedBlock) and any(s is node for s in body.body)
 
     @functools.cached_property
     def _rebound_factories(self) -> set[str]:

@@ -204,7 +204,7 @@ class StatementLowering(NormalizerBase):
         elif isinstance(node, (cst.Import, cst.ImportFrom)):
             self.imports.update(local_import(self, node))
         elif isinstance(node, cst.Del):
-            raise self.error("'del' statement", node)
+            self.delete(node)
         else:
             raise self.error(type(node).__name__, node)
 
@@ -375,7 +375,7 @@ class StatementLowering(NormalizerBase):
         entry or a name read later also holds (Python changes it in place)."""
         name = obj.value
         held = {b for a, b in self.holders if a == name and b != name and b in self.locals}
-        if self.generated or not held:
+        if self.generated or not (held or self.has_repetition):
             return
         seen = sorted(b for b in held if b in self.params or self.scan.live_after(b, obj))
         callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)

@@ -42,13 +42,16 @@ from .norm_base import NormalizerBase, still_resolves
 from .norm_calls import CallLowering
 from .norm_complex import complex_values, lift_operands
 from .norm_comps import ContainerLowering
+from .norm_del import Deletions
 from .norm_exits import bound_alias_checks, reversible_jumps, single_exit
 from .norm_exprs import ExpressionLowering
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
+from .norm_repeat import ListRepetition
 from .norm_stmts import StatementLowering
 from .norm_try import TryLowering
 from .norm_views import ViewWrites
+from .norm_walrus import NamedExpressions
 from .source import ParsedFunction, user_origin
 
 __all__ = ["Normalizer", "normalize", "normalize_resolving", "still_resolves"]
@@ -63,6 +66,9 @@ class Normalizer(
     CallLowering,
     ContainerLowering,
     InnerFunctions,
+    NamedExpressions,
+    Deletions,
+    ListRepetition,
     NormalizerBase,
 ):
     """Lowers one parsed function. Use :func:`normalize`."""

@@ -32,7 +32,8 @@ LAYERS: list[set[str]] = [
     | {"call_plans", "shape_analysis", "loop_exits", "scatter", "ordering", "partials"}
     | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
     | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"}
-    | {"norm_complex", "container_names", "norm_views", "lazy_values"},
+    | {"norm_complex", "container_names", "norm_views", "lazy_values"}
+    | {"norm_walrus", "norm_del", "norm_repeat"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},

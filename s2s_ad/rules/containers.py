@@ -17,6 +17,7 @@ import numpy as np
 
 from ..along import along_axes
 from ..runtime import (
+    add,
     build_record,
     field_index,
     record_parts,
@@ -217,6 +218,87 @@ _split = vjp_rule(
     linear=True,
 )
 set_jvps(_split, g="_ad.concat_vjp(t, parts)", parts="0.0")
+
+
+# --- list repetition: [x] * n ----------------------------------------------------------
+
+
+def list_repeat(seq: Any, n: Any) -> Any:
+    """``[x] * n`` / ``n * [x]`` of a list or tuple literal: ``n`` references to each entry.
+
+    Should ``n`` be an array or a float after all (``[1.0, 2.0] * x``), NumPy multiplies,
+    and the derivatives below do the same.
+    """
+    return seq * n
+
+
+def _repeats(n: Any) -> bool:
+    """Whether ``seq * n`` repeats the list (``n`` an integer), not multiplies."""
+    return isinstance(n, (int, np.integer))
+
+
+def list_repeat_vjp(g: Any, seq: Any, n: Any) -> Any:
+    """Adjoint of the repeated list or tuple: each entry's adjoint is the sum of the
+    adjoints of its copies."""
+    if is_zero(g):
+        return 0.0
+    if not _repeats(n):  # a product: an adjoint per entry of the literal
+        return type(seq)(unbroadcast(g * n, np.asarray(seq)))
+    k = len(seq)
+    return type(seq)(_sum_entries(g[i::k]) for i in range(k))
+
+
+def list_repeat_vjp_n(g: Any, seq: Any, n: Any) -> Any:
+    """Adjoint of the count: none for a repetition, ``g * seq`` for a product."""
+    if is_zero(g) or _repeats(n):
+        return 0.0
+    return unbroadcast(g * np.asarray(seq), n)
+
+
+def _sum_entries(entries: Any) -> Any:
+    total: Any = 0.0
+    for entry in entries:
+        total = add(total, entry)
+    return total
+
+
+def list_repeat_jvp(t: Any, seq: Any, n: Any) -> Any:
+    """Tangent of the repeated list or tuple: the entries' tangents repeated."""
+    if is_zero(t):
+        return 0.0
+    if not _repeats(n):
+        return np.asarray(t) * n
+    return type(seq)(t) * n
+
+
+def list_repeat_jvp_n(t: Any, seq: Any, n: Any) -> Any:
+    """Tangent through the count: none for a repetition, ``seq * t`` for a product."""
+    if is_zero(t) or _repeats(n):
+        return 0.0
+    return np.asarray(seq) * t
+
+
+_rule = vjp_rule(
+    "list repetition",
+    [list_repeat],
+    ("seq", "n"),
+    {"seq": "_ad.list_repeat_vjp(g, seq, n)", "n": "_ad.list_repeat_vjp_n(g, seq, n)"},
+    [
+        ([np.array([1.0, 2.0]), 0.5], 3),
+        ((0.7, np.array([0.3, -0.2])), 2),
+        ([1.5, -0.5], np.array([[0.3, -0.2], [0.7, 1.1]])),
+    ],
+)
+set_jvps(_rule, seq="_ad.list_repeat_jvp(t, seq, n)", n="_ad.list_repeat_jvp_n(t, seq, n)")
+# the backward sweep's sum is linear in the cotangent (a gradient differentiated again)
+_sum = vjp_rule(
+    "_ad.list_repeat_vjp",
+    [list_repeat_vjp],
+    ("g", "seq", "n"),
+    {"g": "_ad.list_repeat_jvp(g, seq, n)", "seq": "0.0", "n": "_ad.list_repeat_vjp_n(g, seq, n)"},
+    [],
+)
+set_jvps(_sum, g="_ad.list_repeat_vjp(t, seq, n)", seq="0.0", n="_ad.list_repeat_vjp_n(t, seq, n)")
 
 
 # --- star-calls: f(a, *parts, **opts) and zip(*pairs) --------------------------------------
