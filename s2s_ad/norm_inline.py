@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import types
-from typing import Any
+from typing import Any, TypeVar
 
 import libcst as cst
 
@@ -361,15 +361,10 @@ def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str
         return None
     node = _lambda_as_def(node)
     body = list(node.body.body)
-    last = body[-1] if body else None
-    if not (
-        isinstance(last, cst.SimpleStatementLine)
-        and len(last.body) == 1
-        and isinstance(last.body[0], cst.Return)
-        and isinstance(last.body[0].value, cst.Name)
-    ):
+    returned = _final_return(body, cst.Name)
+    if returned is None:
         return None
-    inner = last.body[0].value.value
+    inner = returned.value
     defs = [st for st in body if isinstance(st, cst.FunctionDef) and st.name.value == inner]
     if len(defs) != 1 or len(own_nodes(node, cst.Return)) != 1:
         return None
@@ -377,25 +372,32 @@ def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str
 
 
 _RETURNED_LAMBDA = "returned_lambda"
+_Node = TypeVar("_Node", bound=cst.CSTNode)
+
+
+def _final_return(body: list[cst.BaseStatement], kind: type[_Node]) -> _Node | None:
+    """The value of ``body``'s last statement when it is a lone ``return`` of a ``kind``
+    node (``return f``, ``return lambda x: ...``), else ``None``."""
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1):
+        return None
+    ret = last.body[0]
+    if isinstance(ret, cst.Return) and isinstance(ret.value, kind):
+        return ret.value
+    return None
 
 
 def _lambda_as_def(node: cst.FunctionDef) -> cst.FunctionDef:
     """A factory ending ``return lambda x: ...`` read as one ending ``def f(x): return ...``
     then ``return f`` (the lambda's parameters and body are the user's nodes)."""
     body = list(node.body.body)
-    last = body[-1] if body else None
-    if not (
-        isinstance(last, cst.SimpleStatementLine)
-        and len(last.body) == 1
-        and isinstance(last.body[0], cst.Return)
-        and isinstance(last.body[0].value, cst.Lambda)
-    ):
+    lam = _final_return(body, cst.Lambda)
+    if lam is None:
         return node
     scan = NameScan()
     node.body.visit(scan)
     if _RETURNED_LAMBDA in scan.assigned or _RETURNED_LAMBDA in names_read(node.body):
         return node
-    lam = last.body[0].value
     inner = cst.FunctionDef(
         name=cst.Name(_RETURNED_LAMBDA),
         params=lam.params,
