@@ -9,16 +9,20 @@ with its Variables named in the block, the same MLP as a Keras ``Sequential`` mo
 ``with``, each asked for its own loss (against two ``value_and_grad`` calls). ``--quick``
 for CI smoke runs; ``--gc`` keeps the garbage collector on while timing, as in a training
 loop (off by default, so that a collection triggered by other code is not timed).
+``--opcodes`` counts instead the Python opcodes one step of each runs (``sys.settrace``
+with opcode events: CPython 3.11 has no ``sys.monitoring``), by function with ``--top N``.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import gc
 import os
 import statistics
 import sys
 import time
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -98,7 +102,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds")
     parser.add_argument("--number", type=int, default=30, help="calls per case per round")
+    parser.add_argument(
+        "--opcodes", action="store_true", help="count Python opcodes per step instead of timing"
+    )
+    parser.add_argument("--top", type=int, default=0, help="with --opcodes: the N largest")
     args = parser.parse_args(argv)
+    if args.opcodes:
+        count_opcodes(make_cases(), args.top)
+        return 0
     if args.cpu:
         CLOCK[0] = time.process_time
     KEEP_GC[0] = args.gc
@@ -181,6 +192,46 @@ def make_cases() -> list[tuple[str, Callable[[], Any], Callable[[], Any]]]:
             lambda: (direct_gen(g0, x, y), direct_disc(d0, g0, x, y)),
         ),
     ]
+
+
+def opcodes_of(call: Callable[[], Any], steps: int = 5) -> collections.Counter[str]:
+    """Python opcodes per call of ``call`` (the mean of ``steps`` calls after two
+    warm-up calls), by function (``file:line name``)."""
+    counts: collections.Counter[str] = collections.Counter()
+
+    def tracer(frame: types.FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        frame.f_trace_lines = False
+        code = frame.f_code
+        key = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno} {code.co_name}"
+
+        def local(frame: types.FrameType, event: str, arg: Any) -> Any:
+            if event == "opcode":
+                counts[key] += 1
+            return local
+
+        return local
+
+    call()
+    call()
+    sys.settrace(tracer)
+    try:
+        for _ in range(steps):
+            call()
+    finally:
+        sys.settrace(None)
+    return collections.Counter({k: v // steps for k, v in counts.items()})
+
+
+def count_opcodes(cases: list[tuple[str, Any, Any]], top: int) -> None:
+    """Print the opcodes per step of each case, through the tape and directly."""
+    print("== GradientTape shim: Python opcodes per step (tape / value_and_grad)")
+    for name, tape_call, direct_call in cases:
+        tape_counts, direct_counts = opcodes_of(tape_call), opcodes_of(direct_call)
+        tape_n, direct_n = sum(tape_counts.values()), sum(direct_counts.values())
+        print(f"  {name:26} {tape_n:7d} {direct_n:7d} {tape_n / direct_n:5.2f}x")
+        for key, n in tape_counts.most_common(top):
+            print(f"      {n:6d}  {key}")
 
 
 def report(

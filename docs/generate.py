@@ -211,6 +211,11 @@ _SECTIONS = (
     ("Operators", "Python's operators on floats and arrays (`x @ y` is `np.matmul`)."),
     ("Python builtins and math", "Builtins and functions of the `math` module."),
     (
+        "Python standard library",
+        "`statistics` of a list of numbers, and `copy.copy`, "
+        "`copy.deepcopy` (their adjoint is the cotangent itself).",
+    ),
+    (
         "scipy.special",
         "Loaded when the program has imported `scipy.special` (SciPy is optional).",
     ),
@@ -248,6 +253,8 @@ def _section(rule: Rule) -> str | None:
         return "NumPy"
     if name.startswith("math.") or name in ("abs", "pow", "float", "sum", "max", "min", "list"):
         return "Python builtins and math"
+    if name.startswith(("statistics.", "copy.")):
+        return "Python standard library"
     if funcs and getattr(funcs[0], "__module__", "") in ("_operator", "operator"):
         return "Operators"
     return None

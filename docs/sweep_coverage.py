@@ -36,6 +36,7 @@ _SOURCES = (
     ("jax_funcs", "JAX `lax_numpy_test.py`, `linalg_test.py`, special functions"),
     ("stats_funcs", "scipy.stats likelihoods and priors (JAX `scipy_stats_test.py`)"),
     ("keyword_funcs", "keyword forms (`axis=`, `keepdims=`, `ord=`) and batch dimensions"),
+    ("open_funcs", "user code: running extrema, `statistics`, `copy`, fits and Toeplitz maps"),
 )
 
 

@@ -23,7 +23,7 @@ from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule
 from .shifts import stabilising_shifts
-from .targets import REFUSE, primal, signature, spec_of
+from .targets import REFUSE, is_transform, primal, signature, spec_of
 
 
 @dataclass
@@ -234,7 +234,13 @@ def _varied_to_fixpoint(stmts: list[ir.Stmt], varied: set[str]) -> set[str]:
     return varied
 
 
-def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = False) -> Activity:
+def analyze(
+    fn: ir.Function,
+    wrt: list[str],
+    output: str,
+    variables: bool | str = False,
+    seeds: frozenset[str] = frozenset(),
+) -> Activity:
     """Compute varied and useful variables.
 
     Args:
@@ -243,6 +249,8 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
         output: The variable holding the differentiated output.
         variables: Variables mode (tapes): an attribute read may be a watched
             ``Variable`` and a called function may read some, so both vary.
+        seeds: Variables useful besides the output (the results of calls made for their
+            effect on objects, see ``object_state.state_calls``).
     """
     # one pass builds the graph, one search each answers: linear in the program's size
     stmts = list(walk(fn.body))
@@ -250,14 +258,17 @@ def analyze(fn: ir.Function, wrt: list[str], output: str, variables: bool = Fals
     for shift in stabilising_shifts(fn):  # the result does not depend on it: no adjoint
         flows.pop(shift, None)
     if variables:
-        varied = _varied_to_fixpoint(stmts, set(wrt) | outside_names(fn))
+        # (object state, ``variables="state"``: no Variables among the globals, and the
+        # calls of user code all differentiated: they may store attributes)
+        outside = outside_names(fn) if variables is True else set()
+        varied = _varied_to_fixpoint(stmts, set(wrt) | outside | seeds)
     else:
         varied = _reach(set(wrt), flows)
     backward: dict[str, list[str]] = {}
     for source, targets in flows.items():
         for target in targets:
             backward.setdefault(target, []).append(source)
-    start = {output}
+    start = {output} | (seeds & varied)
     if variables:  # a value stored in an attribute may be read later (a layer's call)
         start |= {a.name for a in _stored_values(stmts) if a.name in varied}
     useful = _reach(start, backward)
@@ -315,6 +326,8 @@ def written_params(func: Any) -> set[str]:
     in-place method, or passing ``u`` on to a callee that writes into it, or to a library
     function that is neither a rule nor known to only read (it may write)."""
     func = primal(func)  # a wrapper's own code, a partial's or a cache's function
+    if is_transform(func):
+        return set()  # s2s_ad.grad(inner)(u) inside the function: makes a function
     code = code_key(func)
     if code in _WRITTEN:
         return _WRITTEN[code]

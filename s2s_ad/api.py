@@ -25,6 +25,13 @@ from .normal_forms import (
 )
 from .normal_forms import STATS as STATS
 from .normal_forms import normalized as normalized
+from .object_state import (
+    StateBound,
+    compile_top,
+    mark_stateful,
+    needs_table,
+    with_state_table,
+)
 from .source import user_origin
 from .targets import REFUSE, SPEC, as_method, bind_first, define, mark, primal, signature
 from .varargs import fixed_arity
@@ -392,8 +399,11 @@ def _generated(
     scalars: frozenset[str] = frozenset(),
     vectors: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
-    compiled = compile_adjoint(fun, wrt, has_aux, scalars, vectors)
-    return compiled.bind(primal(fun))
+    compiled = compile_top(compile_adjoint, fun, wrt, has_aux, scalars, vectors)
+    bound = compiled.bind(primal(fun))
+    if needs_table(compiled):  # object state: run with a table of stored values
+        return StateBound(bound)
+    return bound
 
 
 def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., Any]:
@@ -411,13 +421,23 @@ def _make_call(fun: Any, wrt: Any, has_aux: bool, mode: str) -> Callable[..., An
     def shaped(scalars: frozenset[str], vectors: frozenset[str], key: tuple[Any, ...]) -> Any:
         from .lower import shape_variant
 
-        compiled = compile_adjoint(target, tuple(names), has_aux, scalars, vectors)
+        compiled = compile_top(compile_adjoint, target, tuple(names), has_aux, scalars, vectors)
         with paused_gc():
             fn = shape_variant(compiled, primal(target), key, _param_names(fun))
+        if fn is not None and needs_table(compiled):
+            fn = with_state_table(fn)
         return functools.partial(fn, fun.__self__) if method and fn is not None else fn
 
     general = make(frozenset(), frozenset())
     variants = Variants(make, _param_names(fun), general, shaped)
+
+    def restate() -> bool:
+        if not mark_stateful(target):
+            return False
+        variants.reset(make(frozenset(), frozenset()))
+        return True
+
+    variants.restate = restate
     call = make_entry(fun, names, single, has_aux, mode, variants, Binder(fun))
     if mode == "value_and_grad":
         mark(
@@ -728,6 +748,8 @@ def source(df: Callable[..., Any]) -> str:
     if shown is not None:
         return shown()
     generated = getattr(df, "__wrapped__", None)
+    if generated is not None:  # through object_state.with_state_table
+        generated = inspect.unwrap(generated)
     if (
         generated is None
         or not getattr(generated, "__code__", None)

@@ -11,7 +11,9 @@ dataclass.
 What the construction does to its arguments must be known: a namedtuple or a dataclass
 (without ``__post_init__``) stores each argument in the field of its name; a plain
 class's ``__init__`` must consist of stores ``self.name = parameter`` (optionally
-``np.asarray(parameter)``), stores of values that are not parameters, and a docstring.
+``np.asarray(parameter)``), stores of values that are not parameters, and a docstring;
+a class that defines ``__getitem__``, ``__iter__`` or ``__setitem__`` is no record (its
+indexing runs its own code), so building it from differentiated values is refused.
 Anything else is refused by :func:`init_attributes` (with the reason), which the
 normalizer turns into a refusal at the user's line.
 
@@ -60,6 +62,9 @@ def remember(obj: Any) -> None:
     _UNHASHABLE[key] = weakref.ref(obj, forget)
 
 
+#: methods that make indexing or iterating an object run the class's own code
+_CONTAINER_METHODS = frozenset({"__getitem__", "__iter__", "__setitem__"})
+
 #: wrappers that leave a stored value's derivative alone (``self.W = np.asarray(W)``)
 _IDENTITY = frozenset({"asarray", "array", "asanyarray", "float", "copy"})
 
@@ -100,6 +105,11 @@ def init_attributes(cls: type) -> dict[str, str]:
     kind = record_kind(cls)
     if kind == "namedtuple":
         return {name: name for name in cls._fields}  # type: ignore[attr-defined]
+    protocol = {m for b in cls.__mro__[:-1] for m in _CONTAINER_METHODS if m in vars(b)}
+    if protocol:
+        # ``P[k]`` or ``for layer in P`` runs the class's own code, which the derivative
+        # of a subscript or a loop over a record does not follow
+        raise ValueError(f"{cls.__name__} defines {sorted(protocol)[0]}")
     if kind == "dataclass":
         if hasattr(cls, "__post_init__"):
             raise ValueError(f"dataclass {cls.__name__} has a __post_init__")

@@ -18,8 +18,8 @@ from typing import NamedTuple
 PURE_HELPERS = frozenset(
     """add add_at add_at_owned broadcast_like broadcast_to copy dense getitem in_container
     matmul_vjp_x matmul_vjp_y dot_vjp_a dot_vjp_b mean_vjp pack repack seed sequence sum_vjp
-    tangent_parts unbroadcast unbroadcast_owned zeros_like materialize container_entries
-    concat concat_vjp written keep_last sequence_part holds_keys""".split()
+    tangent_parts unbroadcast unbroadcast_owned unbroadcast_vjp zeros_like materialize
+    container_entries concat concat_vjp written keep_last sequence_part holds_keys""".split()
 )
 PURE_BUILTINS = frozenset(
     "abs len range float int bool tuple list dict min max sum reversed enumerate zip".split()
@@ -348,6 +348,10 @@ class Info:
         self.masks: dict[int, tuple[int, int, bool]] = {}
         self.load_masks: dict[int, int] = {}
         self.known: list[ast.AST] = []  # the nodes described: their ids are not reused
+        #: id of a statement's survey -> (the survey, whether it stops every reuse of a
+        #: held value, see ``reuse``): the survey is held, so its id is not reused, and a
+        #: statement rewritten is surveyed again (a new key)
+        self.stops: dict[int, tuple[Survey, bool]] = {}
 
     def _facts(self, s: ast.stmt) -> tuple[set[str], set[str], bool, bool]:
         key = id(s)

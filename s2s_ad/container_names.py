@@ -26,7 +26,7 @@ _CONTAINER_TYPES = {"list", "tuple", "List", "Tuple", "Sequence", "MutableSequen
 _FILLERS = {"append", "extend", "insert"}
 
 
-class _Scan(cst.CSTVisitor):
+class Scan(cst.CSTVisitor):
     """Bindings of the function's own scope (nested scopes only spoil names).
 
     Run with :func:`cstwalk.walk` (read only: ``node.visit`` would rebuild every node).
@@ -171,14 +171,14 @@ def container_names(node: cst.FunctionDef | cst.Lambda) -> set[str]:
     return _container_names(node, _scan(node))
 
 
-def _scan(node: cst.FunctionDef) -> _Scan:
+def _scan(node: cst.FunctionDef) -> Scan:
     """The bindings, fillers and arithmetic operands of ``node``'s body."""
-    scan = _Scan()
+    scan = Scan()
     walk(node.body, scan)
     return scan
 
 
-def _container_names(node: cst.FunctionDef, scan: _Scan) -> set[str]:
+def _container_names(node: cst.FunctionDef, scan: Scan) -> set[str]:
     params = node.params
     all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
     known: set[str] = set()
@@ -216,7 +216,7 @@ def maybe_containers(node: cst.FunctionDef | cst.Lambda) -> set[str]:
     return _maybe_containers(node, _scan(node))
 
 
-def _maybe_containers(node: cst.FunctionDef, scan: _Scan) -> set[str]:
+def _maybe_containers(node: cst.FunctionDef, scan: Scan) -> set[str]:
     params = node.params
     out: set[str] = set()
     for p in [*params.posonly_params, *params.params, *params.kwonly_params]:
@@ -232,5 +232,28 @@ def containers(node: cst.FunctionDef | cst.Lambda) -> tuple[set[str], set[str]]:
     """:func:`container_names` and :func:`maybe_containers` of ``node`` from one scan."""
     if not isinstance(node, cst.FunctionDef):
         return set(), set()
-    scan = _scan(node)
+    return container_sets(node, _scan(node))
+
+
+def container_sets(node: cst.FunctionDef, scan: Scan) -> tuple[set[str], set[str]]:
+    """:func:`containers` of ``node`` given the :class:`Scan` of its body (made by a
+    walk shared with other scans)."""
     return _container_names(node, scan), _maybe_containers(node, scan)
+
+
+def call_bound(node: cst.FunctionDef | cst.Lambda) -> dict[str, list[cst.BaseExpression]]:
+    """Names of ``node``'s own scope (not its parameters) bound only by plain assignments
+    and never an operand of arithmetic other than ``+``, with the values bound to them
+    (``enc = encoder_layers()``: see ``norm_concat``)."""
+    if not isinstance(node, cst.FunctionDef):
+        return {}
+    scan = _scan(node)
+    params = node.params
+    every = [*params.posonly_params, *params.params, *params.kwonly_params]
+    every += [p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)]
+    bound = {p.name.value for p in every}
+    return {
+        k: v
+        for k, v in scan.values.items()
+        if k not in scan.spoiled and k not in scan.arithmetic and k not in bound
+    }

@@ -307,6 +307,14 @@ def broadcast_to(g: Any, shape: tuple[int, ...]) -> Any:
     return np.broadcast_to(batching.lift(g, np.empty(shape)), (g.shape[0], *shape))
 
 
+def unbroadcast_vjp(g: Any, like: Any) -> Any:
+    """Batched ``_ad.unbroadcast_vjp``: ``g`` broadcast to ``(B,) + shape(like)``, or
+    ``g`` itself where ``like`` is a container."""
+    if isinstance(like, (list, tuple, dict)) or like is None:
+        return g
+    return broadcast_to(g, np.shape(like))
+
+
 def _one_row_only() -> set[str]:
     """Helpers of one-row cotangents: every helper taking a cotangent first, but those
     that only test it or that have a batched form here."""
@@ -349,6 +357,7 @@ _BATCHED: dict[str, Any] = {
     "transpose": batching.transpose,
     "reshape": batching.reshape,
     "broadcast_to": broadcast_to,
+    "unbroadcast_vjp": unbroadcast_vjp,
     "max_vjp": max_vjp,
     "min_vjp": max_vjp,
 }

@@ -105,6 +105,87 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
         leave(visitor, node)
 
 
+def walk_many(
+    node: cst.CSTNode,
+    visitors: list[cst.CSTVisitor],
+    inner: tuple[cst.CSTNode, cst.CSTVisitor] | None = None,
+) -> None:
+    """:func:`walk` with several visitors in one pass over the tree: each is called as
+    :func:`walk` would call it alone (a visitor's ``False`` skips the children for it
+    only), so they must not depend on one another. ``inner``: a node under ``node`` and a
+    visitor that walks only that node's subtree (found by identity; walked alone if the
+    pass does not reach it)."""
+    reached = _walk_many(node, visitors, inner)
+    if inner is not None and not reached:
+        walk(inner[0], inner[1])
+
+
+def _walk_many(
+    node: cst.CSTNode,
+    visitors: list[cst.CSTVisitor],
+    inner: tuple[cst.CSTNode, cst.CSTVisitor] | None,
+) -> bool:
+    """:func:`walk_many` of ``node``: whether ``inner``'s node was reached."""
+    reached = False
+    if inner is not None and node is inner[0]:
+        visitors = [*visitors, inner[1]]
+        inner, reached = None, True
+    cls = type(node)
+    active: list[cst.CSTVisitor] = []
+    leaves: list[tuple[Callable[..., Any], cst.CSTVisitor]] = []
+    for visitor in visitors:
+        hooks = _HOOKS.get((type(visitor), cls))
+        if hooks is None:
+            hooks = _hooks(type(visitor), cls)
+        enter, leave = hooks
+        if enter is None or enter(visitor, node) is not False:
+            active.append(visitor)
+        if leave is not None:
+            leaves.append((leave, visitor))
+    if active:
+        fields = _FIELDS.get(cls)
+        if fields is None:
+            fields = _fields(cls)
+        for name in fields:
+            value = getattr(node, name)
+            kind = type(value)
+            items = value if kind is tuple or kind is list else (value,)
+            for item in items:
+                is_node = _IS_NODE.get(type(item))
+                if is_node is None:
+                    is_node = _is_node(type(item))
+                if is_node and _walk_many(item, active, inner):
+                    reached, inner = True, None
+    for leave, visitor in leaves:
+        leave(visitor, node)
+    return reached
+
+
+def holds(node: cst.CSTNode, table: KindTable) -> bool:
+    """Whether ``node`` or a node under it is of ``table``'s kinds (the nodes :func:`walk`
+    visits; one loop, no visitor: a query that only looks for a kind stops at the first)."""
+    todo = [node]
+    pop, push = todo.pop, todo.append
+    while todo:
+        n = pop()
+        cls = type(n)
+        if table[cls]:
+            return True
+        fields = _FIELDS.get(cls)
+        if fields is None:
+            fields = _fields(cls)
+        for name in fields:
+            value = getattr(n, name)
+            kind = type(value)
+            for item in value if kind is tuple or kind is list else (value,):
+                is_node = _IS_NODE.get(type(item))
+                if is_node is None:
+                    is_node = _is_node(type(item))
+                if is_node:
+                    push(item)
+    return False
+
+
 class KindTable(dict[type, bool]):
     """Node type -> whether it is one of ``kinds`` (a type or tuple of types), filled as
     types come: ``table[type(node)]`` answers ``isinstance(node, kinds)`` with a dict

@@ -22,6 +22,7 @@ from .built_objects import has_fields
 from .custom import CustomGradient
 from .emit import AD
 from .errors import TransformError
+from .object_state import STATE, StoredState, container_writes, state_mode
 from .rules import REGISTRY
 from .rules.defaults import DEFAULTS, explicit_defaults, spread_tangent
 from .rules.registry import Rule, substitute
@@ -203,13 +204,17 @@ def _parameters(
         params.append(where[id(mark)])
     order = tuple(sorted({p for p, _ in params}, key=list(sig.parameters).index))
 
-    for param in set(order) & written_params(target):
+    written = written_params(target)
+    if written and state_mode(runtime.VARIABLE_GRADS) == STATE:
+        written = container_writes(target)  # attribute stores are modelled there
+    for param in set(order) & written:
         value = next(
             (v for v, (p, _) in zip(every_value(pre, args, kwargs, labels), params) if p == param),
             None,
         )
         if has_fields(value):  # ``self.calls += 1``, ``self.cache = h`` on a model object
-            raise TransformError(
+            error = StoredState if param not in container_writes(target) else TransformError
+            raise error(
                 f"call to {target.__qualname__}, which writes an attribute of its "
                 f"differentiated argument {param!r} (a {type(value).__name__}: state such as "
                 "a counter or a cache)",
@@ -295,14 +300,26 @@ def _fast_path(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[_Fast, tuple[Any, ...]] | None:
     """The generated code a call of ``func`` resolved to last time, if nothing changed."""
-    raw, pre = _callee(func)
+    if type(func) is types.MethodType:  # (the common case: ``layer.call``, inline)
+        raw = func.__func__
+        raw = getattr(raw, "_s2s_plain", raw)
+        pre: tuple[Any, ...] = (func.__self__,)
+    else:
+        raw, pre = _callee(func)
     found = _FAST.get(id(raw))
     if found is None or found[0] is not raw:
         return None
     hit = found[1].get(
         (len(pre), len(args), tuple(kwargs), labels, runtime.VARIABLE_GRADS is not None)
     )
-    if hit is None or raw.__code__ is not hit.code or hit.version != _registry_version():
+    if hit is None or raw.__code__ is not hit.code:
+        return None
+    version = hit.version  # _registry_version(), inline
+    if (
+        version[0] != len(REGISTRY.rules)
+        or version[1] != len(REGISTRY.custom)
+        or version[2] != len(REGISTRY.opaque_libraries)
+    ):
         return None
     if pre and id(pre[0]) not in hit.checked:
         if id(func) in REGISTRY.custom or REGISTRY.lookup(func) is not None:
@@ -350,6 +367,52 @@ def _pullback(
     return pullback
 
 
+# per class whose calls only ever reach :func:`call_with_pullback`'s ``_s2s_forward`` branch
+# (no ``_s2s_pullback``, not a builtin, not ``_s2s_dispatched``): that hook, so that a
+# repeated call of one of its objects (a Keras layer in ``Sequential.call``) goes straight
+# to the redirect and the generated code the last call resolved to
+_FORWARDED: dict[type, Any] = {}
+
+
+def _note_forwarded(kind: type, forward: Any) -> None:
+    """Remember ``kind``'s ``_s2s_forward`` for :func:`_forwarded_call` (a class whose
+    calls could take an earlier branch of :func:`call_with_pullback` is not kept)."""
+    if kind in _FORWARDED or issubclass(kind, (types.BuiltinFunctionType, types.MethodType)):
+        return
+    if getattr(kind, "_s2s_dispatched", False) or issubclass(kind, types.FunctionType):
+        return
+    if len(_FORWARDED) > 4096:  # classes made at run time: do not keep them all
+        _FORWARDED.clear()
+    _FORWARDED[kind] = forward
+
+
+def _forwarded_call(
+    forward: Any,
+    func: Any,
+    labels: tuple[Any, ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> tuple[Any, Callable[[Any], tuple[Any, ...]]] | None:
+    """A call of an object whose class redirects it (``_s2s_forward``) to generated code
+    already compiled for the redirect; ``None`` when anything differs (the full dispatch
+    then runs, and compiles)."""
+    for label in labels:
+        if label == DEFAULTS or type(label) is tuple:
+            return None  # the object differentiated, or a star-call's entries
+    if "_s2s_dispatched" in getattr(func, "__dict__", ()):
+        return None
+    redirected = forward(func, labels, args, kwargs)
+    if redirected is None:
+        return None
+    target, targs, tkwargs = redirected
+    fast = _fast_path(target, labels, targs, tkwargs)
+    if fast is None:
+        return None
+    hit, pre = fast
+    ans, saved = hit.fns["fwd"](*pre, *targs, **tkwargs)
+    return ans, _pullback(hit, saved)
+
+
 def _star_call(
     func: Any, labels: tuple[Any, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
@@ -392,6 +455,17 @@ def container_method(func: Any, labels: tuple[Any, ...]) -> None:
         )
 
 
+def _state_owner(func: Any) -> bool:
+    """Whether ``func`` is a method of a plain object (not a record) called under a
+    gradient's object state table: its receiver carries no adjoint of its own."""
+    if state_mode(runtime.VARIABLE_GRADS) != STATE:
+        return False
+    if isinstance(func, types.MethodType):
+        return not has_fields(func.__self__)
+    # a plain object's call (``layer(h)``, ``layer`` read from ``self.layers``)
+    return not isinstance(func, (types.FunctionType, functools.partial)) and not has_fields(func)
+
+
 def record_method(func: Any, labels: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
     """The call ``obj(*args)`` of a record (an object built from differentiated values,
     :mod:`s2s_ad.built_objects`) as ``type(obj).__call__(obj, *args)``, and
@@ -431,12 +505,19 @@ def call_with_pullback(
     args, kwargs)`` with the differentiated arguments at the same positions and
     keywords, or ``None`` to be called as it is.
     """
+    forward = _FORWARDED.get(type(func))
+    if forward is not None:  # a layer called again: its call's generated code, if known
+        found = _forwarded_call(forward, func, labels, args, kwargs)
+        if found is not None:
+            return found
     container_method(func, labels)
     if DEFAULTS in labels and _container(func) is not None:  # ``e = d.copy()``
         return func(*args, **kwargs), lambda g: tuple(
             g if label == DEFAULTS else 0.0 for label in labels
         )
-    if DEFAULTS in labels and _holds_nothing(func):  # ``self.activation(z)``: np.tanh
+    if DEFAULTS in labels and (_holds_nothing(func) or _state_owner(func)):
+        # ``self.activation(z)`` (np.tanh), or an object's method under object state
+        # (its attributes' adjoints go to their slots)
         at = labels.index(DEFAULTS)
         kept = labels[:at] + labels[at + 1 :]
         ans, inner = call_with_pullback(func, kept, args, kwargs)
@@ -460,6 +541,7 @@ def call_with_pullback(
     if own is not None:  # an object that differentiates its own call (tape_nested)
         return own(func, labels, args, kwargs)
     if forward is not None:
+        _note_forwarded(type(func), forward)
         redirected = forward(func, labels, args, kwargs)
         if redirected is not None:
             func, args, kwargs = redirected
@@ -539,11 +621,11 @@ def call_with_pullback(
         )
     full = (*pre, *args)
     memo = _MEMO.setdefault(target, {})
-    shape = (len(pre), len(args), tuple(kwargs), labels)
+    shape = (len(pre), len(args), tuple(kwargs), labels, state_mode(runtime.VARIABLE_GRADS))
     if shape not in memo:
         memo[shape] = _parameters(target, pre, args, kwargs, labels)
     params, order = memo[shape]
-    variables = runtime.VARIABLE_GRADS is not None  # inside a tape's gradient
+    variables = state_mode(runtime.VARIABLE_GRADS)  # inside a tape's gradient, or grad's
     compiled = compile_adjoint(target, order, variables=variables)
     hit = memo.get(id(compiled))
     if hit is None or hit[0] is not compiled:

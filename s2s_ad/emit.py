@@ -39,6 +39,8 @@ def _helpers() -> types.SimpleNamespace:
         names.update(
             {k: v for k, v in vars(module).items() if not k.startswith("_") and callable(v)}
         )
+    # the marker of an entry a dict does not hold (``old_item``); ``del d[key]`` writes it
+    names["DELETED"] = runtime.DELETED
     return types.SimpleNamespace(**names)
 
 

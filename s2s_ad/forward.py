@@ -133,6 +133,9 @@ class Forward(SweepBase):
                 for v in s.targets:
                     items += self.kill(v, has)
             return items
+        if isinstance(s, ir.SetItem) and s.restore:  # forward mode over a backward sweep
+            key = ir.Const(s.index.code)
+            return self.restore_stmt(ir.Var(s.obj), key, s.value, has)
         if isinstance(s, ir.SetItem):
             line = Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}")
             t = self.tangent(s.value, has)
@@ -161,8 +164,6 @@ class Forward(SweepBase):
             has.add(s.target)
             return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
         if isinstance(s, ir.ExprStmt):
-            if _restores(s.value):  # forward mode over a backward sweep
-                return self.restore_stmt(s.value, has)
             self._check_discarded_call(s)
             if isinstance(s.value, ir.Opaque):
                 return [Line(s.value.code)]
@@ -179,11 +180,11 @@ class Forward(SweepBase):
             return [Line("continue")]
         return []
 
-    def restore_stmt(self, call: ir.Call, has: set[str]) -> list[Item]:
+    def restore_stmt(self, obj: ir.Var, key: ir.Atom, old: ir.Atom, has: set[str]) -> list[Item]:
         """``_ad.restore_item(obj, key, old)`` (a backward sweep undoing ``obj[key] = ...``)
         and the same for the tangent of ``obj``."""
-        line = Line(self.render_expr(call))
-        obj, key, old = call.args
+        args = f"{obj.name}, {self.atom(key)}, {self.helper_atom(old)}"
+        line = Line(f"{self.ad}.restore_item({args})")
         # (the value put back is read through ``obj`` only: activity does not follow it)
         t = self.dot(old.name) if isinstance(old, ir.Var) and old.name in has else None
         if not isinstance(obj, ir.Var) or not self.activity.active(obj.name):
@@ -194,7 +195,7 @@ class Forward(SweepBase):
         prev = d if obj.name in has else "0.0"
         has.add(obj.name)
         helper = self.runtime("restore_tangent")
-        args = f"{prev}, {obj.name}, {self.atom(key)}, {self.atom(old)}, {t or '0.0'}"
+        args = f"{prev}, {obj.name}, {self.atom(key)}, {self.helper_atom(old)}, {t or '0.0'}"
         return [line, Line(f"{d} = {helper}({args})")]
 
     def kill(self, var: str, has: set[str]) -> list[Item]:
@@ -594,19 +595,6 @@ def _nested_in_branch(target: ir.Stmt, stmts: list[ir.Stmt]) -> bool:
 
 def _assigns(stmts: list[ir.Stmt]) -> set[str]:
     return {s.target for s in stmts if isinstance(s, ir.Assign)}
-
-
-def _restores(value: ir.Expr) -> bool:
-    """Whether ``value`` is a call of ``_ad.restore_item`` (from a backward sweep)."""
-    from .runtime import restore_item
-
-    return (
-        isinstance(value, ir.Call)
-        and value.callee.resolved
-        and value.callee.obj is restore_item
-        and len(value.args) == 3
-        and not value.kwargs
-    )
 
 
 def _index(code: str, np_name: str) -> str:

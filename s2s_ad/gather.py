@@ -185,8 +185,11 @@ def gather(
                 drop |= gather(inner, info, tape, notes, changed)
     i = 0
     copied = _copied(stmts)  # moving statements makes no copy
+    sunk: set[int] = set()  # each statement sinks once: two could otherwise trade places
     while i < len(stmts):
-        if id(stmts[i]) not in notes and _sink(stmts, i, info, tape, notes, copied):
+        s = stmts[i]
+        if id(s) not in notes and id(s) not in sunk and _sink(stmts, i, info, tape, notes, copied):
+            sunk.add(id(s))
             continue  # the statement now at ``i`` is another
         i += 1
     for i, d in enumerate(stmts):

@@ -185,11 +185,17 @@ class Unpack(Stmt):
 
 @dataclass
 class SetItem(Stmt):
-    """``obj[index] = value`` (in-place write of an array or list element)."""
+    """``obj[index] = value`` (in-place write of an array or list element).
+
+    ``restore`` marks ``_ad.restore_item(obj, index, value)`` of a backward sweep being
+    differentiated: the same write, except that the marker ``old_item`` returns for a
+    key a dict did not hold removes the key again.
+    """
 
     obj: str
     index: Index
     value: Atom
+    restore: bool = False
 
 
 @dataclass

@@ -112,13 +112,14 @@ class _Lowering:
 
     def expr(self, node: ast.expr) -> ast.expr:
         """``node`` with the helper calls inside it lowered (innermost first)."""
-        for field, value in ast.iter_fields(node):
-            if isinstance(value, ast.expr):
-                setattr(node, field, self.expr(value))
-            elif isinstance(value, list):
+        for field in node._fields:  # (as ``ast.iter_fields``, without its generator)
+            value = getattr(node, field, None)
+            if value.__class__ is list:
                 setattr(
                     node, field, [self.expr(v) if isinstance(v, ast.expr) else v for v in value]
                 )
+            elif isinstance(value, ast.expr):
+                setattr(node, field, self.expr(value))
         if isinstance(node, ast.Call) and _is_helper(node):
             facts = self.facts_of(node)
             rule = getattr(self, f"lower_{node.func.attr}", None)  # type: ignore[attr-defined]
@@ -331,8 +332,9 @@ class _Lowering:
         return ast.copy_location(ast.AugAssign(sub, ast.Add(), self.expr(call.args[3])), s)
 
 
-def _tape(func: ast.FunctionDef) -> str | None:
-    """The tape's name: a list made at the top of the function and popped from."""
+def _tape(func: ast.FunctionDef, every: list[ast.AST]) -> str | None:
+    """The tape's name: a list made at the top of the function and popped from
+    (``every``: the function's nodes, ``codefacts.nodes(func)``)."""
     made = {
         s.targets[0].id
         for s in func.body
@@ -342,7 +344,7 @@ def _tape(func: ast.FunctionDef) -> str | None:
         and isinstance(s.value, ast.List)
         and not s.value.elts
     }
-    for node in nodes(func):
+    for node in every:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -510,8 +512,9 @@ def lower_function(
     tree = ast.parse(text)
     func = tree.body[0]
     assert isinstance(func, ast.FunctionDef)
-    tape = _tape(func)
-    analysis = Analysis(func, facts, tape, modules, shadowed)
+    every = nodes(func)  # one walk for the tape's name and the analysis's checks
+    tape = _tape(func, every)
+    analysis = Analysis(func, facts, tape, modules, shadowed, every)
     try:
         analysis.run()
     except Unsupported:

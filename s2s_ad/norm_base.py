@@ -20,10 +20,8 @@ import libcst as cst
 
 from . import ir
 from .codegen import GENERATED_CODES
-from .container_names import containers
-from .cstwalk import walk
-from .norm_queries import endless_loop, own_nodes
-from .norm_scan import NameScan
+from .norm_queries import endless_loop
+from .norm_scan import NameScan, Prescan
 from .partials import Bound
 from .source import ParsedFunction, user_lines
 from .view_facts import Fact
@@ -44,8 +42,8 @@ class NormalizerBase:
         self.resolved: dict[tuple[str, ...], Any] = {}
         #: names the function's own import statements bind -> what they bind
         self.imports: dict[str, Any] = {}
-        scan = NameScan()
-        walk(parsed.node, scan)
+        prescan = Prescan(parsed.node)  # the scans below, from one walk of the tree
+        scan = prescan.names
         self.reserved = set(scan.all)
         # bound once, and to nothing else (``fn = step`` then ``fn = lambda u: ...``: the
         # first ``fn(x)`` calls step, a variable then)
@@ -73,7 +71,7 @@ class NormalizerBase:
         self.locals = scan.assigned | set(self.params)
         #: names holding a list or tuple wherever read (``a + b`` of them concatenates),
         #: parameters that may hold a list or tuple (``a + b`` of two: ``_ad.concat``)
-        self.containers, self.maybe_containers = containers(parsed.node)
+        self.containers, self.maybe_containers = prescan.containers, prescan.maybe_containers
         self._counter = 0
         self.temps: set[str] = set()
         self.shared: set[str] = set()
@@ -86,12 +84,12 @@ class NormalizerBase:
         self.out: list[ir.Stmt] = []
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
         self.partials: dict[str, Bound] = {}  # names of partials, called as their function
+        #: a local function's default evaluated where it is defined -> the function's name
+        self.default_of: dict[str, str] = {}
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
         # a generator function: the list its yields fill (see run)
-        generator = isinstance(parsed.node, cst.FunctionDef) and bool(
-            own_nodes(parsed.node, cst.Yield)
-        )
+        generator = prescan.generator
         self.items: str | None = self.fresh("_items") if generator else None
         if self.items is not None:
             self.locals.add(self.items)

@@ -24,6 +24,7 @@ import numpy as np
 from . import ir
 from .built_objects import init_attributes, record_kind
 from .norm_base import MISSING, NormalizerBase
+from .norm_passed import factory_argument_call
 from .norm_scan import binding_count
 from .ordering import lower_ordering
 from .partials import expand_partial
@@ -154,6 +155,10 @@ class CallLowering(NormalizerBase):
             return self.inline_lambda(func, node)
         if isinstance(func, cst.Name) and func.value in self.nested and not self.env:
             return self.inline_def(self.nested[func.value], node)
+        if isinstance(func, cst.Name) and not self.env:
+            inlined = factory_argument_call(self, node)
+            if inlined is not None:  # ``fixed_point(make_step, a)``: see norm_passed
+                return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
         parts = self.dotted(func)

@@ -177,16 +177,23 @@ def reversible_jumps(body: list[ir.Stmt], norm: NormalizerBase) -> list[ir.Stmt]
                 s.body = block(s.body, flags, loop_flags)
                 s.orelse = block(s.orelse, flags, loop_flags)
             elif isinstance(s, (ir.For, ir.While)):
-                out += loop(s)
+                lowered, tail = loop(s)
+                out += lowered
+                if tail:
+                    # the loop's ``else:`` runs in this block: its break or continue
+                    # (``for ...: ... else: continue``) jumps in the enclosing loop
+                    return out + block([*tail, *stmts[pos + 1 :]], flags, loop_flags)
                 continue
             out.append(s)
         return out
 
-    def loop(s: ir.For | ir.While) -> list[ir.Stmt]:
+    def loop(s: ir.For | ir.While) -> tuple[list[ir.Stmt], list[ir.Stmt]]:
+        """The loop made reversible, and what its ``else:`` becomes after it (left for
+        the enclosing block to make reversible)."""
         has_break = _jumps(s.body, ir.Break)
         loop_flags: list[tuple[str, bool]] = []
         flags: list[str] = []
-        orelse = block(s.orelse, [], [])
+        orelse = s.orelse
         s.orelse = []
         if has_break and (isinstance(s, ir.While) or orelse):
             s.brk = norm.fresh("_broke")
@@ -201,16 +208,17 @@ def reversible_jumps(body: list[ir.Stmt], norm: NormalizerBase) -> list[ir.Stmt]
         if isinstance(s, ir.While) or has_break:
             s.trips = norm.fresh("_trips")
         if not s.brk:
-            return [*before, s, *orelse]
+            return [*before, s], orelse
         out: list[ir.Stmt] = [*before, false(s.brk), s]
-        if orelse:
-            # ``else:`` runs when no break did: the flag as it stands after the loop
-            seen = norm.fresh()
-            out += [
-                ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(s.brk))),
-                ir.If(s.line, s.src, ir.Var(seen), [], orelse),
-            ]
-        return out
+        if not orelse:
+            return out, []
+        # ``else:`` runs when no break did: the flag as it stands after the loop
+        seen = norm.fresh()
+        tail: list[ir.Stmt] = [
+            ir.Assign(s.line, s.src, seen, ir.Copy(ir.Var(s.brk))),
+            ir.If(s.line, s.src, ir.Var(seen), [], orelse),
+        ]
+        return out, tail
 
     return block(body, [], [])
 

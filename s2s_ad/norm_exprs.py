@@ -19,6 +19,7 @@ import libcst as cst
 from . import ir
 from .container_names import is_sequence
 from .norm_base import NormalizerBase
+from .norm_concat import bound_by_calls, sliced, sliced_container
 from .norm_queries import is_pure, yields_in
 from .norm_repeat import list_repetition
 from .norm_scan import names_read
@@ -218,11 +219,15 @@ class ExpressionLowering(NormalizerBase):
 
     def may_hold_sequence(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` may hold a list or tuple: a parameter never rebound nor
-        annotated as something else, or an attribute of an object (``self.layers``)."""
+        annotated as something else, an attribute of an object (``self.layers``), a
+        local bound only by calls of the user's functions or a slice of one of those
+        (``net[:1]``; see ``norm_concat``)."""
         if self.inlining or self.env:
             return False
         if isinstance(node, cst.Name):
-            return node.value in self.maybe_containers
+            return node.value in self.maybe_containers or bound_by_calls(self, node.value)
+        if sliced(node) is not None:  # ``net[:1]``: a part of a list is a list
+            return sliced_container(self, node)
         if isinstance(node, cst.Attribute) and self.dotted(node) is None:
             root: cst.BaseExpression = node
             while isinstance(root, cst.Attribute):

@@ -6,7 +6,8 @@
   defined as an opaque lambda too (:meth:`define_local_function`);
 * any other local ``def`` is recorded (:meth:`nested_def`) and its body inlined at each
   call, its locals renamed apart once, its final ``return`` an assignment
-  (:meth:`inline_def`); a generator runs to its end there, yielding into a list;
+  (:meth:`inline_def`), the names it declares ``nonlocal`` left as the caller's own; a
+  generator runs to its end there, yielding into a list;
 * ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
   function it defines: the factory's body is inlined and ``step`` becomes that local
   function (:meth:`factory_call`).
@@ -19,15 +20,25 @@ from __future__ import annotations
 
 import functools
 import types
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import libcst as cst
 
 from . import ir
 from .norm_base import NormalizerBase
-from .norm_queries import all_params, early_return, inner_defs, own_nodes, single_return
+from .norm_queries import (
+    all_params,
+    declared_nonlocal,
+    early_return,
+    inner_defs,
+    own_nodes,
+    single_return,
+)
 from .norm_scan import NameScan, binding_count, names_read
 from .source import parse_function
+
+_Def = TypeVar("_Def", cst.FunctionDef, cst.Lambda)
 
 
 class InnerFunctions(NormalizerBase):
@@ -64,6 +75,54 @@ class InnerFunctions(NormalizerBase):
         self.locals.add(name)
         self.assign(name, ir.Opaque(code, reads, f"local function {name!r} used as a value"))
 
+    def frozen_defaults(self, name: str, node: _Def) -> _Def:
+        """``node`` with each default that reads a local variable evaluated here, where
+        the function is defined (as Python does), into a fresh name the default then
+        reads: ``def g(u, c=h[0])`` then ``h = h * 2.0`` leaves ``g``'s ``c`` the old
+        ``h[0]``. Defaults of constants, globals and local functions stay as written."""
+        params = node.params
+        callables = self.lambdas.keys() | self.nested.keys() | self.partials.keys()
+        changed: dict[int, cst.Param] = {}
+        for param in [*params.posonly_params, *params.params, *params.kwonly_params]:
+            if param.default is None or not any(
+                n in self.locals and n not in callables for n in names_read(param.default)
+            ):
+                continue
+            value = self.fresh(f"_{name}_{param.name.value}_")
+            self.locals.add(value)
+            self.src = self.p.code(self.origin.get(param, param))
+            self.lower_into(value, param.default)
+            self._default_aliases(value, param.default)
+            self.default_of[value] = name
+            changed[id(param)] = param.with_changes(default=cst.Name(value))
+        if not changed:
+            return node
+
+        def kept(group: Sequence[cst.Param]) -> list[cst.Param]:
+            return [changed.get(id(p), p) for p in group]
+
+        params = params.with_changes(
+            posonly_params=kept(params.posonly_params),
+            params=kept(params.params),
+            kwonly_params=kept(params.kwonly_params),
+        )
+        frozen = node.with_changes(params=params)
+        self.origin[frozen] = self.origin.get(node, node)
+        return frozen
+
+    def _default_aliases(self, name: str, default: cst.BaseExpression) -> None:
+        """Take over the alias facts of ``name = default`` (``base=h`` names ``h``'s
+        array: a later ``h += 1.0`` changes the default too, and is refused as for
+        ``base = h``)."""
+        stmt = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], default)])
+        scan = NameScan()
+        stmt.visit(scan)
+        self.views |= scan.views
+        self.entries |= scan.entries
+        self.copies += scan.copies
+        self.holders += scan.holders
+        self.viewed += scan.viewed
+
     def nested_def(self, node: cst.FunctionDef) -> None:
         """Record a function defined inside the function: its body is inlined where called."""
         name = node.name.value
@@ -86,7 +145,7 @@ class InnerFunctions(NormalizerBase):
             raise self.error(problem, node, "define the function at module level")
         if name in self.nested:  # defined again: the calls after this inline this body
             self.renames.pop(name, None)
-        self.nested[name] = node
+        self.nested[name] = self.frozen_defaults(name, node)
 
     def _top_level(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is a statement of the function's own body (not in a branch,
@@ -260,7 +319,8 @@ class InnerFunctions(NormalizerBase):
         fdef.body.visit(scan)
         rename = self.renames.get(name)
         if rename is None:  # one set of names for every call: each call ends before the next
-            local = sorted(scan.assigned | set(names))
+            # a ``nonlocal`` name is the enclosing function's own: written where inlined
+            local = sorted((scan.assigned | set(names)) - declared_nonlocal(fdef))
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
         self.locals.update(rename.values())
         self._bind_inlined(scan, rename, bound)

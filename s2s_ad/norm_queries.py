@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from .cstwalk import kind_table, walk
+from .cstwalk import holds, kind_table, walk
 from .source import ParsedFunction
 
 
@@ -109,20 +109,7 @@ def is_pure(node: cst.BaseExpression) -> bool:
     """Whether an expression is free of calls and side effects (safe to compute once)."""
     if not _COMPOUND_TYPES[type(node)]:
         return False
-    found = _Impure()
-    walk(node, found)
-    return not found.hit
-
-
-class _Impure(cst.CSTVisitor):
-    """Whether a node of the ``_IMPURE`` kinds is found."""
-
-    hit = False
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if _IMPURE_TYPES[type(node)]:
-            self.hit = True
-        return not self.hit
+    return not holds(node, _IMPURE_TYPES)
 
 
 def header(parsed: ParsedFunction, node: cst.If | cst.For | cst.While) -> str:
@@ -164,12 +151,12 @@ def _inside(node: cst.CSTNode, kind: type[cst.CSTNode]) -> bool:
 def own_nodes(fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> list[cst.CSTNode]:
     """The nodes of type ``kind`` in a function's own scope (not in nested functions,
     lambdas or classes): its ``return`` statements, its ``yield`` expressions."""
-    own = _Own(fdef, kind)
+    own = OwnNodes(fdef, kind)
     walk(fdef, own)
     return own.found
 
 
-class _Own(cst.CSTVisitor):
+class OwnNodes(cst.CSTVisitor):
     """The nodes of one kind in a function's own scope (see ``own_nodes``)."""
 
     def __init__(self, fdef: cst.FunctionDef, kind: type[cst.CSTNode]) -> None:
@@ -209,3 +196,13 @@ def target_names(target: cst.BaseExpression) -> set[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return set()
+
+
+def declared_nonlocal(fdef: cst.FunctionDef) -> set[str]:
+    """The names a function's own body declares ``nonlocal`` (not its nested scopes')."""
+    return {
+        item.name.value
+        for node in own_nodes(fdef, cst.Nonlocal)
+        if isinstance(node, cst.Nonlocal)
+        for item in node.names
+    }

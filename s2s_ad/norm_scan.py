@@ -17,8 +17,9 @@ import collections
 import libcst as cst
 
 from .aliasing import VIEW_FUNCTIONS, VIEW_METHODS
-from .cstwalk import MISSING, NodeMemo, walk
-from .norm_queries import single_return
+from .container_names import Scan, container_sets
+from .cstwalk import MISSING, NodeMemo, walk, walk_many
+from .norm_queries import OwnNodes, single_return
 
 
 class NameScan(cst.CSTVisitor):
@@ -411,3 +412,35 @@ class BindingCount(cst.CSTVisitor):
 
 
 _COUNTS = NodeMemo(limit=1_000)
+
+
+class Prescan:
+    """The scans the normalizer makes of a function before lowering it, from one walk of
+    its tree (:func:`cstwalk.walk_many`): its :class:`NameScan` (``names``), its
+    ``container_names.containers`` (``containers``, ``maybe_containers``), whether it is
+    a generator (a ``yield`` of its own), and its :class:`BindingCount` (kept for
+    :func:`binding_count`)."""
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.names = NameScan()
+        counts = _COUNTS.get(node)
+        visitors: list[cst.CSTVisitor] = [self.names]
+        if counts is MISSING:
+            counts = BindingCount()
+            visitors.append(counts)
+        yields: OwnNodes | None = None
+        inner: tuple[cst.CSTNode, cst.CSTVisitor] | None = None
+        scan: Scan | None = None
+        if isinstance(node, cst.FunctionDef):
+            yields = OwnNodes(node, cst.Yield)
+            scan = Scan()
+            visitors.append(yields)
+            inner = (node.body, scan)
+        walk_many(node, visitors, inner)
+        if len(visitors) > 1 and visitors[1] is counts:
+            _COUNTS.put(node, counts)
+        self.containers: set[str] = set()
+        self.maybe_containers: set[str] = set()
+        if isinstance(node, cst.FunctionDef) and scan is not None:
+            self.containers, self.maybe_containers = container_sets(node, scan)
+        self.generator = yields is not None and bool(yields.found)

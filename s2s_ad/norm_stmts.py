@@ -24,6 +24,7 @@ from .lazy_values import changed_before_use
 from .norm_base import NormalizerBase
 from .norm_imports import local_import
 from .norm_queries import header, target_names
+from .norm_restore import restore_write, restores
 from .norm_scan import names_read
 from .partials import bind_partial
 from .rules.containers import extend
@@ -94,7 +95,9 @@ class StatementLowering(NormalizerBase):
             if node.name.value in self.lambdas and not node.decorators:
                 # a one-expression helper: inlined where it is called (and defined as a
                 # lambda too when its name is also used as a value)
-                self.define_local_function(node.name.value, node)
+                name = node.name.value
+                self.lambdas[name] = self.frozen_defaults(name, node)
+                self.define_local_function(name, self.lambdas[name])
                 return
             self.nested_def(node)
         elif isinstance(node, cst.ClassDef):
@@ -125,7 +128,9 @@ class StatementLowering(NormalizerBase):
                 if isinstance(name, cst.Name) and name.value in self.rebound_lambdas:
                     self.lambdas[name.value] = node.value  # what the calls from here call
                 if isinstance(name, cst.Name) and name.value in self.lambdas:
-                    self.define_local_function(name.value, node.value)
+                    frozen = self.frozen_defaults(name.value, node.value)
+                    self.lambdas[name.value] = frozen
+                    self.define_local_function(name.value, frozen)
                     return  # inlined at its call sites
             if len(node.targets) == 1 and bind_partial(self, node.targets[0].target, node.value):
                 return  # a partial kept in a name: its calls call the function
@@ -180,7 +185,11 @@ class StatementLowering(NormalizerBase):
             elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
                 pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
             elif isinstance(value, cst.Call):
-                self.emit(ir.ExprStmt(self.line, self.src, self.call(value)))
+                call = self.call(value)
+                if self.generated and restores(call):
+                    self.emit(restore_write(self.line, self.src, call))
+                else:
+                    self.emit(ir.ExprStmt(self.line, self.src, call))
             else:
                 self.atom(value)
         elif isinstance(node, cst.Return) and self.items is not None and not self.inlining:
@@ -198,6 +207,12 @@ class StatementLowering(NormalizerBase):
         elif isinstance(node, (cst.Assert, cst.Raise)):
             code = self.p.code(node)
             self.emit(ir.ExprStmt(self.line, self.src, ir.Opaque(code, names_read(node), "assert")))
+        elif (
+            isinstance(node, cst.Nonlocal)
+            and self.inlining
+            and all(item.name.value in self.locals for item in node.names)
+        ):
+            pass  # a local function inlined here: its nonlocal names are this function's
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             kind = "global" if isinstance(node, cst.Global) else "nonlocal"
             raise self.error(f"'{kind}' declaration (writes to outer variables)", node)
@@ -357,7 +372,9 @@ class StatementLowering(NormalizerBase):
         partners = {
             p
             for p in partners
-            if (p not in held and p in self.params) or self.scan.live_after(p, node)
+            if (p not in held and p in self.params)
+            or p in self.default_of  # a local function's default: read by its calls
+            or self.scan.live_after(p, node)
         }
         if name in self.views or partners:
             callee = ir.Callee("_ad.not_a_view", not_a_view, resolved=True)

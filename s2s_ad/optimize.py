@@ -68,11 +68,15 @@ def _dead(
     drop: set[int] = set()
     pops: dict[int, bool] = {}  # site -> every pop of it is dead
     every = statements(func.body)
+    traffic_stmts: list[ast.stmt] = []  # the pushes and pops (asked again below)
     for s in every:
+        popped, pushed = info.tape_use(s)
+        if popped is not None or pushed is not None:
+            traffic_stmts.append(s)
         live = after.get(id(s))
         if live is None:
             continue
-        target = info.tape_use(s)[0]
+        target = popped
         mark = site(s) if target is not None else None
         if mark is not None:
             pops[mark] = pops.get(mark, True) and not lv.live_after(s, target)  # type: ignore[arg-type]
@@ -84,12 +88,10 @@ def _dead(
         facts.dead_sites |= {mark for mark, dead in pops.items() if dead}
     traffic = False
     if facts.dead_sites:
-        for s in every:
-            popped, pushed = info.tape_use(s)
-            if popped is not None or pushed is not None:
-                if site(s) in facts.dead_sites:
-                    drop.add(id(s))
-                    traffic = True
+        for s in traffic_stmts:
+            if site(s) in facts.dead_sites:
+                drop.add(id(s))
+                traffic = True
     return drop, traffic
 
 

@@ -11,6 +11,7 @@ import re
 
 from . import ir
 from .ir import expr_atoms, walk
+from .object_state import STATE
 from .stmt_facts import children, reads, stmt_reads, stmt_writes
 from .sweep_base import SweepBase
 from .value_kinds import scalar_call
@@ -59,7 +60,11 @@ def rematerializable(sweep: SweepBase) -> dict[str, str]:
             if isinstance(value, ir.Subscript) and isinstance(value.obj, ir.Var):
                 text = f"{value.obj.name}[{value.index.code}]"
                 operands = {value.obj.name, *value.index.reads}
-            elif isinstance(value, ir.Attr) and isinstance(value.obj, ir.Var):
+            elif (
+                isinstance(value, ir.Attr)
+                and isinstance(value.obj, ir.Var)
+                and sweep.variables != STATE  # object state: the attribute may be stored
+            ):
                 text = f"{value.obj.name}.{value.name}"
                 operands = {value.obj.name}
             elif (

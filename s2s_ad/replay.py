@@ -36,6 +36,7 @@ from .rules import (
     numpy_random,  # noqa: F401  (the draws' rules, before they are wrapped)
 )
 from .rules.registry import nondiff
+from .variable import EagerTensor
 
 # NumPy's global-state draws; a Generator's methods cannot be intercepted
 _NUMPY_DRAWS = (
@@ -260,11 +261,17 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         return NOT_RECORDED  # or not to be kept
     labels = []
     for k, value in enumerate(args):
+        if type(value) in _ARRAY_TYPES:  # (the common case, as the checks below find it)
+            if value.dtype.kind in "fc" and not recording.constant(value):
+                labels.append(k)
+            continue
         if not _matchable(value):
             return NOT_RECORDED
         if _carries(value) and not recording.constant(value):
             labels.append(k)
     for value in kwargs.values():
+        if value is True or value is False or value is None:  # ``training=True``
+            continue
         if not _matchable(value) or _carries(value):
             return NOT_RECORDED  # a differentiable keyword argument
     table = runtime.GradTable()  # variables mode, as the tape's re-run calls it
@@ -292,6 +299,10 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn, stored)
     )
     return value
+
+
+# the types of arrays (exactly): matchable, carrying a gradient when of a float dtype
+_ARRAY_TYPES: frozenset[type] = frozenset((np.ndarray, EagerTensor))
 
 
 def _carries(value: Any) -> bool:

@@ -109,7 +109,12 @@ def _stops_all(s: ast.stmt, fresh: set[str], info: Info) -> bool:
     if any(not isinstance(t, ast.Name) for t in store_targets(s)):
         return True  # v[i] = ..., v.a = ...
     found = info.survey(s)
-    return found.suspends or not all(_harmless(call) for call in found.calls)
+    known = info.stops.get(id(found))
+    if known is not None and known[0] is found:  # the same survey: the statement as it was
+        return known[1]
+    stops = found.suspends or not all(_harmless(call) for call in found.calls)
+    info.stops[id(found)] = (found, stops)
+    return stops
 
 
 def _escaping(node: ast.AST, parent: ast.AST | None = None) -> set[str]:
@@ -163,6 +168,15 @@ def _substitute(node: ast.AST, held: list[_Held]) -> bool:
     return hit
 
 
+def _may_reuse(s: ast.stmt, held: list[_Held], info: Info) -> bool:
+    """Whether ``s`` calls a function some held call calls (else :func:`_substitute`
+    finds nothing to replace: a match is a call spelled the same)."""
+    attrs = {h.call.func.attr for h in held}  # type: ignore[attr-defined]
+    return any(
+        isinstance(c.func, ast.Attribute) and c.func.attr in attrs for c in info.survey(s).calls
+    )
+
+
 def reuse_calls(blocks: list[list[ast.stmt]], changed: set[int], info: Info) -> bool:
     """Reuse held ufunc values in each of ``blocks`` (statement lists; see the module's
     docstring). Adds the ids of the statements rewritten to ``changed`` (and forgets them
@@ -185,7 +199,12 @@ def reuse_calls(blocks: list[list[ast.stmt]], changed: set[int], info: Info) -> 
                 fresh.clear()
                 continue
             bound = info.written(s)  # (a substitution below rewrites only reads)
-            if held and value is not None and _substitute(value, held):
+            if (
+                held
+                and value is not None
+                and _may_reuse(s, held, info)
+                and _substitute(value, held)
+            ):
                 changed.add(id(s))
                 info.forget(s)
                 progress = True

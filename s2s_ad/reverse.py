@@ -26,6 +26,7 @@ from .analysis import outside_names, stored_value, walk
 from .call_plans import CallPlan
 from .codegen import Comment, Item, Line, Pop, identifiers
 from .hoist import hoist_pushes
+from .object_state import STATE
 from .recompute import rematerializable, subst_names
 from .records import JUMP, RecordPlan
 from .reverse_calls import plan_calls
@@ -310,9 +311,23 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
             stored = self._stored_value(s)
+            if (
+                stored is not None
+                and self.variables == STATE
+                and stored_value(s.value) is s.value.args[2]
+            ):
+                # object state: what the reads of the attribute since added to its slot
+                obj, name = (self.atom(a) for a in s.value.args[:2])
+                grad = self.read(f"{self.ad}.slot_gradient({obj}, {name}, {stored})")
+                return self.accumulate(stored, [grad], live)
             if stored is not None:  # what read the attribute since: handed back by the table
                 grad = self.read(f"{self.ad}.stored_gradient({stored})")
                 return self.accumulate(stored, [grad], live)
+            if self.variables == STATE and self._state_write(s) and s.value.callee.obj is setattr:
+                # a value without adjoint stored: what read it since goes nowhere (the
+                # slot starts again from zero for the stores before it)
+                args = ", ".join(self.atom(a) for a in s.value.args)
+                return [self.line(self.read(f"{self.ad}.slot_gradient({args})"))]
             return []
         return []
 
@@ -369,7 +384,7 @@ class Reverse(RecordingSweep, Contributions, ControlFlow, SweepBase):
         pop = Pop(f"{s.obj}[{index}]", site)
         if self.records.shared_with_recorded(site, None):
             self.read(s.obj)
-        if self._keyed(s.obj, s.index.code):
+        if s.restore or self._keyed(s.obj, s.index.code):
             pop.text = f"{self.ad}.restore_item({s.obj}, {index}, {self.tape}.pop())"
         items: list[Item] = []
         if s.obj in live and self.activity.active(s.obj):

@@ -23,6 +23,7 @@ from . import ir
 from .analysis import CallInfo, classify, walk
 from .call_plans import CallPlan
 from .ir import expr_atoms
+from .object_state import STATE
 from .rebind import GlobalCallee
 from .rules.defaults import DEFAULTS
 from .rules.registry import Rule
@@ -134,13 +135,15 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
             if sw.pure and isinstance(call.callee.var, ir.Var):
                 _refuse_changing_closure(sw, call.callee.var.name, s)
             labels: list[tuple[Any, ir.Atom]] = []
-            if sw.active(call.callee.var) and not sw.variables:
+            if sw.active(call.callee.var) and sw.variables in (False, STATE):
                 # a function value made with differentiated defaults (``lambda z, s=s:``):
                 # its adjoint is theirs (checked when it runs, see rules.defaults)
                 assert call.callee.var is not None
                 labels.append((DEFAULTS, call.callee.var))
             if call.callee.receiver is not None and sw.active(call.callee.receiver):
-                if sw.variables:
+                if sw.variables == STATE:
+                    pass  # a model's method: its attributes' adjoints go through the table
+                elif sw.variables:
                     raise sw.error(
                         f"method call .{call.callee.method}() on a differentiated value",
                         s,

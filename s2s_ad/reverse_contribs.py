@@ -14,8 +14,9 @@ from collections.abc import Callable
 from . import ir
 from .analysis import Activity, classify
 from .call_plans import CallPlan
-from .codegen import Item
+from .codegen import Item, Line
 from .ir import expr_atoms
+from .object_state import STATE
 from .rules import REGISTRY
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
@@ -50,11 +51,15 @@ class Contributions:
         restore: list[Item] = self.pop(s, target)
         if plan is not None and plan.aux:
             restore = self.pop(s, plan.aux) + restore
+        items: list[Item] = []
+        if target in self.state_seeds and target not in live and self.activity.active(target):
+            # a call made for its effect on objects (object_state): its pullback runs
+            items.append(Line(f"{self.bar(target)} = 0.0"))
+            live.add(target)
         if target not in live or not self.activity.active(target):
             live.discard(target)
             return restore
         self._live_now = live
-        items: list[Item] = []
         if (
             target in self.expanded
             and not _elementwise(s.value)
@@ -138,7 +143,14 @@ class Contributions:
             self.call_contribs(s, value, plan, add, pre)
         elif isinstance(value, ir.Attr):
             rule = REGISTRY.attrs.get(value.name)
-            if self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
+            state = self.variables == STATE and self.token is None
+            if state and not self.active(value.obj) and isinstance(value.obj, ir.Var):
+                # object state: the adjoint goes to the attribute's slot (state_slots)
+                if rule is None or rule.vjps:
+                    obj = value.obj.name
+                    grad = f"{self.ad}.slot_grad({obj}, {value.name!r}, {g})"
+                    pre.append(self.line(self.read(grad)))
+            elif self.variables and not self.active(value.obj) and (rule is None or rule.vjps):
                 # the value may be a watched Variable: its adjoint goes to the tape's table
                 pre.append(self.line(self.variable_grad(s.target, g)))
             elif rule is None:
@@ -147,7 +159,9 @@ class Contributions:
                     # when the code runs, by _ad.field_index)
                     assert isinstance(value.obj, ir.Var)
                     self.read(value.obj.name)
-                    if self.variables and self.token is None:
+                    if state:  # or an attribute this run stored: to its slot
+                        index = f"{self.ad}.slot_index({value.obj.name}, {value.name!r}, {g})"
+                    elif self.variables and self.token is None:
                         # or an object's attribute reached from an attribute read
                         # (model.layers[0].kernel): a Variable's adjoint goes to the table
                         index = f"{self.ad}.attr_index({value.obj.name}, {value.name!r}, {g})"

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from . import ir
 from .call_plans import CallPlan
 from .codegen import Item, Line, Push, Suite
+from .object_state import STATE
 from .records import RecordPlan
 
 
@@ -53,16 +54,17 @@ class RecordingSweep:
                 Push(s.target, self.records.site(s, s.obj)),  # the element, to put back
             ]
         if isinstance(s, ir.SetItem):
-            if self._keyed(s.obj, s.index.code):
+            if s.restore or self._keyed(s.obj, s.index.code):
                 old = f"{self.ad}.old_item({s.obj}, {s.index.code})"
             else:
                 old = f"{self.ad}.copy({s.obj}[{s.index.code}])"
                 if self._element(s.obj, s.index.code):
                     old = f"{s.obj}[{s.index.code}]"  # an element of a 1-d array is a copy
-            return [
-                Push(old, self.records.site(s, s.obj)),
-                Line(f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"),
-            ]
+            write = f"{s.obj}[{s.index.code}] = {self.atom(s.value)}"
+            if s.restore:  # ``del d[key]``, or a backward sweep's undo differentiated again
+                value = self.helper_atom(s.value)
+                write = f"{self.ad}.restore_item({s.obj}, {s.index.code}, {value})"
+            return [Push(old, self.records.site(s, s.obj)), Line(write)]
         if isinstance(s, ir.ExprStmt):
             if isinstance(s.value, ir.Opaque):
                 return [Line(s.value.code)]
@@ -77,6 +79,8 @@ class RecordingSweep:
                 args = ", ".join(self.atom(a) for a in s.value.args)
                 # outside pure code, a float value's later reads go to the tape's table
                 store = "set_attribute" if self.token is not None else "store_attribute"
+                if store == "store_attribute" and self.variables == STATE:
+                    store = "store_slot"  # object state: the attribute is a slot
                 return [Line(f"{self.ad}.{store}({args})")]
             if self._state_call(s):
                 varied = [self.atom(a) for a in s.value.args if self._varied(a)]

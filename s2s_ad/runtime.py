@@ -66,6 +66,15 @@ def unbroadcast(g: Any, x: Any) -> Any:
     return g
 
 
+def unbroadcast_vjp(ct: Any, like: Any) -> Any:
+    """Adjoint of ``g`` in ``unbroadcast(g, x)`` where ``g`` was ``like``: ``ct``
+    broadcast back to ``like``'s shape; ``ct`` as it is where ``like`` is a container
+    (a tuple of saved values, which ``unbroadcast`` returns unchanged)."""
+    if isinstance(like, (list, tuple, dict)) or like is None:
+        return ct
+    return np.broadcast_to(ct, np.shape(like))
+
+
 def _concat_refusal() -> TransformError:
     """``a + b`` of two lists or tuples the normalizer could not tell were containers."""
     return _refusal_here(  # at the user's line
@@ -146,6 +155,8 @@ def getitem(g: Any, index: Any) -> Any:
 
 
 _MISSING = object()
+#: ``_ad.DELETED`` in generated code: ``del d[key]`` is ``restore_item(d, key, DELETED)``
+DELETED = _MISSING
 
 
 def old_item(obj: Any, key: Any) -> Any:
@@ -155,9 +166,20 @@ def old_item(obj: Any, key: Any) -> Any:
     return copy(obj[key])
 
 
+def old_item_vjp(obj: Any, key: Any, g: Any) -> Any:
+    """Adjoint of ``obj`` for ``old_item(obj, key)``: ``g`` at ``key``; nothing when a
+    dict had no such key (the marker returned has no adjoint)."""
+    if isinstance(obj, dict) and key not in obj:
+        return 0.0
+    return add_at(0.0, obj, key, g)
+
+
 def restore_item(obj: Any, key: Any, old: Any) -> None:
-    """Undo ``obj[key] = ...`` with the value ``old_item`` saved."""
+    """Undo ``obj[key] = ...`` with the value ``old_item`` saved (the marker: the key was
+    new, it is removed again; also ``del d[key]`` of a dict)."""
     if old is _MISSING:
+        if not isinstance(obj, dict):  # a list's entries would shift: never undone so
+            raise TypeError(f"del of an entry of a {type(obj).__name__}, not a dict")
         del obj[key]
     else:
         obj[key] = old
@@ -1049,3 +1071,7 @@ def written_argument(value: Any, callee: str, param: str, whole: bool) -> None:
             f"({param} op= ... or {param}[...] = ...)",
             hint=f"make {callee} return the new value (and assign it), or pass a copy",
         )
+
+
+# object state (grad of code that stores differentiated values in attributes)
+from .state_slots import slot_grad, slot_gradient, slot_index, store_slot  # noqa: E402, F401

@@ -146,6 +146,12 @@ def _const(node: ast.expr) -> Any:
     return NO_CONST
 
 
+#: Expressions :func:`_const` never finds a literal in.
+_NEVER_CONST = frozenset(
+    {ast.Name, ast.BinOp, ast.Call, ast.Attribute, ast.Subscript, ast.Compare, ast.IfExp}
+)
+
+
 def const_fact(value: Any) -> Fact:
     """Facts of a literal."""
     if isinstance(value, tuple):
@@ -182,6 +188,7 @@ class Analysis:
             their functions are run on dummies like NumPy's.
         shadowed: Names of builtins (``abs``, ``range``) the function's globals define:
             calls of them are unknown.
+        every: ``codefacts.nodes(func)``, when the caller has walked it already.
     """
 
     def __init__(
@@ -191,16 +198,22 @@ class Analysis:
         tape: str | None,
         modules: dict[str, Any] | None = None,
         shadowed: frozenset[str] = frozenset(),
+        every: list[ast.AST] | None = None,
     ) -> None:
         self.func, self.params, self.tape = func, facts, tape
+        #: every node of the function (walked once, for the checks and the tape's pushes)
+        self.every = nodes(func) if every is None else every
         self.modules = modules or {}  # global names known to be these modules (``math``)
         self.shadowed = shadowed  # builtins the function's globals redefine
         self.calls: dict[int, list[Fact]] = {}
         self.operands: dict[int, tuple[Fact, Fact]] = {}
         self.pushed: dict[str, Fact] = {}
-        self.pushable = _pushed_names(func, tape)
+        self.pushable = _pushed_names(self.every, tape)
         self.unset = _unset(func, self.pushable)  # ids of ``v = None`` statements
         self.loops: list[tuple[list[Env], list[Env]]] = []
+        #: this pass's pops (name, facts read) and pushes (name, facts pushed)
+        self.reads: list[tuple[str, Fact]] = []
+        self.pushes: list[tuple[str, Fact]] = []
 
     def run(self) -> None:
         """Interpret the function until the facts of tape pushes settle.
@@ -208,7 +221,7 @@ class Analysis:
         Raises:
             Unsupported: For a construct that is not modelled.
         """
-        for node in nodes(self.func):
+        for node in self.every:
             if isinstance(node, (ast.Global, ast.Nonlocal, ast.Try, ast.Lambda, ast.NamedExpr)):
                 raise Unsupported(type(node).__name__)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -219,14 +232,31 @@ class Analysis:
                     raise Unsupported("shape or dtype changed in place")
             if isinstance(node, ast.Attribute) and node.attr == "resize":
                 raise Unsupported("resize")
-        for _ in range(8):
+        for k in range(8):
             before = dict(self.pushed)
             self.calls, self.operands = {}, {}
+            self.reads, self.pushes = [], []
             env: Env | None = {p: self.params.get(p) for p in _arg_names(self.func)}
             self.block(self.func.body, env)
-            if self.pushed == before:
+            if self.pushed == before or (k < 7 and self._settled()):
                 return
         raise Unsupported("tape facts do not settle")
+
+    def _settled(self) -> bool:
+        """Whether another pass would change nothing: every pop read the facts the pushes
+        ended with, and joining any value pushed into them leaves them as they are (so
+        the next pass would read the same facts everywhere and compute the same).
+        Spares the pass that only confirms the facts (half the analysis)."""
+        pushed = self.pushed
+        for name, value in self.pushes:
+            final = pushed[name]
+            if join(final, value) != final:
+                return False
+        for name, value in self.reads:
+            final = pushed.get(name, BOTTOM)
+            if value is not final and value != final:
+                return False
+        return True
 
     # statements ---------------------------------------------------------------------------
 
@@ -242,9 +272,13 @@ class Analysis:
         if isinstance(s, ast.Assign):
             value = self.expr(s.value, env) if id(s) not in self.unset else BOTTOM
             if self._is_pop(s.value):
-                value = self.pushed.get(s.targets[0].id, BOTTOM) if _one_name(s) else None
-                if _one_name(s) and s.targets[0].id not in self.pushable:
-                    value = None
+                value = None
+                if _one_name(s):
+                    name = s.targets[0].id  # type: ignore[attr-defined]
+                    value = self.pushed.get(name, BOTTOM)
+                    self.reads.append((name, value))
+                    if name not in self.pushable:
+                        value = None
             for t in s.targets:
                 self.assign(t, value, env)
             return env
@@ -268,6 +302,7 @@ class Analysis:
                 value = self.expr(arg, env)
                 if isinstance(arg, ast.Name):
                     self.pushed[arg.id] = join(self.pushed.get(arg.id, BOTTOM), value)
+                    self.pushes.append((arg.id, value))
                 return env
             self.expr(call, env)
             return self.forget_arguments(call, env)
@@ -407,11 +442,13 @@ class Analysis:
 
     def expr(self, node: ast.expr, env: Env) -> Fact:
         """Facts of an expression (recording the facts of calls' arguments)."""
-        const = _const(node)
-        if const is not NO_CONST:
-            return const_fact(const)
-        if isinstance(node, ast.Name):
-            return env.get(node.id)
+        kind = node.__class__
+        if kind is ast.Name:  # (names, operators, calls, attributes: never literals)
+            return env.get(node.id)  # type: ignore[attr-defined]
+        if kind not in _NEVER_CONST:
+            const = _const(node)
+            if const is not NO_CONST:
+                return const_fact(const)
         if isinstance(node, ast.BinOp):
             left, right = self.expr(node.left, env), self.expr(node.right, env)
             old = self.operands.get(id(node))
@@ -621,9 +658,9 @@ def _int_like(node: ast.expr, fact: Fact) -> bool:
     return isinstance(fact, Scalar) and (fact.type is int or issubclass(fact.type, np.integer))
 
 
-def _pushed_names(func: ast.FunctionDef, tape: str | None) -> set[str]:
+def _pushed_names(every: list[ast.AST], tape: str | None) -> set[str]:
     out: set[str] = set()
-    for node in nodes(func):
+    for node in every:
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)

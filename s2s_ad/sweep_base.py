@@ -22,6 +22,14 @@ from .codegen import Comment, Item, Push
 from .errors import TransformError
 from .ir import expr_atoms
 from .list_copies import own_unpacked_lists
+from .object_state import (
+    STATE,
+    StoredState,
+    attribute_held,
+    attribute_writes_only,
+    container_method,
+    state_calls,
+)
 from .rules.registry import Rule
 from .value_kinds import Queried, scalar_vars
 
@@ -37,9 +45,11 @@ STRUCTURAL = frozenset(
 )
 #: Integer parameters that also take a float without complaint: ``polygamma(n, x)``, a
 #: Poisson's ``k``, ``np.triu(m, k)``, ``np.repeat``'s counts, ``np.take``'s indices, and
-#: ``np.linalg.norm``'s ``ord`` (on which a vector norm depends smoothly). A differentiated
-#: value there is refused: its gradient would silently be zero.
-COUNTS = frozenset("n k ord repeats indices".split())
+#: ``np.linalg.norm``'s ``ord`` (on which a vector norm depends smoothly); ``np.roll``'s
+#: ``shift`` (an integer, often a loop counter read back from a tape in code
+#: differentiated twice). A differentiated value there is refused: its gradient would
+#: silently be zero.
+COUNTS = frozenset("n k ord repeats indices shift".split())
 _COMPOUND = (ir.If, ir.For, ir.While)
 
 
@@ -75,7 +85,7 @@ class SweepBase:
         user_globals: dict[str, Any] | None = None,
         vectors: frozenset[str] = frozenset(),
         pure: bool = False,
-        variables: bool = False,
+        variables: bool | str = False,
     ) -> None:
         self.fn = fn
         # variables mode (tapes): Variables read through attributes get their adjoints
@@ -89,6 +99,10 @@ class SweepBase:
         self.bindings: dict[str, Any] = dict(fn.imports)  # what the body imports itself
         self._fwd_enclosing: tuple[int, str] | None = None
         body = own_unpacked_lists(list(fn.body))
+        seeds: set[str] = set()
+        if variables == STATE:  # calls made for their effect on objects: differentiated
+            body, seeds = state_calls(body, self.mint, fn.filename)
+        self.state_seeds = frozenset(seeds)
         ret = body.pop()
         assert isinstance(ret, ir.Return)
         self.ret_stmt = ret
@@ -116,6 +130,7 @@ class SweepBase:
             list(wrt),
             self.output,
             variables,
+            frozenset(seeds),
         )
         # asked only ``name in``: the answers say which variants write the same code
         self.scalar = Queried(scalar_vars(self.body, set(fn.params), scalars, vectors))
@@ -198,6 +213,14 @@ class SweepBase:
 
     def atom(self, atom: ir.Atom) -> str:
         return str(atom)
+
+    def helper_atom(self, atom: ir.Atom) -> str:
+        """:meth:`atom`, a helper's constant (``_ad.DELETED``) under this program's name
+        for the helpers."""
+        text = self.atom(atom)
+        if isinstance(atom, ir.Const) and text.startswith("_ad.") and self.ad != "_ad":
+            return self.ad + text[3:]
+        return text
 
     def render_expr(self, expr: ir.Expr) -> str:
         """The source of a right-hand side; a runtime helper called by the user's code
@@ -315,19 +338,32 @@ class SweepBase:
         if self._state_write(s) or self._state_call(s):
             return  # variables mode: checked when it runs
         receiver = call.callee.receiver
+        # a user object's method may store what it is given (layer.set_weights(W)): object
+        # state, modelled in variables mode (see object_state); a container's is not
+        stateful = classify(call).kind == "dynamic" and (
+            not container_method(call)
+            or isinstance(receiver, ir.Var)
+            and receiver.name in self._attribute_held  # rec.history.append(v)
+        )
         if receiver is not None and self.active(receiver):
-            raise self.error(f"in-place method call {call.callee.code}()", s)
+            error = self.error(f"in-place method call {call.callee.code}()", s)
+            raise StoredState.from_error(error) if stateful else error
         varied = self.activity.varied
         if classify(call).kind == "dynamic" and not call.callee.resolved:
             if not any(isinstance(a, ir.Var) and a.name in varied for a in expr_atoms(call)):
                 return
-            raise self.error(
+            error = self.error(
                 f"call to {call.callee.code} whose result is not used",
                 s,
-                "assign its result: a function known only when the code runs may change "
-                "its arguments in place",
+                "assign its result: a function known only when the code runs may "
+                "change its arguments in place",
             )
+            raise StoredState.from_error(error) if stateful else error
         self._refuse_written_arguments(call, s)
+
+    @functools.cached_property
+    def _attribute_held(self) -> dict[str, str]:
+        return attribute_held(self.fn.body)
 
     def _check_assigned_call(self, s: ir.Assign) -> None:
         """Refuse ``v = xs.remove(u)``, ``v = d.setdefault(k, u)``: a method that changes
@@ -341,7 +377,13 @@ class SweepBase:
 
     def _refuse_written_arguments(self, call: ir.Call, s: ir.Stmt) -> None:
         """Refuse a call that may write in place into an argument the gradient depends on:
-        the caller's value would change behind the generated code's back."""
+        the caller's value would change behind the generated code's back.
+
+        A wrapper made for a partial or a bound method (``<s2s_ad made:...>``) returns
+        the call's result at once: nothing reads the argument after it, and the called
+        function, transformed in turn, refuses at its own lines what it cannot follow."""
+        if self.fn.filename.startswith("<s2s_ad made:"):
+            return
         for atom in call_writes(call):
             if (
                 isinstance(atom, ir.Var)
@@ -350,25 +392,32 @@ class SweepBase:
                 store = attribute_store(call)
                 stored = call.args[2] if store is not None else None
                 if isinstance(stored, ir.Var) and stored.name in self.activity.varied:
-                    raise self.error(store[0], s, store[1])
+                    raise StoredState.from_error(self.error(store[0], s, store[1]))
                 if store is not None and not self.reads_again:
                     continue  # forward mode reads each value once, in the user's order
                 if store is not None and self._state_only(atom.name, store[2]):
                     continue  # a counter the gradient never reads, on an object it reads
                 if store is not None:  # a counter or a flag, on an object the gradient reads
-                    raise self.error(
-                        f"a write to the attribute .{store[2]} of {atom.name!r}, which the "
-                        "gradient reads again (the backward sweep would see the new state)",
-                        s,
-                        "keep counters and other state outside the differentiated function, "
-                        "or return the new value",
+                    raise StoredState.from_error(
+                        self.error(
+                            f"a write to the attribute .{store[2]} of {atom.name!r}, which the "
+                            "gradient reads again (the backward sweep would see the new state)",
+                            s,
+                            "keep counters and other state outside the differentiated function, "
+                            "or return the new value",
+                        )
                     )
-                raise self.error(
+                error = self.error(
                     f"call to {call.callee.code}, which may write into its argument "
                     f"{atom.name!r} in place",
                     s,
                     "copy the argument first inside the called function (u = u.copy())",
                 )
+                if attribute_writes_only(call, atom):  # it stores attributes on it
+                    if self.variables == STATE:
+                        continue  # object state: the callee's stores are modelled
+                    raise StoredState.from_error(error)
+                raise error
 
     def _state_only(self, obj: str, attr: str) -> bool:
         """Whether writes to ``obj.attr`` (``self.calls += 1``) leave the gradient alone:

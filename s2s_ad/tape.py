@@ -162,7 +162,18 @@ class GradientTape:
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
         self._start = 0
-        self._take_inputs(frame, _block.inputs)
+        notes = _variable.ASSIGNS
+        last = getattr(notes[-1], "__self__", None) if notes and _block.shares_entry else None
+        if (
+            type(last) is GradientTape
+            and last._block is _block
+            and last._frame is frame
+            and last._start == 0
+            and not last._read
+        ):  # the tape before this one in ``with tf.GradientTape() as a, tf.GradientTape()...``
+            self._share_inputs(last)
+        else:
+            self._take_inputs(frame, _block.inputs)
         self._frame = frame
         # (what is empty for most blocks stays the class's empty default until a first
         # entry: see _note_assign, _checkpoint, _plan, _gradients)
@@ -173,9 +184,13 @@ class GradientTape:
         _variable.READS.append(self._read)
         # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
         # cycle and is freed as soon as it is dropped, see ``__exit__``)
-        _variable.ASSIGNS.append(self._note_assign)
-        self._recording = replay.start(frame, _block.statement_at)
-        self._bind_constant()
+        notes.append(self._note_assign)
+        self._recording = recording = replay.start(frame, _block.statement_at)
+        if _block.plain and not _block.receivers and not self._user_functions:
+            recording.keeps_calls = True  # (what _bind_constant finds for such a block)
+            recording.inputs = (self._arrays, self._watched_ids)
+        else:
+            self._bind_constant()
         return self
 
     def _bind_constant(self) -> None:
@@ -220,29 +235,54 @@ class GradientTape:
         refill: list[str] = []
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
+        kept = self._watched
+        code_kinds = _CODE_KINDS
         for name in reads:
-            value = local[name] if name in local else glob.get(name, _CODE_TYPES)
+            if name in local:
+                value = local[name]
+            else:
+                value = glob.get(name, _CODE_TYPES)
             kind = type(value)
             if kind is np.ndarray:
                 objects[name] = value  # for identity: which name a source is
                 before[name] = value.copy()
                 arrays[id(value)] = name
-            elif kind is ResourceVariable or isinstance(value, Variable):
+                continue
+            if kind is ResourceVariable:
                 objects[name] = before[name] = value
                 entry[name] = value.value
                 if watch_all and value.trainable and id(value) not in watched:
-                    self._watched.append(value)  # kept alive: its id stays its own
+                    kept.append(value)  # kept alive: its id stays its own
+                    watched.add(id(value))
+                continue
+            seen = code_kinds.get(id(value)) if kind in _CODE_KINDS_OF else None
+            if seen is not None and seen[0] is value:  # code seen before: what it is
+                if kind is types.FunctionType and name in local and local is not glob:
+                    code[name] = value  # a local function: passed to the slice
+                if seen[1] and name not in written:
+                    self._user_code = True  # a user function may read Variables
+                    self._user_functions = True
+                continue
+            if isinstance(value, Variable):
+                objects[name] = before[name] = value
+                entry[name] = value.value
+                if watch_all and value.trainable and id(value) not in watched:
+                    kept.append(value)
                     watched.add(id(value))
             elif value is _CODE_TYPES or isinstance(value, _CODE_TYPES):
                 if kind is types.FunctionType and name in local and local is not glob:
-                    code[name] = value  # a local function: passed to the slice
-                if (
+                    code[name] = value
+                user = (
                     value is not _CODE_TYPES
-                    and name not in written
                     and callable(value)
                     and not isinstance(value, type)
                     and not _library(value)
-                ):
+                )
+                if value is not _CODE_TYPES and (name not in local or local is glob):
+                    if len(code_kinds) > 4096:  # (a global's: local functions are new per call)
+                        code_kinds.clear()
+                    code_kinds[id(value)] = (value, user)
+                if user and name not in written:
                     self._user_code = True  # a user function may read Variables
                     self._user_functions = True
             else:
@@ -262,6 +302,30 @@ class GradientTape:
         self._held = held_ids
         self._holders = holders
         self._refill = frozenset(refill) if refill else _NO_NAMES
+
+    def _share_inputs(self, other: GradientTape) -> None:
+        """What :meth:`_take_inputs` finds, from the tape that entered the same block just
+        before (nothing ran in between: see ``Block.shares_entry``); the dicts are
+        shared, as neither tape changes them after entry but for the arrays of the
+        Variables on exit, the same for both."""
+        self._facts = _EMPTY
+        self._entry = other._entry
+        self._before = other._before
+        self._objects = objects = other._objects
+        self._code = other._code
+        self._user_code = other._user_code
+        self._user_functions = other._user_functions
+        self._arrays = other._arrays
+        self._held = other._held
+        self._holders = other._holders
+        self._refill = other._refill
+        if self.watch_accessed_variables:
+            watched, kept = self._watched_ids, self._watched
+            for name in self._entry:
+                value = objects[name]
+                if value.trainable and id(value) not in watched:
+                    kept.append(value)  # kept alive: its id stays its own
+                    watched.add(id(value))
 
     def __exit__(self, *exc: Any) -> None:
         recording = self._recording
@@ -402,8 +466,7 @@ class GradientTape:
                     return fast
                 grads = tape_fast.fast_variables(self, target, sources, _ones_like)
                 if grads is not None:  # Variables reached through objects (a Keras model)
-                    out = [None if g is None else _as_tensor(g, v) for g, v in zip(grads, sources)]
-                    return out if kind is list else tuple(out)
+                    return grads if kind is list else tuple(grads)
         return self._gradient(target, sources, output_gradients, unconnected_gradients)
 
     def _gradient(
@@ -1336,6 +1399,10 @@ def _dtype(source: Any) -> Any:
 
 
 _LIBRARY: dict[int, tuple[Any, bool]] = {}
+# id of a module, function or class a block read -> (it, whether it is user code that may
+# read Variables: a callable, not a class, not from a library)
+_CODE_KINDS: dict[int, tuple[Any, bool]] = {}
+_CODE_KINDS_OF = frozenset((types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))
 
 
 def _library(value: Any) -> bool:

@@ -132,7 +132,8 @@ class Block:
         self.writes = found_names.writes
         self.written = tuple(dict.fromkeys(self.writes))  # each name once
         self.written_set = frozenset(self.writes)
-        self.inputs = _inputs(self.statements)
+        # (``True``, ``False``, ``None`` are read as names by the visitor: never variables)
+        self.inputs = [n for n in _inputs(self.statements) if n not in _CONSTANTS]
         # names assigned by exactly one statement: their value after the block is that one
         self.assigned_once = {n for n, k in Counter(self.writes).items() if k == 1}
         # names changed in place but not bound in the block (a list made before it and
@@ -143,6 +144,15 @@ class Block:
         # whose methods are called (``receivers``; an array among them writes in place)
         self.receivers: tuple[str, ...] = ()
         self.plain = all(assigns_names(s) or _method_call(s, self) for s in self.statements)
+        # whether the tapes of a ``with`` opening several share what they read on entry:
+        # each item is ``GradientTape(...)`` (or ``tf.GradientTape(...)``) of literals, so
+        # no code of the user's runs between their entries, and the block reads none of
+        # the names they bind
+        self.shares_entry = (
+            len(self.node.items) > 1
+            and all(_new_tape(item.item) for item in self.node.items)
+            and not self.tape_names.intersection(self.inputs)
+        )
 
     def source(self, statement: cst.CSTNode) -> str:
         return self.module.code_for_node(statement)
@@ -150,6 +160,30 @@ class Block:
     def statement_at(self, line: int) -> int:
         """The index of the top-level statement of the block holding ``line``."""
         return max(bisect.bisect_right(self.starts, line) - 1, 0)
+
+
+_LITERALS = (cst.Integer, cst.Float, cst.SimpleString)
+_CONSTANTS = frozenset(("True", "False", "None"))
+
+
+def _new_tape(item: cst.BaseExpression) -> bool:
+    """Whether a ``with`` item is ``GradientTape(...)`` or ``x.GradientTape(...)`` with
+    literal arguments (``persistent=True``)."""
+    if not isinstance(item, cst.Call):
+        return False
+    func = item.func
+    name = func.attr if isinstance(func, cst.Attribute) else func
+    if not isinstance(name, cst.Name) or name.value != "GradientTape":
+        return False
+    for arg in item.args:
+        value = arg.value
+        if arg.star or not (
+            isinstance(value, _LITERALS)
+            or isinstance(value, cst.Name)
+            and value.value in _CONSTANTS
+        ):
+            return False
+    return True
 
 
 def _inputs(statements: list[cst.CSTNode]) -> list[str]:

@@ -159,21 +159,40 @@ def fast_gradient(
         or isinstance(target, Variable)
     ):
         return None
-    request = _find(tape, target, sources)
-    if request is None:
+    requests = _REQUESTS.get(id(tape._block))
+    if requests is None:
+        return None
+    # the remembered request of the tape's block for this target and these sources (the
+    # same objects under the same names: see ``_find``), inline
+    block, start, after, objects = tape._block, tape._start, tape._after, tape._objects
+    count = len(sources)
+    for request in requests:
+        if (
+            request.block is block
+            and request.start == start
+            and len(request.names) == count
+            and after.get(request.target) is target
+        ):
+            for leaf, name in zip(sources, request.names):
+                if objects.get(name) is not leaf:
+                    break
+            else:
+                break
+    else:
         return None
     recording = tape._recording
     if recording is not None and (recording.draws or recording.calls):
         return None
     read, watched = tape._read, tape._watched_ids
     watch_all = tape.watch_accessed_variables
-    for leaf in sources:  # (each the object of its name in the block: see ``_find``)
+    for leaf in sources:  # (each the object of its name in the block, as checked above)
         if type(leaf) is not ResourceVariable:
             return None
         value = leaf.value
-        if read.get(id(leaf)) is not value or value.dtype.kind not in "fc":
+        key = id(leaf)
+        if read.get(key) is not value or value.dtype.kind not in "fc":
             return None  # not read (None), or changed since it was read: the general way
-        if id(leaf) not in watched and not (watch_all and leaf.trainable):
+        if key not in watched and not (watch_all and leaf.trainable):
             return None
     plan = request.plan
     if _variable.READS:  # inside another tape's block: what ``tape._register`` keeps
@@ -188,16 +207,20 @@ def fast_gradient(
             request.seed = (out.dtype if type(out) is EagerTensor else None, one)
     grads = fns["bwd"](saved, one)
     result = []
-    connected = plan.connected
-    for k in range(len(sources)):
-        g = grads[k]
-        if not connected[k] or g is None or (type(g) is float and g == 0.0):
+    for g, value, connected in zip(grads, values, plan.connected):
+        # (``value``: the source's array, its entry in ``tape._before``)
+        if not connected or g is None or (type(g) is float and g == 0.0):
             result.append(None)
             continue
-        value = values[k]  # the source's array (its entry in ``tape._before``)
+        kind = type(g)
+        if kind is np.ndarray or kind is EagerTensor:
+            if _ARRAY_SHAPE(g) != _ARRAY_SHAPE(value):
+                g = fix_grad(g, value)  # the shape of its source
+            result.append(as_tensor(g, value.dtype))
+            continue
         shape = _ARRAY_SHAPE(g) if isinstance(g, np.ndarray) else getattr(g, "shape", None)
         if shape != _ARRAY_SHAPE(value):
-            g = fix_grad(g, value)  # the shape of its source
+            g = fix_grad(g, value)
         result.append(as_tensor(g, value.dtype))
     return result if type(sources) is list else tuple(result)
 
@@ -261,7 +284,7 @@ def _remember_variables(
 def fast_variables(
     tape: GradientTape, target: Any, sources: list[Any] | tuple[Any, ...], seed: Any
 ) -> list[Any] | None:
-    """The gradients (arrays, ``None`` when not connected) of ``target`` with respect to
+    """The gradients (tensors, ``None`` when not connected) of ``target`` with respect to
     ``sources`` as :meth:`GradientTape._gradients` gives them for a request of the
     remembered variables shape, or ``None`` when a condition of that shape fails.
     ``seed(out)`` is the cotangent of the target's value ``out``."""
@@ -302,7 +325,18 @@ def fast_variables(
         ids.add(key)
     plan = request.plan  # (not kept for an outer tape: none is recording, see above)
     _, table = tape._run(plan, list(sources), seed)
-    return [table.get(id(leaf)) for leaf in sources]
+    out: list[Any] = []
+    for leaf in sources:  # each as a tensor of its source's dtype (``None``: unconnected)
+        g = table.get(id(leaf))
+        if g is None:
+            out.append(None)
+            continue
+        dtype = leaf.value.dtype
+        if type(g) is np.ndarray and g.dtype == dtype:
+            out.append(g.view(EagerTensor))
+        else:
+            out.append(as_tensor(g, dtype))
+    return out
 
 
 def as_tensor(g: Any, dtype: Any) -> Any:

@@ -56,6 +56,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy
+
 from .custom import CustomGradient
 from .errors import TransformError
 from .rules import REGISTRY
@@ -284,7 +286,8 @@ def call_through(fun: Any) -> types.FunctionType:
     else:
         params, call = _params_and_call(fun)
         label = identifier(fun)
-        made = define(f"call_{label}", params, f"{{{label}}}({call})", {label: fun})
+        # (a rule's default may be a NumPy sentinel: ``np._NoValue``)
+        made = define(f"call_{label}", params, f"{{{label}}}({call})", {label: fun, "np": numpy})
     try:
         _THROUGH[fun] = made
     except TypeError:

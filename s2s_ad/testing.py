@@ -36,6 +36,14 @@ def _rebuilt(like: Any, parts: dict[str, Any]) -> Any:
     return object_gradient(parts, like, lambda g, x: g)
 
 
+def _sequence_like(like: tuple | list, items: Any) -> tuple | list:
+    """``items`` as a sequence of ``like``'s type (a named tuple takes its fields as
+    separate arguments)."""
+    if hasattr(like, "_fields"):
+        return type(like)(*items)
+    return type(like)(items)
+
+
 def _flat(x: Any) -> np.ndarray:
     parts = _parts(x)
     if parts is not None:
@@ -64,7 +72,7 @@ def _unflat(flat: np.ndarray, like: Any) -> tuple[Any, int]:
             part, n = _unflat(flat[pos:], v)
             parts.append(part)
             pos += n
-        return type(like)(parts), pos
+        return _sequence_like(like, parts), pos
     arr = np.asarray(like)
     n = max(arr.size, 1)
     if isinstance(like, np.ndarray):
@@ -75,7 +83,9 @@ def _unflat(flat: np.ndarray, like: Any) -> tuple[Any, int]:
 def numerical_grad(
     fun: Callable[..., Any], args: Sequence[Any], argnum: int, eps: float = 1e-6
 ) -> np.ndarray:
-    """Central finite-difference gradient of a scalar ``fun`` w.r.t. ``args[argnum]`` (flat)."""
+    """Central finite-difference gradient w.r.t. ``args[argnum]`` (flat) of the sum of
+    ``fun``'s output entries (a structured output, such as the gradient of a list of
+    ``(W, b)`` pairs, is flattened first)."""
     x0 = _flat(args[argnum])
     out = np.zeros_like(x0)
     for i in range(x0.size):
@@ -86,7 +96,7 @@ def numerical_grad(
             x[i] += sign * step
             call = list(args)
             call[argnum] = _unflat(x, args[argnum])[0]
-            vals.append(float(np.sum(fun(*call))))
+            vals.append(float(np.sum(_flat(fun(*call)))))  # a structured output: its sum
         out[i] = (vals[0] - vals[1]) / (2 * step)
     return out
 
@@ -178,7 +188,7 @@ def _random_like(x: Any, rng: np.random.Generator) -> Any:
     if parts is not None:
         return _rebuilt(x, {k: _random_like(v, rng) for k, v in parts.items()})
     if isinstance(x, (tuple, list)):
-        return type(x)(_random_like(v, rng) for v in x)
+        return _sequence_like(x, [_random_like(v, rng) for v in x])
     if isinstance(x, dict):
         return {k: _random_like(v, rng) for k, v in x.items()}
     if isinstance(x, np.ndarray):
@@ -215,7 +225,7 @@ def _is_float(x: Any) -> bool:
 
 def _ones_like(x: Any) -> Any:
     if isinstance(x, (tuple, list)):
-        return type(x)(_ones_like(v) for v in x)
+        return _sequence_like(x, [_ones_like(v) for v in x])
     if isinstance(x, dict):
         return {k: _ones_like(v) for k, v in x.items()}
     if isinstance(x, np.ndarray):

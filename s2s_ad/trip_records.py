@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .codefacts import (
+    COMPOUND,
     Info,
     Liveness,
     Survey,
@@ -144,7 +145,22 @@ def _every_reversed_trip(loop: ast.For | ast.While, at: int, end: int, tape: str
     )
 
 
-def _pushes(loop: ast.For | ast.While, tape: str) -> set[str]:
+def _written(s: ast.stmt, info: Info | None) -> set[str]:
+    """:func:`codefacts.written` of ``s``, from ``info``'s facts for a simple statement
+    (a compound one's facts would not follow a rewrite of a statement inside it)."""
+    if info is None or isinstance(s, COMPOUND):
+        return written(s)
+    return info.written(s)
+
+
+def _survey(s: ast.stmt, info: Info | None) -> Survey:
+    """:func:`codefacts.survey` of ``s``, as :func:`_written`."""
+    if info is None or isinstance(s, COMPOUND):
+        return survey(s)
+    return info.survey(s)
+
+
+def _pushes(loop: ast.For | ast.While, tape: str, info: Info | None = None) -> set[str]:
     """Variables recorded at the top level of a forward loop that the trip then assigns
     once, by a plain assignment at the top level, both in every trip reversed."""
     out: set[str] = set()
@@ -154,7 +170,7 @@ def _pushes(loop: ast.For | ast.While, tape: str) -> set[str]:
         var = push_name(s, tape)
         if var is None or var in bound:
             continue  # (the loop's own variable is bound by its header too)
-        writes = writes or [written(t) for t in loop.body]
+        writes = writes or [_written(t, info) for t in loop.body]
         writers = [t for t, w in zip(loop.body, writes) if var in w]
         if len(writers) == 1 and writers[0] in loop.body[k + 1 :] and _assigns(writers[0], var):
             if _every_reversed_trip(loop, k, _index(loop.body, writers[0]), tape):
@@ -171,7 +187,7 @@ def _assigns(s: ast.stmt, var: str) -> bool:
     )
 
 
-def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
+def _pops(loop: ast.For | ast.While, tape: str, info: Info | None = None) -> set[str]:
     """Variables restored at the top level of a backward loop, where nothing later in the
     trip reads or writes them."""
     out: set[str] = set()
@@ -182,7 +198,7 @@ def _pops(loop: ast.For | ast.While, tape: str) -> set[str]:
         var = pop_target(s, tape)
         if var is None:
             continue
-        found = found or [survey(t) for t in loop.body]
+        found = found or [_survey(t, info) for t in loop.body]
         if any(var in f.loads or var in f.written for f in found[k + 1 :]):
             continue
         if any(var in f.written for t, f in zip(loop.body, found) if t is not s):
@@ -203,28 +219,55 @@ class LoopTraffic:
     loaded: set[str] | None = None
 
 
-def _traffic(loop: ast.For | ast.While, tape: str, found: LoopTraffic) -> tuple[set[str], set[str]]:
+def _traffic(
+    loop: ast.For | ast.While, tape: str, found: LoopTraffic, info: Info | None = None
+) -> tuple[set[str], set[str]]:
     known = found.loops.get(id(loop))
     if known is None:
-        known = found.loops[id(loop)] = (_pushes(loop, tape), _pops(loop, tape))
+        known = found.loops[id(loop)] = (_pushes(loop, tape, info), _pops(loop, tape, info))
     return known
 
 
-def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> list[TripList]:
-    """The records to keep in per-loop lists, decided on the function holding both sweeps.
+def _names_and_traffic(
+    func: ast.FunctionDef, info: Info
+) -> tuple[dict[str, int], set[str], set[str]]:
+    """For each variable, how many statements of ``func`` push or pop it; every name
+    ``func`` uses; the names it reads. From ``info``'s facts of its simple statements
+    (one walk each, made already) and the walks of its compound statements' heads."""
+    traffic: dict[str, int] = {}
+    taken: set[str] = set()
+    loaded: set[str] = set()
+    heads: list[ast.AST] = [func.args, *func.decorator_list]
+    if func.returns is not None:
+        heads.append(func.returns)
+    for s in statements(func.body):
+        for var in info.tape_use(s):
+            if var is not None:
+                traffic[var] = traffic.get(var, 0) + 1
+        if isinstance(s, (ast.If, ast.While)):
+            heads.append(s.test)
+        elif isinstance(s, ast.For):
+            heads += [s.target, s.iter]
+        elif isinstance(s, COMPOUND) or hasattr(s, "body"):
+            # ``with``, ``try``, a definition: parts that are neither heads nor statements
+            return _names_and_traffic_walked(func, info.tape)
+        else:
+            found = info.survey(s)
+            loaded |= found.loads  # (the stores' names: names written, bases read)
+            taken |= found.loads
+            taken |= found.written
+    for n in [n for head in heads for n in nodes(head)]:
+        if isinstance(n, ast.Name):
+            taken.add(n.id)
+            if isinstance(n.ctx, ast.Load):
+                loaded.add(n.id)
+    return traffic, taken, loaded
 
-    A variable qualifies when the function pushes and pops it once each (so the split
-    sweeps find the same pair), in loops of the forms above, and nothing reads it after
-    the backward loop. ``found`` keeps each loop's traffic for ``apply`` (the tree
-    unchanged in between).
-    """
-    found = LoopTraffic() if found is None else found
-    loops = _loops(func.body)
-    pushed = {v: f for f in loops for v in _traffic(f, tape, found)[0]}
-    popped = {v: b for b in loops for v in _traffic(b, tape, found)[1]}
-    candidates = sorted(v for v in pushed if v in popped)
-    if not candidates:
-        return []
+
+def _names_and_traffic_walked(
+    func: ast.FunctionDef, tape: str
+) -> tuple[dict[str, int], set[str], set[str]]:
+    """:func:`_names_and_traffic` from a walk of every node of ``func``."""
     traffic: dict[str, int] = {}
     taken: set[str] = set()
     loaded: set[str] = set()
@@ -237,6 +280,26 @@ def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> 
             for var in (push_name(n, tape), pop_target(n, tape)):
                 if var is not None:
                     traffic[var] = traffic.get(var, 0) + 1
+    return traffic, taken, loaded
+
+
+def plan(func: ast.FunctionDef, tape: str, found: LoopTraffic | None = None) -> list[TripList]:
+    """The records to keep in per-loop lists, decided on the function holding both sweeps.
+
+    A variable qualifies when the function pushes and pops it once each (so the split
+    sweeps find the same pair), in loops of the forms above, and nothing reads it after
+    the backward loop. ``found`` keeps each loop's traffic for ``apply`` (the tree
+    unchanged in between).
+    """
+    found = LoopTraffic() if found is None else found
+    loops = _loops(func.body)
+    info = Info(tape)  # (inside ``codefacts.sharing``: the optimizer's facts)
+    pushed = {v: f for f in loops for v in _traffic(f, tape, found, info)[0]}
+    popped = {v: b for b in loops for v in _traffic(b, tape, found, info)[1]}
+    candidates = sorted(v for v in pushed if v in popped)
+    if not candidates:
+        return []
+    traffic, taken, loaded = _names_and_traffic(func, info)
     found.loaded = loaded
     # liveness as if each backward loop bound its candidates in its header (as it will):
     # a loop inside another then reads its own trips' values, not the restored ones
@@ -283,7 +346,7 @@ def apply(
     found = LoopTraffic() if found is None else found
     work = []
     for loop in _loops(func.body):
-        pushes, pops = _traffic(loop, tape, found)
+        pushes, pops = _traffic(loop, tape, found, info)
         fwd = [by_var[v] for v in sorted(pushes) if v in by_var]
         bwd = [by_var[v] for v in sorted(pops) if v in by_var]
         work.append((loop, fwd, bwd))
@@ -307,7 +370,7 @@ def apply(
 
     def reads() -> set[str]:
         if not loaded:
-            loaded.append(names(func, ast.Load))
+            loaded.append(_loads(func, changed, info))
         return loaded[0]
 
     if forward:
@@ -431,6 +494,17 @@ def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.I
         ):
             return writer, record, branch
     return None
+
+
+def _loads(func: ast.FunctionDef, changed: set[int], info: Info | None) -> set[str]:
+    """The names ``func`` reads: from the facts of ``info`` (the statements rewritten,
+    ``changed``, forgotten first) or a walk of every node."""
+    if info is None:
+        return names(func, ast.Load)
+    for s in statements(func.body):
+        if id(s) in changed:
+            info.forget(s)
+    return _names_and_traffic(func, info)[2]
 
 
 def _liveness(func: ast.FunctionDef, tape: str, changed: set[int], info: Info | None) -> Liveness:

@@ -192,9 +192,33 @@ def numeric_vars(body: list[ir.Stmt]) -> set[str]:
             ):
                 numeric.add(s.target)
                 numeric.update(a.name for a in expr_atoms(v) if isinstance(a, ir.Var))
-            elif isinstance(v, ir.Call) and classify(v).kind in ("rule", "method"):
-                rule = classify(v).rule
-                if rule is not None and rule.partials:
+            elif isinstance(v, ir.Call):
+                info = classify(v)
+                rule = info.rule
+                if info.kind in ("rule", "method") and rule is not None and rule.partials:
                     numeric.add(s.target)
                     numeric.update(a.name for a in v.args if isinstance(a, ir.Var))
-    return numeric
+    return numeric - _iterated_containers(body)
+
+
+#: Method calls that only a dict answers: their receiver is a container.
+_DICT_VIEWS = frozenset({"values", "items", "keys"})
+
+
+def _iterated_containers(body: list[ir.Stmt]) -> set[str]:
+    """Names the function also iterates as a sequence or reads as a dict
+    (``for v in t``, ``t.values()``): a recursive helper that takes arrays on one branch
+    and lists or dicts on another (a tree walk) has container adjoints there, which
+    ``+`` cannot add."""
+    found: set[str] = set()
+    for s in walk(body):
+        if not isinstance(s, ir.Assign) or not isinstance(s.value, ir.Call):
+            continue
+        callee = s.value.callee
+        if callee.code.endswith(".sequence") and s.value.args:
+            arg = s.value.args[0]
+            if isinstance(arg, ir.Var):
+                found.add(arg.name)
+        elif callee.method in _DICT_VIEWS and isinstance(callee.receiver, ir.Var):
+            found.add(callee.receiver.name)
+    return found

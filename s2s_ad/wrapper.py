@@ -250,6 +250,15 @@ class Variants:
         self.by_mask: dict[tuple[str, ...], Any] = {tuple("." for _ in params): general}
         self.by_shape: dict[tuple[Any, ...], Any] = {}
         self.last = [general]  # the variant that ran last (what ``source`` shows)
+        #: ``restate()``: take the gradient for one with object state (see
+        #: ``object_state.mark_stateful``) and forget the variants made; whether it did
+        self.restate: Callable[[], bool] | None = None
+
+    def reset(self, general: Any) -> None:
+        """Forget the variants made: ``general`` is the new one for no known kinds."""
+        self.by_mask = {tuple("." for _ in self.params): general}
+        self.by_shape = {}
+        self.last[0] = general
 
     def get(self, values: tuple[Any, ...]) -> Any:
         """The variant for the arguments ``values`` (all parameters, in order)."""
@@ -513,7 +522,24 @@ def make_entry(
                 table[table_key(values)] = fn
                 if all(t is float for t in types_):
                     floats[0] = fn
-        value, grads = fn(*values)
+        restate = variants.restate
+        if restate is None:
+            value, grads = fn(*values)
+            return finish(value, grads, values)
+        from .object_state import StoredState, restore, snapshot
+
+        saved = snapshot(values)
+        try:
+            value, grads = fn(*values)
+        except StoredState:
+            # a method it called stores differentiated values in attributes: from now on
+            # differentiated with object state, run again on the state it started from
+            if not restate():
+                raise
+            restore(saved)
+            table.clear()
+            floats[0] = None
+            return general(values, remember)
         return finish(value, grads, values)
 
     sig_params = list(binder.sig.parameters.values())

@@ -31,6 +31,7 @@ from sweep import (
     keyword_funcs,
     linalg_funcs,
     numpy_funcs,
+    open_funcs,
     scipy_funcs,
     shape_funcs,
     stats_funcs,
@@ -51,6 +52,7 @@ CASES: list[Case] = [
     *jax_funcs.T.cases,
     *stats_funcs.T.cases,
     *keyword_funcs.T.cases,
+    *open_funcs.T.cases,
 ]
 
 EPS = 1e-6

@@ -41,15 +41,20 @@ def with_try(x):
     return out[0]
 
 
-def writes_nonlocal(x):
+def _counter():
     total = 0.0
 
-    def add():
+    def writes_nonlocal(x):
+        # a name of the scope around the differentiated function (a local function
+        # inlined where it is called may write its caller's names with nonlocal)
         nonlocal total
         total += x
+        return total * x
 
-    add()
-    return total
+    return writes_nonlocal
+
+
+writes_nonlocal = _counter()
 
 
 @pytest.mark.parametrize(

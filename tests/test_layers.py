@@ -24,7 +24,7 @@ LAYERS: list[set[str]] = [
     {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
     | {"simplify", "built_objects", "passed_objects", "along"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"}
-    | {"view_checks", "view_facts"},
+    | {"view_checks", "view_facts", "state_slots"},
     # derivative rules and what user code marks (custom rules, targets, Variables)
     {"rules", "custom", "targets", "varargs", "packing", "variable", "batching"},
     # the normal form and the facts read from it
@@ -33,7 +33,8 @@ LAYERS: list[set[str]] = [
     | {"norm_base", "norm_calls", "norm_comps", "norm_exits", "norm_inline", "norm_queries"}
     | {"norm_exprs", "norm_imports", "norm_loops", "norm_scan", "norm_stmts", "norm_try"}
     | {"norm_complex", "container_names", "norm_views", "lazy_values"}
-    | {"norm_walrus", "norm_del", "norm_repeat"},
+    | {"norm_walrus", "norm_del", "norm_repeat", "object_state", "norm_concat"}
+    | {"norm_passed", "norm_restore"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},

@@ -35,10 +35,9 @@ REFUSALS = (
     "used as a value (",
     "call of a partial object",
 )
-#: Snippets with known refusals (xfailed below), not drawn: in any program, and in
-#: programs also differentiated twice.
-DRAWN = [s for s in SNIPPETS if s.name != "list_concat_params"]
-DRAWN_TWICE = [s for s in DRAWN if s.name != "dict_rewrite"]
+#: Snippets drawn: in any program, and in programs also differentiated twice.
+DRAWN = list(SNIPPETS)
+DRAWN_TWICE = DRAWN
 _EXAMPLES = int(os.environ.get("S2S_AD_EXAMPLES", "30"))
 
 
@@ -123,16 +122,9 @@ def test_a_counter_attribute_in_forward_mode(tmp_path):
     np.testing.assert_allclose(tangent, want, rtol=1e-6)
 
 
-@pytest.mark.xfail(
-    raises=Refused,
-    strict=True,
-    reason="grad of grad of code that rewrites a dict entry: the backward sweep's "
-    "_ad.restore_item is transformed from runtime.py ('del' refused, located in the "
-    "library); hvp and hessian work",
-)
 def test_second_order_of_a_dict_entry_rewritten(tmp_path):
     snippets = _snippets("dict_rewrite")
-    check(program(snippets, RETURNS[0]), snippets, 1, tmp_path, second=True)
+    assert check(program(snippets, RETURNS[0]), snippets, 1, tmp_path, second=True) == "checked"
 
 
 def test_a_dict_entry_rewritten_first_order(tmp_path):
@@ -160,13 +152,6 @@ def test_a_lambda_rebound_over_a_changed_closure(tmp_path):
     s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
 
 
-@pytest.mark.xfail(
-    raises=Refused,
-    strict=True,
-    reason="a + b of two slices of an unannotated parameter (net[:1] + net[1:]) is refused "
-    "('list concatenation with + of two named lists or tuples'): the normalizer cannot tell "
-    "a list from an array there, and the concatenation is found only in the backward sweep",
-)
 def test_concatenated_slices_of_a_parameter_list(tmp_path):
     snippets = _snippets("list_concat_params")
-    check(program(snippets, RETURNS[0]), snippets, 1, tmp_path)
+    assert check(program(snippets, RETURNS[0]), snippets, 1, tmp_path) == "checked"

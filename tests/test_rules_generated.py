@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+import scipy.linalg as sla
 from fd import numerical_grad
 from trees import flat, random_like, unflat
 
@@ -818,6 +819,18 @@ FROM_SOURCE_CASES.update(
             lambda a, b: np.sum(vjps.logsumexp_vjp_b(0.3, a, b, 1.5, None, False)),
             (_A, _LSE_B),
         ),
+        "diff_vjp_edge": (
+            lambda g: np.sum(np.sin(vjps.diff_vjp_edge(g, _W, 2, -1, 0.5, _W[:2], "append"))),
+            (np.cos(np.arange(4.0)),),
+        ),
+        "diff_jvp_edge": (
+            lambda t: np.sum(np.sin(vjps.diff_jvp_edge(t, _W, 1, -1, 0.5, np._NoValue, "prepend"))),
+            (0.3,),
+        ),
+        "lse_tangent": (
+            lambda d: np.sum(vjps.lse_tangent(d, (0.5, np.ones(2)), True)[0] ** 2),
+            (np.array([0.3, -0.7]),),
+        ),
     }
 )
 
@@ -986,6 +999,137 @@ FROM_SOURCE_CASES.update(
             lambda t: np.sum(np.sin(vjps.sliding_window_view_jvp(t, 2, 1))),
             (np.cos(np.arange(24.0)).reshape(2, 3, 4),),
         ),
+    }
+)
+
+
+# The helpers of rules/corpus.py (np.insert, np.vander, np.polyfit, statistics, ...).
+_X6 = np.array([0.1, 0.5, 0.9, 1.4, 2.0, 2.2])
+_TS = np.sin(np.arange(1.0, 37.0)).reshape(2, 3, 6) + 3.0 * np.eye(6).reshape(2, 3, 6)
+_PF = np.polyfit(_X6, np.cos(_X6), 2)
+FROM_SOURCE_CASES.update(
+    {
+        "moved_vjp": (
+            lambda g: np.sum(np.sin(vjps.moved_vjp(g, _W, np.array([2, 0, 2, 1])))),
+            (_V4,),
+        ),
+        "moved_jvp": (
+            lambda t: np.sum(np.sin(vjps.moved_jvp(t, _W, np.array([2, 0, 2, 1])))),
+            (_W * 1.0,),
+        ),
+        "insert_vjp": (
+            lambda g: np.sum(np.sin(vjps.insert_vjp(g, _W, 1, _W[:2], None, "values"))),
+            (_C6[:5] * 1.0,),
+        ),
+        "insert_jvp": (
+            lambda t: np.sum(np.sin(vjps.insert_jvp(t, _W, 1, _W[:2], None, "arr"))),
+            (_W * 1.0,),
+        ),
+        "vander_vjp": (
+            lambda g, x: np.sum(np.sin(vjps.vander_vjp(g, x, 3, False))),
+            (_G3 * 1.0, _W * 1.0),
+        ),
+        "vander_jvp": (
+            lambda t, x: np.sum(np.sin(vjps.vander_jvp(t, x, None, True))),
+            (_W * 0.5, _W * 1.0),
+        ),
+        "tuple_first_vjp": (
+            lambda g: np.sum(np.sin(vjps.tuple_first_vjp((g, 0.0), _W))),
+            (_W * 1.0,),
+        ),
+        "frexp_vjp": (
+            lambda g: np.sum(np.sin(vjps.frexp_vjp((g, 0.0), _W, np.frexp(_W)))),
+            (_W * 1.0,),
+        ),
+        "tensorinv_vjp": (
+            lambda a: np.sum(np.sin(vjps.tensorinv_vjp(_G3, a, np.linalg.tensorinv(a, 1), 1))),
+            (_M,),
+        ),
+        "tensorinv_jvp": (
+            lambda a: np.sum(np.sin(vjps.tensorinv_jvp(_G3, a, np.linalg.tensorinv(a, 1), 1))),
+            (_M,),
+        ),
+        "tensorsolve_vjp_a": (
+            lambda a: np.sum(
+                vjps.tensorsolve_vjp_a(_W, a, _W, np.linalg.tensorsolve(a, _W), None) * _G3
+            ),
+            (_M,),
+        ),
+        "tensorsolve_vjp_b": (
+            lambda a: np.sum(vjps.tensorsolve_vjp_b(_W, a, _W, None, None) * _W),
+            (_M,),
+        ),
+        "tensorsolve_jvp_a": (
+            lambda a: np.sum(
+                vjps.tensorsolve_jvp_a(_G3, a, _W, np.linalg.tensorsolve(a, _W), None) * _W
+            ),
+            (_M,),
+        ),
+        "tensorsolve_jvp_b": (
+            lambda a: np.sum(vjps.tensorsolve_jvp_b(_W, a, _W, _W, None) * _W),
+            (_M,),
+        ),
+        "cond_vjp": (
+            lambda a: np.sum(vjps.cond_vjp(1.0, a, "fro", np.linalg.cond(a, "fro")) * _G3),
+            (_M,),
+        ),
+        "polyfit_vjp_y": (
+            lambda y: np.sum(np.sin(vjps.polyfit_vjp_y(_W, _X6, y, 2, None, False, False))),
+            (np.cos(_X6),),
+        ),
+        "polyfit_vjp_x": (
+            lambda y: np.sum(np.sin(vjps.polyfit_vjp_x(_W, _X6, y, 2, None, False, False, _PF))),
+            (np.cos(_X6),),
+        ),
+        "polyfit_jvp_x": (
+            lambda y: np.sum(np.sin(vjps.polyfit_jvp_x(_X6, _X6, y, 2, None, False, False, _PF))),
+            (np.cos(_X6),),
+        ),
+        "stat_mean_vjp": (
+            lambda g: np.sum(np.sin(np.array(vjps.stat_mean_vjp(g, [0.5, 1.0, 2.0])))),
+            (0.7,),
+        ),
+        "stat_variance_vjp": (
+            lambda x: np.sum(np.sin(vjps.stat_variance_vjp(0.7, x, None, 1))),
+            (_W * 1.0,),
+        ),
+        "polar_vjp": (
+            lambda a: np.sum(vjps.polar_vjp((_G3, 0.0), a, sla.polar(a), "right") * _G3),
+            (_M,),
+        ),
+        "polar_jvp": (
+            lambda a: np.sum(vjps.polar_jvp(_G3, a, sla.polar(a), "left")[1] * _G3),
+            (_M,),
+        ),
+        "toeplitz_vjp": (
+            lambda g: np.sum(np.sin(vjps.toeplitz_vjp(g, _W, _W[:2], "r"))),
+            (np.cos(np.arange(6.0)).reshape(3, 2),),
+        ),
+        "toeplitz_jvp": (
+            lambda t: np.sum(np.sin(vjps.toeplitz_jvp(t, _W, None, "c"))),
+            (_W * 0.5,),
+        ),
+        "block_diag_vjp": (
+            lambda g: np.sum(np.sin(vjps.block_diag_vjp(g, (_W, _M))[1])),
+            (np.cos(np.arange(24.0)).reshape(4, 6),),
+        ),
+        "block_diag_jvp": (
+            lambda t: np.sum(np.sin(vjps.block_diag_jvp((t, 0.0), (_W, _M)))),
+            (_W * 0.5,),
+        ),
+        "logm_frechet": (
+            lambda e: np.sum(vjps.logm_frechet(_SPD, e) * _G3),
+            (_G3 * 1.0,),
+        ),
+        "lu_vjp": (
+            lambda a: np.sum(vjps.lu_vjp((0.0, _G3, _G3.T), a, None, False) * _G3),
+            (_M,),
+        ),
+        "lu_jvp": (
+            lambda t: np.sum(np.sin(vjps.lu_jvp(t, _M, sla.lu(_M), False)[2])),
+            (_G3 * 1.0,),
+        ),
+        "stat_dot": (lambda t: vjps.stat_dot([t, 0.0, t * 2.0], [0.5, 1.0, 2.0]), (0.7,)),
     }
 )
 

@@ -112,13 +112,26 @@ def test_real_and_imag_of_real_input() -> None:
     np.testing.assert_allclose(s2s_ad.grad(imag_part)(x), 2.0 * x)
 
 
-def pad_linear_ramp(x):
-    return np.sum(np.pad(x, 2, "linear_ramp"))
+def pad_ramp_and_mean(x):
+    """A border that ramps to zero, then one of the mean of the row: both linear in x."""
+    a = np.pad(x, 2, "linear_ramp")
+    b = np.pad(a, (1, 3), "mean", stat_length=2)
+    return np.sum(np.sin(b) * np.arange(b.size))
 
 
-def test_pad_modes_that_do_not_copy_are_refused() -> None:
-    with pytest.raises(s2s_ad.TransformError, match="linear_ramp"):
-        s2s_ad.grad(pad_linear_ramp)(np.array([0.5, -1.5]))
+def pad_maximum(x):
+    return np.sum(np.pad(x, 2, "maximum"))
+
+
+def test_pad_modes_ramp_and_mean_against_finite_differences() -> None:
+    x = np.array([0.5, -1.5, 0.7])
+    s2s_ad.check_grads(pad_ramp_and_mean, (x,), modes=("rev", "fwd"))
+    s2s_ad.check_grads(pad_ramp_and_mean, (x,), order=2)
+
+
+def test_pad_modes_that_select_are_refused() -> None:
+    with pytest.raises(s2s_ad.TransformError, match="maximum"):
+        s2s_ad.grad(pad_maximum)(np.array([0.5, -1.5]))
 
 
 def _apply(fn, x):

@@ -10,6 +10,8 @@
 * :mod:`.stats` -- ``np.average``, ``np.median``, ``np.nansum``, ``np.cov``, ``np.polyval``, ...
 * :mod:`.methods` -- array methods and attributes (``x.sum()``, ``x.T``)
 * :mod:`.containers` -- dict methods (``d.items()``, ``d.values()``, ``d.get(k)``)
+* :mod:`.corpus` -- ``np.vander``, ``np.insert``, ``np.linalg.cond``, ``np.polyfit``,
+  ``statistics.mean``, ``copy.copy``, ... (found missing by JAX's test corpus)
 * :mod:`.defaults` -- function values whose defaults are differentiated (``lambda z, s=s:``)
 * :mod:`.orderings` -- ``sorted`` and ``min``/``max`` with a key, as an order and a pick
 * :mod:`.builtins_rules` -- ``abs sum min max pow float`` and ``math.fsum``
@@ -28,6 +30,7 @@ from . import (  # noqa: F401
     arrays,
     builtins_rules,
     containers,
+    corpus,
     defaults,
     elementwise,
     fft,

@@ -48,13 +48,15 @@ _REDUCE_SAMPLES = [
 
 # --- reductions ----------------------------------------------------------------------
 
+# ``initial=`` adds a constant. (``where=`` is refused: a conditional template would keep
+# the batched backward sweep of ``reverse_batch`` from recognizing ``_ad.sum_vjp``.)
 sum_ = vjp_rule(
     "np.sum",
     [np.sum],
-    ("a", "axis", "dtype", "out", "keepdims"),
+    ("a", "axis", "dtype", "out", "keepdims", "initial"),
     {"a": "_ad.sum_vjp(g, a, axis, keepdims)"},
-    _REDUCE_SAMPLES,
-    defaults=_REDUCE,
+    _REDUCE_SAMPLES + [(_A, 1, None, None, False, 2.5)],
+    defaults=dict(_REDUCE, initial="np._NoValue"),
     kw_samples=_REDUCE_KW,
     linear=True,
 )
@@ -80,13 +82,15 @@ prod = vjp_rule(
     kw_samples=_REDUCE_KW,
 )
 set_jvps(prod, a="np.sum(t * _ad.prod_vjp(1.0, a, axis, True), axis, keepdims=keepdims)")
-_MINMAX = dict(axis="None", out="None", keepdims="False")
+# ``initial=`` may be the extremum: then no entry is, and none gets a gradient.
+_MINMAX = dict(axis="None", out="None", keepdims="False", initial="np._NoValue")
+_EXTREME_SAMPLES = _REDUCE_SAMPLES + [(_A, 0, None, False, 1.0), (_T, {"axis": 1, "initial": 0.5})]
 amax = vjp_rule(
     "np.max",
     [np.max, np.amax],
-    ("a", "axis", "out", "keepdims"),
+    ("a", "axis", "out", "keepdims", "initial"),
     {"a": "_ad.max_vjp(g, a, ans, axis, keepdims)"},
-    _REDUCE_SAMPLES,
+    _EXTREME_SAMPLES,
     defaults=_MINMAX,
     kw_samples=_REDUCE_KW,
 )
@@ -94,9 +98,9 @@ set_jvps(amax, a="np.sum(t * _ad.max_vjp(1.0, a, ans, axis, keepdims), axis, kee
 amin = vjp_rule(
     "np.min",
     [np.min, np.amin],
-    ("a", "axis", "out", "keepdims"),
+    ("a", "axis", "out", "keepdims", "initial"),
     {"a": "_ad.min_vjp(g, a, ans, axis, keepdims)"},
-    _REDUCE_SAMPLES,
+    _EXTREME_SAMPLES,
     defaults=_MINMAX,
     kw_samples=_REDUCE_KW,
 )

@@ -123,6 +123,28 @@ _rule = method(
 set_jvps(_rule, self="_ad.get_jvp(t, self, key)", default="0.0 if key in self else t")
 
 
+def _linear_helper(
+    name: str,
+    func: Any,
+    params: tuple[str, ...],
+    transpose: str,
+    *,
+    linear: bool = False,
+    **others: str,
+) -> None:
+    """Register the rule of a helper linear in its first parameter (a cotangent): its VJP
+    is ``transpose`` (``{}`` standing for the cotangent), its JVP the helper itself applied
+    to the tangent. The other parameters give only shapes or keys (``0.0``) unless
+    ``others`` states their template (``{}`` for the cotangent or tangent)."""
+    first, rest = params[0], params[1:]
+    vjps = {first: transpose.format("g")}
+    jvps = {first: f"_ad.{func.__name__}(t, {', '.join(rest)})"}
+    for param in rest:
+        vjps[param] = others[param].format("g") if param in others else "0.0"
+        jvps[param] = others[param].format("t") if param in others else "0.0"
+    set_jvps(vjp_rule(name, [func], params, vjps, [], linear=linear), **jvps)
+
+
 # --- tuple and list concatenation ---------------------------------------------------------
 
 
@@ -209,15 +231,9 @@ _rule = vjp_rule(
 set_jvps(_rule, args="_ad.concat_jvp(t, args)")
 # the backward sweep's split is linear in the cotangent: its adjoint joins, its tangent
 # splits (a gradient differentiated again: hvp of ``np.hstack(args + (ones,))``)
-_split = vjp_rule(
-    "_ad.concat_vjp",
-    [concat_vjp],
-    ("g", "parts"),
-    {"g": "_ad.concat_jvp(g, parts)", "parts": "0.0"},
-    [],
-    linear=True,
+_linear_helper(
+    "_ad.concat_vjp", concat_vjp, ("g", "parts"), "_ad.concat_jvp({}, parts)", linear=True
 )
-set_jvps(_split, g="_ad.concat_vjp(t, parts)", parts="0.0")
 
 
 # --- list repetition: [x] * n ----------------------------------------------------------
@@ -291,14 +307,13 @@ _rule = vjp_rule(
 )
 set_jvps(_rule, seq="_ad.list_repeat_jvp(t, seq, n)", n="_ad.list_repeat_jvp_n(t, seq, n)")
 # the backward sweep's sum is linear in the cotangent (a gradient differentiated again)
-_sum = vjp_rule(
+_linear_helper(
     "_ad.list_repeat_vjp",
-    [list_repeat_vjp],
+    list_repeat_vjp,
     ("g", "seq", "n"),
-    {"g": "_ad.list_repeat_jvp(g, seq, n)", "seq": "0.0", "n": "_ad.list_repeat_vjp_n(g, seq, n)"},
-    [],
+    "_ad.list_repeat_jvp({}, seq, n)",
+    n="_ad.list_repeat_vjp_n({}, seq, n)",
 )
-set_jvps(_sum, g="_ad.list_repeat_vjp(t, seq, n)", seq="0.0", n="_ad.list_repeat_vjp_n(t, seq, n)")
 
 
 # --- star-calls: f(a, *parts, **opts) and zip(*pairs) --------------------------------------
@@ -452,22 +467,8 @@ def container_entries(c: Any, like: Any) -> Any:
 
 
 # ``like`` gives only a container type and a length: no gradient flows into it
-_rule = vjp_rule(
-    "in_container",
-    [in_container],
-    ("g", "like"),
-    {"g": "_ad.container_entries(g, like)", "like": "0.0"},
-    [],
-)
-set_jvps(_rule, g="_ad.in_container(t, like)", like="0.0")
-_rule = vjp_rule(
-    "container_entries",
-    [container_entries],
-    ("c", "like"),
-    {"c": "_ad.in_container(g, like)", "like": "0.0"},
-    [],
-)
-set_jvps(_rule, c="_ad.container_entries(t, like)", like="0.0")
+_linear_helper("in_container", in_container, ("g", "like"), "_ad.container_entries({}, like)")
+_linear_helper("container_entries", container_entries, ("c", "like"), "_ad.in_container({}, like)")
 
 
 # The helpers above are linear in their first argument and transposes of each other: rules
@@ -477,24 +478,12 @@ for _vjp, _jvp, _params in (
     (items_vjp, items_jvp, ("g", "d")),
     (get_vjp, get_jvp, ("g", "d", "key")),
 ):
-    _rest = {p: "0.0" for p in _params[1:]}
     _args = ", ".join(_params[1:])
-    _rule = vjp_rule(
-        _vjp.__name__, [_vjp], _params, {"g": f"_ad.{_jvp.__name__}(g, {_args})", **_rest}, []
-    )
-    set_jvps(_rule, g=f"_ad.{_vjp.__name__}(t, {_args})", **_rest)
-    _rule = vjp_rule(
-        _jvp.__name__, [_jvp], _params, {"g": f"_ad.{_vjp.__name__}(g, {_args})", **_rest}, []
-    )
-    set_jvps(_rule, g=f"_ad.{_jvp.__name__}(t, {_args})", **_rest)
-_rule = vjp_rule(
-    "get_default_vjp",
-    [get_default_vjp],
-    ("g", "d", "key"),
-    {"g": "_ad.get_default_vjp(g, d, key)", "d": "0.0", "key": "0.0"},
-    [],
+    _linear_helper(_vjp.__name__, _vjp, _params, f"_ad.{_jvp.__name__}({{}}, {_args})")
+    _linear_helper(_jvp.__name__, _jvp, _params, f"_ad.{_vjp.__name__}({{}}, {_args})")
+_linear_helper(
+    "get_default_vjp", get_default_vjp, ("g", "d", "key"), "_ad.get_default_vjp({}, d, key)"
 )
-set_jvps(_rule, g="_ad.get_default_vjp(t, d, key)", d="0.0", key="0.0")
 
 # the length check of a starred unpacking ``a, *rest = xs``: a test, no gradient
 nondiff("unpack_count", [unpack_count])

@@ -125,7 +125,7 @@ _INF = np.inf
 _rule(
     rt.unbroadcast,
     "ct x",
-    {"ct": "np.broadcast_to(g, np.shape(ct))", "x": "0.0"},
+    {"ct": "_ad.unbroadcast_vjp(g, ct)", "x": "0.0"},
     {"ct": "_ad.unbroadcast(t, x)", "x": "0.0"},
     [
         (_T, np.ones((3, 1))),
@@ -135,6 +135,14 @@ _rule(
         (_A, np.ones((1, 3))),
         (_T, np.ones((2, 1, 4))),
     ],
+    linear=True,
+)
+_rule(
+    rt.unbroadcast_vjp,
+    "ct like",
+    {"ct": "_ad.unbroadcast(g, ct)", "like": "0.0"},
+    {"ct": "_ad.unbroadcast_vjp(t, like)", "like": "0.0"},
+    [(_W, _A), (1.5, _W), (_A, _A), (np.ones((1, 3)), _T[0].T), ((0.5, _W), (1.5, _W))],
     linear=True,
 )
 _rule(
@@ -301,9 +309,9 @@ _rule(rt.copy, "x", {"x": "g"}, {"x": "t"}, [(_A,), (1.5,), ([0.5, 1.5],)], line
 _rule(
     rt.old_item,
     "obj key",
-    {"obj": "_ad.add_at(0.0, obj, key, g)"},
+    {"obj": "_ad.old_item_vjp(obj, key, g)"},
     {"obj": "_ad.getitem(t, key)"},
-    [(_A, 1), (_V, 2), ([0.5, -1.5, 2.0], 1), (_T, (1, slice(0, 2)))],
+    [(_A, 1), (_V, 2), ([0.5, -1.5, 2.0], 1), (_T, (1, slice(0, 2))), ({"a": _V}, "a")],
     linear=True,
 )
 nondiff("_ad: adjoint seeds, zeros and tests", [rt.seed, rt.zeros_like, rt.is_zero])

@@ -272,5 +272,10 @@ set_jvps(
 )
 set_jvps(attribute("mT", "_ad.mT(g)", [(_T,)]), self="_ad.mT(_ad.materialize(t, self))")
 set_jvps(attribute("real", "g", [(_A,)]), self="np.real(t)")
+# ``M.flat[i]`` reads (an iterator over the entries in C order, indexed like ``M.ravel()``)
+set_jvps(
+    attribute("flat", "np.reshape(g, np.shape(self))", [(_A,), (_T,)]),
+    self="np.ravel(_ad.materialize(t, self))",
+)
 for _name in ("shape", "ndim", "size", "dtype", "nbytes", "itemsize", "strides"):
     attribute(_name, None)

@@ -154,7 +154,23 @@ NOTES: dict[str, str] = {
     "scipy.stats.multivariate_normal.pdf": (
         "`cov` may be a matrix, a vector (diagonal) or a scalar. " + _SYMMETRIC
     ),
-    "scipy.special.logsumexp": "`return_sign=True` (a tuple) is refused when differentiated",
+    "np.maximum.accumulate": "ties: each output's gradient goes to the latest entry equal to it",
+    "np.minimum.accumulate": "ties: each output's gradient goes to the latest entry equal to it",
+    "np.modf": "the integer part carries no gradient",
+    "np.frexp": "the exponent carries no gradient",
+    "np.linalg.cond": (
+        "`p` of None, 2, -2 through the extreme singular values (infinite where two "
+        "coincide); other norms through `norm(x, p) * norm(inv(x), p)` (single matrices)"
+    ),
+    "np.polyfit": (
+        "the coefficients alone (`full=True` and `cov=` are refused); `x` and `y` are "
+        "differentiated, `w` is a constant"
+    ),
+    "scipy.linalg.lu": "square matrices; the pivoting is held fixed and `p` carries no gradient",
+    "scipy.linalg.logm": "real logarithms only: a complex one is refused",
+    "scipy.linalg.polar": "square matrices of full rank (else the Sylvester equation is singular)",
+    "statistics.variance": "`xbar` given is refused (the variance then reads it)",
+    "scipy.special.logsumexp": "`return_sign=True`: the sign carries no gradient",
     "scipy.special.gammainc": _SHAPE_SERIES,
     "scipy.special.gammaincc": _SHAPE_SERIES,
     "scipy.stats.gamma.cdf": _SHAPE_SERIES,

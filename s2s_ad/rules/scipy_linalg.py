@@ -198,4 +198,4 @@ set_jvps(
     b="_ad.solve_sylvester(a, b, -ans @ t)",
     q="_ad.solve_sylvester(a, b, t)",
 )
-from . import scipy_decomp  # noqa: E402, F401  (loaded with this module)
+from . import scipy_corpus, scipy_decomp  # noqa: E402, F401  (loaded with this module)

@@ -6,8 +6,8 @@ Partials are checked against SymPy by the tests like the NumPy ones; the SciPy f
 they are written in are reached as ``_ad.digamma`` ... (:mod:`.scipy_vjps`), whose
 wrappers share the rule of the function they wrap.
 
-``logsumexp(..., return_sign=True)`` returns a tuple and is refused (``TransformError``)
-when its gradient runs.
+``logsumexp(..., return_sign=True)`` returns ``(log|S|, sign)``: the sign carries no
+gradient.
 """
 
 from __future__ import annotations
@@ -323,16 +323,19 @@ logsumexp = vjp_rule(
         (_A, None, np.array([[0.5], [2.0]])),
         (_V, {"b": np.array([0.3, 1.0, 2.0, 0.7]), "keepdims": True}),
         (_A, {"axis": 1, "b": np.array([[0.5, 1.0, 2.0], [1.5, 0.2, 0.9]])}),
+        (_V, None, np.array([0.3, -1.0, 2.0, 0.7]), False, True),
+        (_A, 1, np.array([[0.5, -1.0, 2.0], [-1.5, 0.2, 0.9]]), True, True),
     ],
     defaults={"axis": "None", "b": "None", "keepdims": "False", "return_sign": "False"},
     kw_samples=[{"axis": 1}, {"axis": 0, "keepdims": True}, {"axis": (0, 1), "keepdims": True}],
 )
+_LSE_DVALUE = (
+    "np.sum(t * _ad.lse_weights(a, {}, ans, axis, keepdims, return_sign), axis, keepdims=keepdims)"
+)
 set_jvps(
     logsumexp,
-    a="np.sum(t * _ad.lse_weights(a, b, ans, axis, keepdims, return_sign), axis, "
-    "keepdims=keepdims)",
-    b="np.sum(t * _ad.lse_weights(a, None, ans, axis, keepdims, return_sign), axis, "
-    "keepdims=keepdims)",
+    a=f"_ad.lse_tangent({_LSE_DVALUE.format('b')}, ans, return_sign)",
+    b=f"_ad.lse_tangent({_LSE_DVALUE.format('None')}, ans, return_sign)",
 )
 softmax = vjp_rule(
     "scipy.special.softmax",

@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import TransformError
 from ..runtime import is_zero, unbroadcast
-from .registry import nondiff
 
 if TYPE_CHECKING:  # annotations only: keep the ``_ad`` namespace free of typing names
     from types import ModuleType
@@ -40,6 +38,7 @@ __all__ = [
     "polygamma",
     "lse_weights",
     "logsumexp_vjp_a",
+    "lse_tangent",
     "logsumexp_vjp_b",
     "mvn_vjp",
     "mvn_jvp",
@@ -61,6 +60,7 @@ FROM_SOURCE = (
     "lse_weights",
     "logsumexp_vjp_a",
     "logsumexp_vjp_b",
+    "lse_tangent",
     "mvn_vjp",
     "mvn_jvp",
     "dirichlet_score",
@@ -170,8 +170,9 @@ def lse_weights(
     a: Any, b: Any, ans: Any, axis: Any, keepdims: bool, return_sign: bool = False
 ) -> Any:
     """``b * exp(a - ans)`` with the reduced axes of ``ans`` restored: the weights of
-    ``logsumexp(a, axis, b, keepdims)`` (``b=None`` means ones), shaped like ``a * b``."""
-    _check_sign(return_sign)
+    ``logsumexp(a, axis, b, keepdims)`` (``b=None`` means ones), shaped like ``a * b``.
+    With ``return_sign`` (``ans`` the pair ``(value, sign)``, ``value = log|S|``) they are
+    ``b * exp(a - value) * sign``, the derivative of ``log|S|`` in ``a``."""
     ndim = np.ndim(a)
     if b is not None:
         ndim = max(ndim, np.ndim(b))
@@ -181,12 +182,18 @@ def lse_weights(
         axes = (int(axis) % max(ndim, 1),)
     else:
         axes = tuple(sorted([int(ax) % max(ndim, 1) for ax in axis]))
-    res = ans
-    if not keepdims and axes and np.ndim(ans) < ndim:
-        res = np.expand_dims(ans, axes)
+    value = ans[0] if return_sign else ans
+    res = value
+    if not keepdims and axes and np.ndim(value) < ndim:
+        res = np.expand_dims(value, axes)
     weights = np.exp(a - res)
     if b is not None:
         weights = weights * b
+    if return_sign:
+        sign = ans[1]
+        if not keepdims and axes and np.ndim(sign) < ndim:
+            sign = np.expand_dims(sign, axes)
+        weights = weights * sign
     return weights
 
 
@@ -202,20 +209,22 @@ def _expand(g: Any, ans: Any, weights: Any, axis: Any, keepdims: bool) -> Any:
     return np.expand_dims(g, axes)
 
 
-def _check_sign(return_sign: bool) -> None:
-    if return_sign:
-        raise TransformError(
-            "scipy.special.logsumexp(..., return_sign=True)",
-            hint="differentiate logsumexp of positive weights (return_sign=False)",
-        )
+def _value_cotangent(g: Any, return_sign: bool) -> Any:
+    """The cotangent of the value (``logsumexp``'s first output with ``return_sign``)."""
+    if return_sign and not is_zero(g):
+        return g[0]
+    return g
 
 
 def logsumexp_vjp_a(
     g: Any, a: Any, b: Any, ans: Any, axis: Any, keepdims: bool, return_sign: bool = False
 ) -> Any:
-    """VJP of ``scipy.special.logsumexp`` in ``a``: ``g`` times the weights ``b e^(a-ans)``."""
-    _check_sign(return_sign)
-    weights = lse_weights(a, b, ans, axis, keepdims)
+    """VJP of ``scipy.special.logsumexp`` in ``a``: ``g`` times the weights ``b e^(a-ans)``
+    (with ``return_sign``, the sign carries no gradient)."""
+    g = _value_cotangent(g, return_sign)
+    if is_zero(g):
+        return np.zeros(np.shape(a))
+    weights = lse_weights(a, b, ans, axis, keepdims, return_sign)
     return unbroadcast(_expand(g, ans, weights, axis, keepdims) * weights, a)
 
 
@@ -223,9 +232,19 @@ def logsumexp_vjp_b(
     g: Any, a: Any, b: Any, ans: Any, axis: Any, keepdims: bool, return_sign: bool = False
 ) -> Any:
     """VJP of ``scipy.special.logsumexp`` in ``b``: ``g`` times ``e^(a-ans)``."""
-    _check_sign(return_sign)
-    weights = lse_weights(a, None, ans, axis, keepdims) + 0.0 * b
+    g = _value_cotangent(g, return_sign)
+    if is_zero(g):
+        return np.zeros(np.shape(b))
+    weights = lse_weights(a, None, ans, axis, keepdims, return_sign) + 0.0 * b
     return unbroadcast(_expand(g, ans, weights, axis, keepdims) * weights, b)
+
+
+def lse_tangent(dvalue: Any, ans: Any, return_sign: bool) -> Any:
+    """The tangent of ``logsumexp``'s output given that of its value: with
+    ``return_sign`` the pair ``(dvalue, 0)`` (the sign is piecewise constant)."""
+    if return_sign:
+        return (dvalue, np.zeros(np.shape(ans[1])))
+    return dvalue
 
 
 # --- multivariate normal -------------------------------------------------------------------
@@ -352,9 +371,6 @@ def mvn_jvp(tx: Any, tm: Any, tc: Any, x: Any, mean: Any, cov: Any, ans: Any, pd
     if pdf:
         out = out * ans
     return out
-
-
-nondiff("scipy checks", [_check_sign])
 
 
 def dirichlet_dx(x: Any, alpha: Any) -> Any:

@@ -29,6 +29,8 @@ __all__ = [
     "cumprod_vjp",
     "cumprod_jvp",
     "diff_vjp",
+    "diff_vjp_edge",
+    "diff_jvp_edge",
     "diff_jvp",
     "gradient_vjp",
     "select_vjp",
@@ -207,23 +209,65 @@ def cumprod_jvp(t: Any, a: Any, axis: Any) -> Any:
     return np.moveaxis(np.stack(dots, -1), -1, ax)
 
 
-def diff_vjp(g: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
-    """VJP of ``np.diff(a, n, axis, prepend=, append=)`` in ``a``: the transposed difference
-    (``-diff`` of ``g`` padded with a zero at both ends) ``n`` times, then the part of the
-    result that lies over ``a`` (not over ``prepend``/``append``)."""
-    if is_zero(g):
-        return np.zeros(np.shape(a))
-    ax = axis % np.ndim(a)
+def _diff_back(g: Any, n: int, ax: int) -> Any:
+    """The transposed difference (``-diff`` of ``g`` padded with a zero at both ends)
+    ``n`` times: the cotangent of ``np.diff``'s whole input (with its edges)."""
     for _ in range(n):
         shape = list(np.shape(g))
         shape[ax] = 1
         edge = np.zeros(shape)
         g = -np.diff(np.concatenate([edge, g, edge], ax), 1, ax)
-    start = 0
-    if prepend is not np._NoValue:
-        start = 1 if np.ndim(prepend) == 0 else np.shape(prepend)[ax]
-    moved = np.moveaxis(g, ax, 0)[start : start + np.shape(a)[ax]]
+    return g
+
+
+def _edge_length(edge: Any, ax: int) -> int:
+    """How many entries ``prepend=``/``append=`` adds along the axis (a scalar: one)."""
+    if edge is np._NoValue:
+        return 0
+    return 1 if np.ndim(edge) == 0 else np.shape(edge)[ax]
+
+
+def diff_vjp(g: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
+    """VJP of ``np.diff(a, n, axis, prepend=, append=)`` in ``a``: the transposed difference
+    ``n`` times, then the part of the result that lies over ``a`` (not over
+    ``prepend``/``append``)."""
+    if is_zero(g):
+        return np.zeros(np.shape(a))
+    ax = axis % np.ndim(a)
+    start = _edge_length(prepend, ax)
+    moved = np.moveaxis(_diff_back(g, n, ax), ax, 0)[start : start + np.shape(a)[ax]]
     return np.moveaxis(moved, 0, ax)
+
+
+def diff_vjp_edge(g: Any, a: Any, n: int, axis: int, prepend: Any, append: Any, which: str) -> Any:
+    """VJP of ``np.diff(a, n, axis, prepend=, append=)`` in ``prepend`` (``which ==
+    'prepend'``) or ``append``: the part of the transposed difference over it, summed
+    over its broadcasting (a scalar is one slice along the axis)."""
+    edge = prepend if which == "prepend" else append
+    if is_zero(g):
+        return np.zeros(np.shape(edge))
+    ax = axis % np.ndim(a)
+    full = np.moveaxis(_diff_back(g, n, ax), ax, 0)
+    start = _edge_length(prepend, ax)
+    if which == "prepend":
+        part = full[:start]
+    else:
+        part = full[start + np.shape(a)[ax] :]
+    part = np.moveaxis(part, 0, ax)
+    return np.sum(part) if np.ndim(edge) == 0 else part
+
+
+def diff_jvp_edge(t: Any, a: Any, n: int, axis: int, prepend: Any, append: Any, which: str) -> Any:
+    """JVP of ``np.diff(a, n, axis, prepend=, append=)`` in ``prepend`` or ``append``: the
+    difference with zeros for ``a`` and the other edge."""
+    pre = prepend if prepend is np._NoValue else np.zeros(np.shape(prepend))
+    app = append if append is np._NoValue else np.zeros(np.shape(append))
+    if not is_zero(t):
+        if which == "prepend":
+            pre = t
+        else:
+            app = t
+    return np.diff(np.zeros(np.shape(a)), n, axis, prepend=pre, append=app)
 
 
 def diff_jvp(t: Any, a: Any, n: int, axis: int, prepend: Any, append: Any) -> Any:
@@ -397,35 +441,37 @@ def convolve_vjp(g: Any, a: Any, v: Any, mode: str) -> Any:
     return np.convolve(full, np.flip(v), "valid")
 
 
-def _kron2(x: Any) -> Any:
-    if np.ndim(x) > 2:
-        raise TransformError("np.kron of arrays with more than two dimensions")
-    if np.ndim(x) == 2:
-        return x
-    return np.reshape(x, (1, np.size(x)))
-
-
-def _kron_blocks(g: Any, a: Any, b: Any) -> Any:
-    a2 = _kron2(a)
-    b2 = _kron2(b)
-    shape = (np.shape(a2)[0], np.shape(b2)[0], np.shape(a2)[1], np.shape(b2)[1])
-    return np.reshape(g, shape), a2, b2
+def _kron_parts(g: Any, a: Any, b: Any) -> Any:
+    """``(G, a, b)`` with ``G`` the cotangent of ``np.kron(a, b)`` with its axes split in
+    pairs ``(a_0, b_0, a_1, b_1, ...)`` and ``a``, ``b`` spread over the even and odd ones
+    (the one with fewer axes padded with leading ones, as ``np.kron`` does)."""
+    nd = max(np.ndim(a), np.ndim(b))
+    sa = (1,) * (nd - np.ndim(a)) + np.shape(a)
+    sb = (1,) * (nd - np.ndim(b)) + np.shape(b)
+    pairs = tuple(n for both in zip(sa, sb) for n in both)
+    a_spread = np.reshape(a, tuple(n for m in sa for n in (m, 1)))
+    b_spread = np.reshape(b, tuple(n for m in sb for n in (1, m)))
+    return np.reshape(g, pairs), a_spread, b_spread
 
 
 def kron_vjp_a(g: Any, a: Any, b: Any) -> Any:
-    """VJP of ``np.kron(a, b)`` in ``a`` (up to 2-D): ``sum_kl G[i, k, j, l] b[k, l]``."""
+    """VJP of ``np.kron(a, b)`` in ``a`` (any dimensions): ``G`` times ``b`` summed over the
+    axes of ``b``."""
     if is_zero(g):
         return np.zeros(np.shape(a))
-    blocks, a2, b2 = _kron_blocks(g, a, b)
-    return np.reshape(np.einsum("ikjl,kl->ij", blocks, b2), np.shape(a))
+    blocks, _, b_spread = _kron_parts(g, a, b)
+    odd = tuple(range(1, np.ndim(blocks), 2))
+    return np.reshape(np.sum(blocks * b_spread, odd), np.shape(a))
 
 
 def kron_vjp_b(g: Any, a: Any, b: Any) -> Any:
-    """VJP of ``np.kron(a, b)`` in ``b`` (up to 2-D): ``sum_ij G[i, k, j, l] a[i, j]``."""
+    """VJP of ``np.kron(a, b)`` in ``b`` (any dimensions): ``G`` times ``a`` summed over the
+    axes of ``a``."""
     if is_zero(g):
         return np.zeros(np.shape(b))
-    blocks, a2, b2 = _kron_blocks(g, a, b)
-    return np.reshape(np.einsum("ikjl,ij->kl", blocks, a2), np.shape(b))
+    blocks, a_spread, _ = _kron_parts(g, a, b)
+    even = tuple(range(0, np.ndim(blocks), 2))
+    return np.reshape(np.sum(blocks * a_spread, even), np.shape(b))
 
 
 def _take_index(indices: Any, n: int, mode: str) -> Any:
@@ -499,7 +545,9 @@ def meshgrid_vjp(g: Any, xi: Any, indexing: str, sparse: bool) -> Any:
     return tuple(parts)
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "mean", "linear_ramp")
+# Modes whose padded entries mix the input's (a linear map per axis), not copy them.
+_PAD_LINEAR = ("mean", "linear_ramp")
 
 
 def _check_pad(mode: Any, reflect_type: str) -> None:
@@ -510,13 +558,22 @@ def _check_pad(mode: Any, reflect_type: str) -> None:
         )
 
 
-def pad_vjp(g: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) -> Any:
-    """VJP of ``np.pad(array, pad_width, mode)`` for the modes that copy entries: ``g``
+def pad_vjp(
+    g: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str, stat_length: Any = None
+) -> Any:
+    """VJP of ``np.pad(array, pad_width, mode)``. The modes that copy entries: ``g``
     scattered with ``np.add.at`` onto the entries each output position copies (constant
-    padding: none); memory of the size of the input plus the output."""
+    padding: none); memory of the size of the input plus the output. ``'mean'`` and
+    ``'linear_ramp'`` (``end_values`` constant): the transposed map of each axis."""
     _check_pad(mode, reflect_type)
     if is_zero(g):
         return np.zeros(np.shape(array))
+    if mode in _PAD_LINEAR:
+        out = g
+        for k in range(np.ndim(array)):
+            m = _pad_matrix(np.shape(array), k, pad_width, mode, stat_length)
+            out = np.moveaxis(np.tensordot(m.T, np.moveaxis(out, k, 0), 1), 0, k)
+        return out
     if mode == "constant":
         inner = _pad_interior(np.shape(array), pad_width)
         return np.reshape(g[inner], np.shape(array)) * 1.0
@@ -524,6 +581,21 @@ def pad_vjp(g: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) ->
     source = np.pad(np.reshape(np.arange(np.size(array)), np.shape(array)), pad_width, mode)
     out = add_at(0.0, flat, np.ravel(source), np.ravel(g))
     return np.reshape(out, np.shape(array))
+
+
+def _pad_matrix(shape: Any, k: int, pad_width: Any, mode: str, stat_length: Any) -> Any:
+    """The matrix of ``np.pad``'s linear map along axis ``k`` (``'mean'``, or
+    ``'linear_ramp'`` without its constant ``end_values``): the identity padded."""
+    n = shape[k]
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    rows = (int(widths[k][0]), int(widths[k][1]))
+    if mode == "linear_ramp":
+        return np.pad(np.eye(n), (rows, (0, 0)), "linear_ramp", end_values=0.0)
+    if stat_length is None:
+        return np.pad(np.eye(n), (rows, (0, 0)), "mean")
+    stats = np.broadcast_to(np.asarray(stat_length, dtype=int), (len(shape), 2))
+    pairs = ((int(stats[k][0]), int(stats[k][1])), (1, 1))
+    return np.pad(np.eye(n), (rows, (0, 0)), "mean", stat_length=pairs)
 
 
 def _pad_interior(shape: Any, pad_width: Any) -> Any:
@@ -534,16 +606,23 @@ def _pad_interior(shape: Any, pad_width: Any) -> Any:
     )
 
 
-def pad_jvp(t: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str) -> Any:
-    """JVP of ``np.pad`` for the modes that copy entries (constant padding: zeros)."""
+def pad_jvp(
+    t: Any, array: Any, pad_width: Any, mode: Any, reflect_type: str, stat_length: Any = None
+) -> Any:
+    """JVP of ``np.pad``: the tangent padded alike (constant padding and ``linear_ramp``'s
+    ``end_values``: zeros)."""
     _check_pad(mode, reflect_type)
     if is_zero(t):
         t = np.zeros(np.shape(array))
+    if mode == "linear_ramp":
+        return np.pad(t, pad_width, mode, end_values=0.0)
+    if mode == "mean":
+        return np.pad(t, pad_width, mode, stat_length=stat_length)
     return np.pad(t, pad_width, mode)
 
 
 # Checks and index computations: no gradient flows through them.
 nondiff(
     "shape checks",
-    [_check_pad, _interp_segments, _take_index, _along_axis_key, _pad_interior],
+    [_check_pad, _interp_segments, _take_index, _along_axis_key, _pad_interior, _pad_matrix],
 )

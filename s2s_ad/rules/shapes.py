@@ -90,7 +90,11 @@ diff = vjp_rule(
     "np.diff",
     [np.diff],
     ("a", "n", "axis", "prepend", "append"),
-    {"a": "_ad.diff_vjp(g, a, n, axis, prepend, append)"},
+    {
+        "a": "_ad.diff_vjp(g, a, n, axis, prepend, append)",
+        "prepend": "_ad.diff_vjp_edge(g, a, n, axis, prepend, append, 'prepend')",
+        "append": "_ad.diff_vjp_edge(g, a, n, axis, prepend, append, 'append')",
+    },
     [
         (_V,),
         (_A, 1, 0),
@@ -98,11 +102,17 @@ diff = vjp_rule(
         (_V, 1, -1, 0.5),
         (_A, {"axis": 0, "append": _W[None, :]}),
         (_V, {"n": 2, "prepend": _V[:2], "append": 1.0}),
+        (_A, 2, 1, _A[:, :2], 0.7),
     ],
     defaults={"n": "1", "axis": "-1", "prepend": "np._NoValue", "append": "np._NoValue"},
     linear=True,
 )
-set_jvps(diff, a="_ad.diff_jvp(t, a, n, axis, prepend, append)")
+set_jvps(
+    diff,
+    a="_ad.diff_jvp(t, a, n, axis, prepend, append)",
+    prepend="_ad.diff_jvp_edge(t, a, n, axis, prepend, append, 'prepend')",
+    append="_ad.diff_jvp_edge(t, a, n, axis, prepend, append, 'append')",
+)
 gradient = vjp_rule(
     "np.gradient",
     [np.gradient],
@@ -298,7 +308,7 @@ kron = vjp_rule(
     [np.kron],
     ("a", "b"),
     {"a": "_ad.kron_vjp_a(g, a, b)", "b": "_ad.kron_vjp_b(g, a, b)"},
-    [(_A, _A.T), (_W, _V), (_A, _W), (_V[:2], _A), (1.5, _A)],
+    [(_A, _A.T), (_W, _V), (_A, _W), (_V[:2], _A), (1.5, _A), (_T[:, :2, :2], _A), (_W, _T)],
     linear=True,
 )
 set_jvps(kron, a="np.kron(t, b)", b="np.kron(a, t)")
@@ -316,11 +326,12 @@ set_jvps(
     meshgrid,
     args="np.meshgrid(*_ad.materialize(t, args), copy=copy, sparse=sparse, indexing=indexing)",
 )
+_PAD = "array, pad_width, mode, reflect_type, stat_length"
 pad = vjp_rule(
     "np.pad",
     [np.pad],
-    ("array", "pad_width", "mode", "constant_values", "reflect_type"),
-    {"array": "_ad.pad_vjp(g, array, pad_width, mode, reflect_type)"},
+    ("array", "pad_width", "mode", "constant_values", "reflect_type", "end_values", "stat_length"),
+    {"array": f"_ad.pad_vjp(g, {_PAD})"},
     [
         (_A, 1),
         (_A, ((1, 0), (2, 1)), "edge"),
@@ -328,11 +339,21 @@ pad = vjp_rule(
         (_V, (2, 5), "symmetric"),
         (_A, {"pad_width": 2, "mode": "wrap"}),
         (_T, ((0, 1), (1, 1), (2, 0))),
+        (_A, ((1, 2), (2, 0)), "mean"),
+        (_T, 2, "linear_ramp", {"end_values": 0.5}),
+        (_A, 2, "mean", {"stat_length": 2}),
+        (_V, (1, 3), {"mode": "linear_ramp", "end_values": (1.0, -2.0)}),
     ],
-    defaults={"mode": "'constant'", "constant_values": "0", "reflect_type": "'even'"},
+    defaults={
+        "mode": "'constant'",
+        "constant_values": "0",
+        "reflect_type": "'even'",
+        "end_values": "0",
+        "stat_length": "None",
+    },
     linear=True,
 )
-set_jvps(pad, array="_ad.pad_jvp(t, array, pad_width, mode, reflect_type)")
+set_jvps(pad, array=f"_ad.pad_jvp(t, {_PAD})")
 
 if hasattr(np, "trapezoid"):  # NumPy >= 2.0 (np.trapz before)
     _XS = np.array([0.0, 0.4, 1.1, 1.5])

@@ -243,7 +243,8 @@ def max_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) 
     a = duck.as_array(a)
     axes = _axes(axis, a.ndim)
     hit = a == _keep(ans, axes, keepdims)
-    return _keep(g, axes, keepdims) * hit / np.sum(hit, axis=axes, keepdims=True)
+    # (no entry is the extremum where ``initial=`` is: no gradient there)
+    return _keep(g, axes, keepdims) * hit / np.maximum(np.sum(hit, axis=axes, keepdims=True), 1)
 
 
 def min_vjp(g: Any, a: Any, ans: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -1203,10 +1204,12 @@ def solve_vjp_a_dct(g: Any, a: Any, b: Any, ans: Any) -> Any:
 # --- helpers kept in their own modules, merged into ``_ad`` here ---------------------------
 
 from . import (  # noqa: E402
+    corpus_vjps,
     incgamma_vjps,
     linalg_vjps,
     more_vjps,
     numpy2_vjps,
+    scipy_corpus_vjps,
     scipy_decomp_vjps,
     scipy_linalg_vjps,
     scipy_vjps,
@@ -1218,6 +1221,7 @@ from . import (  # noqa: E402
 # Those without a rule of their own: differentiated from their source (higher order).
 FROM_SOURCE: tuple[str, ...] = ()
 for _module in (
+    corpus_vjps,
     linalg_vjps,
     more_vjps,
     numpy2_vjps,
@@ -1228,6 +1232,7 @@ for _module in (
     stats_vjps,
     scipy_linalg_vjps,
     scipy_decomp_vjps,
+    scipy_corpus_vjps,
 ):
     globals().update({_name: getattr(_module, _name) for _name in _module.__all__})
     __all__ += _module.__all__  # noqa: PLE0605

@@ -388,16 +388,7 @@ PROGRAMS = [
     Program("ica_objective", (0.5 * _rs.randn(4 * 2 + 2 * 6 + 1), _ica_data), checks=ALL),
     Program("hmm_log_partition", (_hmm, _seqs), checks=ALL),
     Program("negbin_total", (np.array([2.5, 0.4]), _counts), checks=ALL),
-    Program(
-        "sqrt_by_fixed_point",
-        (2.0,),
-        checks=("grad", "vg", "fwd", "gradgrad"),
-        xfail=dict.fromkeys(
-            ("grad", "vg", "fwd", "gradgrad"),
-            "a function factory passed as an argument and called there returns a closure "
-            "of a differentiated value: refused (local function used as a value)",
-        ),
-    ),
+    Program("sqrt_by_fixed_point", (2.0,), checks=("grad", "vg", "fwd", "gradgrad")),
     Program("sqrt_by_newton", (2.0,), checks=("grad", "vg", "fwd", "gradgrad")),
     Program("sqrt_by_newton", (0.3,), checks=("grad", "gradgrad"), tag="small"),
     Program(

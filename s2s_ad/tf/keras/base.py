@@ -86,6 +86,81 @@ def Input(  # noqa: N802
 
 
 _INPUTS = [0]
+# changes whenever a layer tree may have changed: a public attribute of a layer written
+# (a layer or Variable assigned, ``trainable`` flipped, ``built``), a layer's tracked list
+# changed (``add_weight``, ``Sequential.add``/``pop``); walks over the tree
+# (``trainable_weights``, clearing the losses) are kept per layer while it stays the same
+_TREE = [0]
+# ``add_loss`` calls so far: a tree whose losses were cleared since stays clear until one
+_LOSSES_ADDED = [0]
+# in the ``seen`` set of a walk over trainable weights: a layer met defines its own
+# ``trainable_weights`` (its list is not kept, it may change without the tree changing)
+_OWN_LIST = -1
+
+
+class _Memo:
+    """A walk's result and the :data:`_TREE` stamp it holds for (an object of its own: a
+    walk over a module's attributes does not descend into it)."""
+
+    __slots__ = ("stamp", "found")
+
+    def __init__(self, stamp: int, found: tuple[Variable, ...]) -> None:
+        self.stamp = stamp
+        self.found = found
+
+
+class _Tracked(list):  # type: ignore[type-arg]
+    """A layer's tracked Variables and layers: any change moves :data:`_TREE` on."""
+
+    def append(self, item: Any) -> None:
+        _TREE[0] += 1
+        super().append(item)
+
+    def extend(self, items: Any) -> None:
+        _TREE[0] += 1
+        super().extend(items)
+
+    def insert(self, index: Any, item: Any) -> None:
+        _TREE[0] += 1
+        super().insert(index, item)
+
+    def remove(self, item: Any) -> None:
+        _TREE[0] += 1
+        super().remove(item)
+
+    def pop(self, index: Any = -1) -> Any:
+        _TREE[0] += 1
+        return super().pop(index)
+
+    def clear(self) -> None:
+        _TREE[0] += 1
+        super().clear()
+
+    def sort(self, *args: Any, **kwargs: Any) -> None:
+        _TREE[0] += 1
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        _TREE[0] += 1
+        super().reverse()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        _TREE[0] += 1
+        super().__setitem__(index, value)
+
+    def __delitem__(self, index: Any) -> None:
+        _TREE[0] += 1
+        super().__delitem__(index)
+
+    def __iadd__(self, items: Any) -> Any:
+        _TREE[0] += 1
+        return super().__iadd__(items)
+
+    def __imul__(self, count: Any) -> Any:
+        _TREE[0] += 1
+        return super().__imul__(count)
+
+
 # whether a layer's __call__ runs (Keras's call context): the outermost clears losses
 _IN_CALL = [False]
 # the keyword arguments every layer takes besides its own (Keras 2's list)
@@ -135,7 +210,7 @@ class Layer(Module):
         activity_regularizer: Any = None,
         **kwargs: Any,
     ) -> None:
-        object.__setattr__(self, "_tracked", [])
+        object.__setattr__(self, "_tracked", _Tracked())
         super().__init__(name or unique_name(to_snake_case(type(self).__name__)))
         self.built = False
         self.trainable = trainable
@@ -159,6 +234,8 @@ class Layer(Module):
 
     def __setattr__(self, key: str, value: Any) -> None:
         tracked = self.__dict__.get("_tracked")
+        if not key.startswith("_"):
+            _TREE[0] += 1
         if tracked is not None and not key.startswith("_"):
             new = _tracked_leaves(value)
             old = self.__dict__.get(key)
@@ -396,8 +473,14 @@ class Layer(Module):
 
     @property
     def trainable_weights(self) -> list[Variable]:
+        memo = self.__dict__.get("_trainable_memo")
+        if memo is not None and memo.stamp == _TREE[0]:  # the tree as the last walk found it
+            return list(memo.found)
         found: list[Variable] = []
-        self._trainable_into(found, set())
+        seen: set[int] = set()
+        self._trainable_into(found, seen)
+        if _OWN_LIST not in seen:
+            self.__dict__["_trainable_memo"] = _Memo(_TREE[0], tuple(found))
         return found
 
     def _trainable_into(self, found: list[Variable], seen: set[int]) -> None:
@@ -418,6 +501,7 @@ class Layer(Module):
             if type(layer).trainable_weights is Layer.trainable_weights:
                 layer._trainable_into(found, seen)
                 continue
+            seen.add(_OWN_LIST)
             for item in layer.trainable_weights:  # a layer that defines its own
                 if id(item) not in seen:
                     seen.add(id(item))
@@ -457,14 +541,19 @@ class Layer(Module):
 
     def add_loss(self, loss: Any) -> None:
         self._losses.append(loss)
+        _LOSSES_ADDED[0] += 1
 
     def _clear_losses(self) -> None:
         """Forget the losses ``add_loss`` collected, here and in the sub-layers (Keras
-        does at each call made from outside any layer's call)."""
+        does at each call made from outside any layer's call). Skipped when nothing was
+        added since the last clearing and the tree is the same."""
+        if self.__dict__.get("_cleared_at") == (_TREE[0], _LOSSES_ADDED[0]):
+            return
         if self._losses:
             self._losses = []
         for layer in self._sublayers():
             layer._clear_losses()
+        self.__dict__["_cleared_at"] = (_TREE[0], _LOSSES_ADDED[0])
 
     def get_config(self) -> dict[str, Any]:
         """What ``from_config`` needs to make the layer again (Keras 2's base keys; a

@@ -100,8 +100,13 @@ class Dense(Layer):
         y = inputs @ self.kernel
         if self.use_bias:
             y = y + self.bias
-        if self.activation is not None:
-            y = self.activation(y)
+        activation = self.activation
+        if activation is activations.tanh:  # its body, inline: differentiated code then
+            y = np.tanh(y)  # calls no activation through the run-time dispatcher
+        elif activation is activations.relu:  # (with its default arguments, as Dense calls it)
+            y = np.maximum(y, 0.0)
+        elif activation is not None:
+            y = activation(y)
         return y
 
 

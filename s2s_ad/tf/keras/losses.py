@@ -45,6 +45,16 @@ def mean_squared_error(y_true: Any, y_pred: Any) -> Any:
     return tensor(np.square(error).sum(axis=-1) / error.shape[-1])
 
 
+def _mean_squared_error_over_batch(y_true: Any, y_pred: Any) -> Any:
+    """``MeanSquaredError()(y_true, y_pred)``: :func:`mean_squared_error` averaged over
+    the batch, the same operations in one function (what differentiated code calls:
+    one generated function instead of five, see :meth:`Loss._s2s_forward`)."""
+    y_pred = np.asarray(tensor(y_pred))
+    y_true = np.asarray(y_true, dtype=y_pred.dtype if y_pred.dtype.kind == "f" else np.float64)
+    error = y_pred - y_true
+    return reduce_mean(tensor(np.square(error).sum(axis=-1) / error.shape[-1]))
+
+
 def mean_absolute_error(y_true: Any, y_pred: Any) -> Any:
     y_pred = _prediction(y_pred)
     y_true = _labels(y_true, y_pred.dtype)
@@ -145,7 +155,20 @@ class Loss:
         branch for the recording)."""
         if type(self).__call__ is not Loss.__call__:
             return None
+        fused = type(self)._over_batch
+        if (
+            fused is not None
+            and not kwargs
+            and len(args) == 2
+            and type(self).call is fused[0]
+            and self.reduction in ("sum_over_batch_size", "auto")
+        ):
+            return fused[1], args, {}  # the loss's function and the mean, in one
         return self._value, args, kwargs
+
+    # (the ``call`` of a loss class, the function that computes ``_value`` of that call
+    # averaged over the batch in one body), for the classes that have one
+    _over_batch: tuple[Any, Any] | None = None
 
     def _value(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """The loss, reduced as ``reduction`` says."""
@@ -162,6 +185,9 @@ class Loss:
 class MeanSquaredError(Loss):
     def call(self, y_true: Any, y_pred: Any) -> Any:
         return mean_squared_error(y_true, y_pred)
+
+
+MeanSquaredError._over_batch = (MeanSquaredError.call, _mean_squared_error_over_batch)
 
 
 class MeanAbsoluteError(Loss):
