@@ -213,9 +213,10 @@ class _Folder:
         # how often each generated name occurs in the code kept (comments aside): a
         # temporary bound once and read once occurs twice (a string or keyword that
         # spells it makes more: it is then kept)
-        self.occurs: Counter[str] = Counter(_GENERATED.findall(text_of(func)))  # type: ignore[arg-type]
+        spelled = _GENERATED.findall(text_of(func))  # type: ignore[arg-type]
         for st in statements(func.body):
-            self.occurs.update(_generated(st, changed))
+            spelled += _generated(st, changed)
+        self.occurs: Counter[str] = Counter(spelled)  # counted at once, not per statement
         self.width: dict[int, int] = {}
         self.drop: set[int] = set()
         self.facts: dict[int, tuple[set[str], bool, set[str]]] = {}

@@ -88,10 +88,11 @@ def fold_forward(
     docstring). ``bwd`` is the backward sweep; ``kept`` names read elsewhere in the
     generated function (its output, its saved values); ``pushed`` the tape sites kept
     (the pushes and pops of others are not written)."""
-    counts: Counter[str] = Counter()
+    temps: list[str] = []  # counted at once (``Counter.update`` asks isinstance per call)
     for text in _texts(fwd, pushed):
         if "_t" in text:
-            counts.update(_TEMP_IN_TEXT.findall(text))
+            temps += _TEMP_IN_TEXT.findall(text)
+    counts = Counter(temps)
     bwd_texts = _texts(bwd, pushed)
     read_back = set(kept)
     called: set[str] = set()
