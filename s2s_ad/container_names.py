@@ -83,9 +83,9 @@ class Scan(cst.CSTVisitor):
         self.spoiled.update(_names(node.target))
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if not isinstance(node.operator, cst.Add):
+        if type(node.operator) is not cst.Add:
             for side in (node.left, node.right):
-                if isinstance(side, cst.Name):
+                if type(side) is cst.Name:
                     self.arithmetic.add(side.value)
 
     def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
@@ -149,19 +149,31 @@ def _annotated(param: cst.Param) -> bool:
 
 
 def is_sequence(node: cst.BaseExpression, known: set[str]) -> bool:
-    """Whether ``node`` evaluates to a list or tuple given the names in ``known``."""
-    if isinstance(node, (cst.List, cst.Tuple, cst.ListComp)):
+    """Whether ``node`` evaluates to a list or tuple given the names in ``known``.
+
+    Node types are compared with ``is`` (libcst's concrete node classes have no
+    subclasses, and ``isinstance`` against them goes through ``ABCMeta``: this query runs
+    for every operand of every ``+``)."""
+    kind = type(node)
+    if kind is cst.List or kind is cst.Tuple or kind is cst.ListComp:
         return True
-    if isinstance(node, cst.Name):
+    if kind is cst.Name:
         return node.value in known
-    if isinstance(node, cst.Call):
-        return isinstance(node.func, cst.Name) and node.func.value in _CONTAINER_CALLS
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
-        return is_sequence(node.left, known) or is_sequence(node.right, known)
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Multiply):
-        literal = (cst.List, cst.Tuple)  # ``[x] * n``: a list repeated
-        return isinstance(node.left, literal) or isinstance(node.right, literal)
+    if kind is cst.Call:
+        func = node.func
+        return type(func) is cst.Name and func.value in _CONTAINER_CALLS
+    if kind is cst.BinaryOperation:
+        op = type(node.operator)
+        left, right = node.left, node.right
+        if op is cst.Add:
+            return is_sequence(left, known) or is_sequence(right, known)
+        if op is cst.Multiply:  # ``[x] * n``: a list repeated
+            return type(left) in _LITERALS or type(right) in _LITERALS
     return False
+
+
+#: list and tuple displays
+_LITERALS = frozenset({cst.List, cst.Tuple})
 
 
 def container_names(node: cst.FunctionDef | cst.Lambda) -> set[str]:

@@ -32,7 +32,8 @@ _SKIPPED = frozenset(
 )
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
-_HOOKS: dict[tuple[type, type], tuple[Callable[..., Any] | None, Callable[..., Any] | None]] = {}
+#: visitor class -> node class -> the hooks a walk calls (see :func:`_hooks`)
+_HOOKS: dict[type, dict[type, tuple[Callable[..., Any] | None, Callable[..., Any] | None]]] = {}
 
 
 def _fields(cls: type) -> tuple[str, ...]:
@@ -55,19 +56,38 @@ def _is_node(kind: type) -> bool:
     return found
 
 
+def _hook_table(
+    visitor_cls: type,
+) -> dict[type, tuple[Callable[..., Any] | None, Callable[..., Any] | None]]:
+    """The hooks of ``visitor_cls`` by node class (filled as node classes come)."""
+    table = _HOOKS.get(visitor_cls)
+    if table is None:
+        table = _HOOKS[visitor_cls] = {}
+    return table
+
+
 def _hooks(
     visitor_cls: type, node_cls: type
 ) -> tuple[Callable[..., Any] | None, Callable[..., Any] | None]:
+    """The enter and leave hooks of ``visitor_cls`` for ``node_cls``; ``None`` for one
+    the class does not define (``CSTVisitor``'s own ``visit_<Type>``/``leave_<Type>``
+    are no-ops: calling them would change nothing)."""
     if visitor_cls.on_visit is not cst.CSTVisitor.on_visit:
         enter = visitor_cls.on_visit
     else:
-        enter = getattr(visitor_cls, f"visit_{node_cls.__name__}", None)
+        enter = _own(visitor_cls, f"visit_{node_cls.__name__}")
     if visitor_cls.on_leave is not cst.CSTVisitor.on_leave:
         leave = visitor_cls.on_leave
     else:
-        leave = getattr(visitor_cls, f"leave_{node_cls.__name__}", None)
-    hooks = _HOOKS[visitor_cls, node_cls] = (enter, leave)
+        leave = _own(visitor_cls, f"leave_{node_cls.__name__}")
+    hooks = _hook_table(visitor_cls)[node_cls] = (enter, leave)
     return hooks
+
+
+def _own(visitor_cls: type, name: str) -> Callable[..., Any] | None:
+    """``visitor_cls``'s method ``name``, unless it is ``CSTVisitor``'s (a no-op)."""
+    found = getattr(visitor_cls, name, None)
+    return None if found is getattr(cst.CSTVisitor, name, None) else found
 
 
 def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
@@ -76,8 +96,13 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
     The visitor's class should be defined once (at module level), not per call: hooks
     are looked up once per (visitor class, node class).
     """
+    _walk(node, visitor, _hook_table(type(visitor)))
+
+
+def _walk(node: cst.CSTNode, visitor: cst.CSTVisitor, table: dict[type, Any]) -> None:
+    """:func:`walk`, with the hooks of the visitor's class (``table``)."""
     cls = type(node)
-    hooks = _HOOKS.get((type(visitor), cls))
+    hooks = table.get(cls)
     if hooks is None:
         hooks = _hooks(type(visitor), cls)
     enter, leave = hooks
@@ -94,15 +119,19 @@ def walk(node: cst.CSTNode, visitor: cst.CSTVisitor) -> None:
                     if is_node is None:
                         is_node = _is_node(type(item))
                     if is_node:
-                        walk(item, visitor)
+                        _walk(item, visitor, table)
             else:
                 is_node = _IS_NODE.get(kind)
                 if is_node is None:
                     is_node = _is_node(kind)
                 if is_node:
-                    walk(value, visitor)
+                    _walk(value, visitor, table)
     if leave is not None:
         leave(visitor, node)
+
+
+#: A visitor and the hooks of its class (see :func:`_hook_table`).
+_Paired = tuple[cst.CSTVisitor, dict[type, Any]]
 
 
 def walk_many(
@@ -115,15 +144,17 @@ def walk_many(
     only), so they must not depend on one another. ``inner``: a node under ``node`` and a
     visitor that walks only that node's subtree (found by identity; walked alone if the
     pass does not reach it)."""
-    reached = _walk_many(node, visitors, inner)
+    paired = [(v, _hook_table(type(v))) for v in visitors]
+    within = None if inner is None else (inner[0], (inner[1], _hook_table(type(inner[1]))))
+    reached = _walk_many(node, paired, within)
     if inner is not None and not reached:
         walk(inner[0], inner[1])
 
 
 def _walk_many(
     node: cst.CSTNode,
-    visitors: list[cst.CSTVisitor],
-    inner: tuple[cst.CSTNode, cst.CSTVisitor] | None,
+    visitors: list[_Paired],
+    inner: tuple[cst.CSTNode, _Paired] | None,
 ) -> bool:
     """:func:`walk_many` of ``node``: whether ``inner``'s node was reached."""
     reached = False
@@ -131,16 +162,22 @@ def _walk_many(
         visitors = [*visitors, inner[1]]
         inner, reached = None, True
     cls = type(node)
-    active: list[cst.CSTVisitor] = []
-    leaves: list[tuple[Callable[..., Any], cst.CSTVisitor]] = []
-    for visitor in visitors:
-        hooks = _HOOKS.get((type(visitor), cls))
+    active = visitors  # a new list once a visitor skips the children
+    leaves: list[tuple[Callable[..., Any], cst.CSTVisitor]] | None = None
+    for k, pair in enumerate(visitors):
+        visitor, table = pair
+        hooks = table.get(cls)
         if hooks is None:
             hooks = _hooks(type(visitor), cls)
         enter, leave = hooks
-        if enter is None or enter(visitor, node) is not False:
-            active.append(visitor)
+        if enter is not None and enter(visitor, node) is False:
+            if active is visitors:
+                active = visitors[:k]
+        elif active is not visitors:
+            active.append(pair)
         if leave is not None:
+            if leaves is None:
+                leaves = []
             leaves.append((leave, visitor))
     if active:
         fields = _FIELDS.get(cls)
@@ -156,8 +193,9 @@ def _walk_many(
                     is_node = _is_node(type(item))
                 if is_node and _walk_many(item, active, inner):
                     reached, inner = True, None
-    for leave, visitor in leaves:
-        leave(visitor, node)
+    if leaves is not None:
+        for leave, visitor in leaves:
+            leave(visitor, node)
     return reached
 
 

@@ -41,6 +41,7 @@ from .codefacts import (
     written,
 )
 from .rewrite import text_of, width
+from .unparse import unparse
 
 #: The longest statement (without its indentation) folding makes.
 WIDTH = 88
@@ -213,9 +214,10 @@ class _Folder:
         # how often each generated name occurs in the code kept (comments aside): a
         # temporary bound once and read once occurs twice (a string or keyword that
         # spells it makes more: it is then kept)
-        self.occurs: Counter[str] = Counter(_GENERATED.findall(text_of(func)))  # type: ignore[arg-type]
+        spelled = _GENERATED.findall(text_of(func))  # type: ignore[arg-type]
         for st in statements(func.body):
-            self.occurs.update(_generated(st, changed))
+            spelled += _generated(st, changed)
+        self.occurs: Counter[str] = Counter(spelled)  # counted at once, not per statement
         self.width: dict[int, int] = {}
         self.drop: set[int] = set()
         self.facts: dict[int, tuple[set[str], bool, set[str]]] = {}
@@ -308,7 +310,7 @@ class _Folder:
                 break
         if found != n or any(t in self.facts_of(u)[0] - self.info.load(_head(u)) for u in readers):
             return []  # read elsewhere too (a target's index), or past a write
-        extra = len(ast.unparse(s.value)) - len(t)
+        extra = len(unparse(s.value)) - len(t)
         for u in readers:
             if self.text_width(u) + extra * _reads_of(_head(u), t) > WIDTH:
                 return []

@@ -42,6 +42,7 @@ from .codefacts import DEFERRED, SURVEYED, Survey, survey
 from .codegen import Item, Line, Pop, Push, Suite
 from .fold import WIDTH, WINDOW, _effects_after, _reads_of, _replace
 from .reuse import _ufunc_call
+from .unparse import unparse
 
 #: Fold as the sweep is emitted (tests compare the code generated with and without).
 ENABLED = True
@@ -88,10 +89,11 @@ def fold_forward(
     docstring). ``bwd`` is the backward sweep; ``kept`` names read elsewhere in the
     generated function (its output, its saved values); ``pushed`` the tape sites kept
     (the pushes and pops of others are not written)."""
-    counts: Counter[str] = Counter()
+    temps: list[str] = []  # counted at once (``Counter.update`` asks isinstance per call)
     for text in _texts(fwd, pushed):
         if "_t" in text:
-            counts.update(_TEMP_IN_TEXT.findall(text))
+            temps += _TEMP_IN_TEXT.findall(text)
+    counts = Counter(temps)
     bwd_texts = _texts(bwd, pushed)
     read_back = set(kept)
     called: set[str] = set()
@@ -228,7 +230,7 @@ class _Early:
             if k in folds:
                 assert isinstance(it, Line)
                 first = [trees[k]]
-                it = Line(ast.unparse(trees[k]), _Once(_Folded(makes[k], folds[k]), first))
+                it = Line(unparse(trees[k]), _Once(_Folded(makes[k], folds[k]), first))
                 it.width = width[k]
             out.append(it)
         return out

@@ -62,6 +62,9 @@ _CMPOPS = {
 
 
 _CONSTANT_NAMES = {"True", "False", "None", "Ellipsis"}
+#: number and string literals (an atom as written)
+_NUMBERS = frozenset({cst.Integer, cst.Float})
+_LITERALS = frozenset({cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString})
 
 
 class ExpressionLowering(NormalizerBase):
@@ -71,11 +74,11 @@ class ExpressionLowering(NormalizerBase):
     def _list_pop(self, node: cst.BaseExpression) -> str | None:
         """The list ``xs`` of ``xs.pop()`` on a local name, else ``None``."""
         if (
-            isinstance(node, cst.Call)
+            type(node) is cst.Call
             and not node.args
-            and isinstance(node.func, cst.Attribute)
+            and type(node.func) is cst.Attribute
             and node.func.attr.value == "pop"
-            and isinstance(node.func.value, cst.Name)
+            and type(node.func.value) is cst.Name
             and node.func.value.value in self.locals
             and node.func.value.value not in self.env
         ):
@@ -84,7 +87,7 @@ class ExpressionLowering(NormalizerBase):
 
     def lower_into(self, target: str, node: cst.BaseExpression) -> None:
         """Evaluate ``node`` into variable ``target``."""
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             self.if_expression(target, node)
             return
         popped = self._list_pop(node)
@@ -161,29 +164,31 @@ class ExpressionLowering(NormalizerBase):
 
     def atom(self, node: cst.BaseExpression) -> ir.Atom:
         """Lower an expression to an atom, emitting temporaries as needed."""
-        if isinstance(node, cst.Name):
-            if node.value in self.env:
-                return self.env[node.value]
-            if node.value in self.nested:
+        kind = type(node)  # libcst's node classes: ``is``, not ``isinstance`` (see is_sequence)
+        if kind is cst.Name:
+            name = node.value
+            if name in self.env:
+                return self.env[name]
+            if name in self.nested:
                 raise self.error(
-                    f"local function {node.value} used as a value",
+                    f"local function {name} used as a value",
                     node,
                     "call it directly, or define it at module level",
                 )
-            if node.value in _CONSTANT_NAMES:
-                return ir.Const(node.value)
-            return ir.Var(node.value)
-        if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString)):
+            if name in _CONSTANT_NAMES:
+                return ir.Const(name)
+            return ir.Var(name)
+        if kind in _LITERALS:
             return ir.Const(node.value)
         if (
-            isinstance(node, cst.UnaryOperation)
-            and isinstance(node.expression, (cst.Integer, cst.Float))
-            and isinstance(node.operator, cst.Minus)
+            kind is cst.UnaryOperation
+            and type(node.expression) in _NUMBERS
+            and type(node.operator) is cst.Minus
         ):
             return ir.Const("-" + node.expression.value)
-        if isinstance(node, cst.Attribute) and self.dotted(node) is not None:
+        if kind is cst.Attribute and self.dotted(node) is not None:
             return ir.Const(self.p.code(node))
-        if isinstance(node, cst.Ellipsis):
+        if kind is cst.Ellipsis:
             return ir.Const("...")
         key = self.p.code(node) if not self.env and is_pure(node) else None
         if key is not None and key in self.memo:
@@ -203,9 +208,10 @@ class ExpressionLowering(NormalizerBase):
         scope that holds one wherever it is read, a ``list(...)`` call, a comprehension)."""
         if self.inlining or self.env:
             return False  # a local def's names are not the function's (see container_names)
-        if isinstance(node, cst.Name) and node.value not in self.locals:
+        kind = type(node)
+        if kind is cst.Name and node.value not in self.locals:
             return False
-        if isinstance(node, cst.Call) and (self.locals & {"list", "tuple", "sorted"}):
+        if kind is cst.Call and (self.locals & {"list", "tuple", "sorted"}):
             return False  # a builtin shadowed
         return is_sequence(node, self.containers)
 
@@ -275,7 +281,8 @@ class ExpressionLowering(NormalizerBase):
     def expression(self, node: cst.BaseExpression) -> ir.Expr:
         """Lower one operation whose operands become atoms."""
         operand, self._arith_operand = self._arith_operand, False
-        if isinstance(node, cst.BinaryOperation):
+        kind = type(node)  # libcst's node classes: ``is``, not ``isinstance`` (see is_sequence)
+        if kind is cst.BinaryOperation:
             op = _BINOPS[type(node.operator)]
             sequences = (cst.Tuple, cst.List)
             if op == "+" and isinstance(node.left, sequences) and isinstance(node.right, sequences):
@@ -309,22 +316,22 @@ class ExpressionLowering(NormalizerBase):
                 callee = ir.Callee("_ad.concat", concat, resolved=True)
                 return ir.Call(callee, [self.atom(node.left), self.atom(node.right)], [])
             return ir.BinOp(op, self.operand(node.left), self.operand(node.right))
-        if isinstance(node, cst.UnaryOperation):
+        if kind is cst.UnaryOperation:
             return ir.UnaryOp(_UNOPS[type(node.operator)], self.operand(node.expression))
-        if isinstance(node, cst.Comparison):
+        if kind is cst.Comparison:
             left = self.atom(node.left)
             ops, rights = [], []
             for target in node.comparisons:
                 ops.append(_CMPOPS[type(target.operator)])
                 rights.append(self.atom(target.comparator))
             return ir.Compare(left, ops, rights)
-        if isinstance(node, cst.Call):
+        if kind is cst.Call:
             return self.call(node)
-        if isinstance(node, cst.Attribute):
+        if kind is cst.Attribute:
             if self.dotted(node) is not None:
                 return ir.Copy(ir.Const(self.p.code(node)))
             return ir.Attr(self.atom(node.value), node.attr.value)
-        if isinstance(node, cst.Subscript):
+        if kind is cst.Subscript:
             trick = self.index_trick(node)
             if isinstance(trick, cst.Call):
                 return self.call(trick)

@@ -45,11 +45,15 @@ def list_repetition(
 ) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
     """``[x] * n`` or ``n * [x]`` (a list or tuple literal repeated): the literal and the
     count (``None``: not a ``*`` with exactly one side a literal list or tuple)."""
-    if not isinstance(node.operator, cst.Multiply):
+    if type(node.operator) is not cst.Multiply:  # node classes: ``is`` (no subclasses)
         return None
-    sequences = (cst.List, cst.Tuple)
-    if isinstance(node.left, sequences) and not isinstance(node.right, sequences):
+    left = type(node.left) in _SEQUENCES
+    right = type(node.right) in _SEQUENCES
+    if left and not right:
         return node.left, node.right
-    if isinstance(node.right, sequences) and not isinstance(node.left, sequences):
+    if right and not left:
         return node.right, node.left
     return None
+
+
+_SEQUENCES = frozenset({cst.List, cst.Tuple})

@@ -259,9 +259,10 @@ def _held(node: cst.BaseExpression, entry: bool = False) -> list[str]:
         base = _viewed_name(node)
         if base is not None:
             return [base]
-    if isinstance(node, (cst.List, cst.Tuple, cst.Set)):
+    kind = type(node)  # node classes: ``is`` (no subclasses; ``isinstance`` goes by ABCMeta)
+    if kind is cst.List or kind is cst.Tuple or kind is cst.Set:
         return [n for el in node.elements for n in _held(el.value, entry=True)]
-    if isinstance(node, cst.Dict):
+    if kind is cst.Dict:
         return [
             n
             for el in node.elements

@@ -288,11 +288,12 @@ def bound_names(node: cst.CSTNode) -> tuple[set[str], set[str]]:
 def written_name(node: cst.BaseSmallStatement) -> tuple[str, bool] | None:
     """``(name, whole)`` for a statement that may write an array in place: ``name op= e``
     (``whole``), ``name[...] op= e`` and ``name[...] = e`` (one target); else ``None``."""
-    if isinstance(node, cst.AugAssign):
+    kind = type(node)  # node classes: ``is`` (no subclasses; ``isinstance`` goes by ABCMeta)
+    if kind is cst.AugAssign:
         target: cst.BaseExpression = node.target
-    elif isinstance(node, cst.Assign) and len(node.targets) == 1:
+    elif kind is cst.Assign and len(node.targets) == 1:
         target = node.targets[0].target
-        if not isinstance(target, cst.Subscript):
+        if type(target) is not cst.Subscript:
             return None
     else:
         return None
