@@ -14,8 +14,6 @@ import threading
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .unparse import unparse
-
 # runtime helpers without effects (``_ad.<name>``): their result is all they give
 PURE_HELPERS = frozenset(
     """add add_at add_at_owned broadcast_like broadcast_to copy dense getitem in_container
@@ -255,7 +253,7 @@ def _pure_callee(func: ast.expr) -> bool:
         # every function of the math module is pure (the random module is not under it)
         return owner in ("np", "math") or (owner.startswith("_ad") and func.attr in PURE_HELPERS)
     if isinstance(func, ast.Attribute) and is_np_attr(func.value):
-        return "random" not in unparse(func)
+        return "random" not in ast.unparse(func)
     return False
 
 

@@ -41,7 +41,6 @@ from .codefacts import (
     written,
 )
 from .rewrite import text_of, width
-from .unparse import unparse
 
 #: The longest statement (without its indentation) folding makes.
 WIDTH = 88
@@ -310,7 +309,7 @@ class _Folder:
                 break
         if found != n or any(t in self.facts_of(u)[0] - self.info.load(_head(u)) for u in readers):
             return []  # read elsewhere too (a target's index), or past a write
-        extra = len(unparse(s.value)) - len(t)
+        extra = len(ast.unparse(s.value)) - len(t)
         for u in readers:
             if self.text_width(u) + extra * _reads_of(_head(u), t) > WIDTH:
                 return []

@@ -42,7 +42,6 @@ from .codefacts import DEFERRED, SURVEYED, Survey, survey
 from .codegen import Item, Line, Pop, Push, Suite
 from .fold import WIDTH, WINDOW, _effects_after, _reads_of, _replace
 from .reuse import _ufunc_call
-from .unparse import unparse
 
 #: Fold as the sweep is emitted (tests compare the code generated with and without).
 ENABLED = True
@@ -230,7 +229,7 @@ class _Early:
             if k in folds:
                 assert isinstance(it, Line)
                 first = [trees[k]]
-                it = Line(unparse(trees[k]), _Once(_Folded(makes[k], folds[k]), first))
+                it = Line(ast.unparse(trees[k]), _Once(_Folded(makes[k], folds[k]), first))
                 it.width = width[k]
             out.append(it)
         return out

@@ -26,7 +26,6 @@ import re
 
 from .codefacts import COMPOUND, Info, names
 from .fold import WIDTH
-from .unparse import unparse
 
 _TEMPORARY = re.compile(r"_t\d+(?:_bar|_dot)*")
 
@@ -160,7 +159,7 @@ def _merge(
             and u.value.left.id == t
             and t not in names(u.value.right, ast.Load)
         ):
-            merged = unparse(ast.BinOp(d.value, ast.Add(), u.value.right))
+            merged = ast.unparse(ast.BinOp(d.value, ast.Add(), u.value.right))
             if len(t) + 3 + len(merged) > WIDTH:
                 return None
             u.value.left = d.value

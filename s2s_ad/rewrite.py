@@ -18,7 +18,6 @@ import ast
 
 from .codefacts import pure, statements
 from .codegen import SITE, SITE_OF, TEXT, WIDTH_OF, mark
-from .unparse import unparse
 
 
 def attach(func: ast.FunctionDef, lines: list[str]) -> dict[int, str]:
@@ -161,7 +160,7 @@ def _render(
             # ``if c: pass else: body`` (what remains when a branch empties)
             # a test something was folded into is unparsed: its source segment is stale
             text = None if id(s) in changed else getattr(s, TEXT, None)
-            test = text[3:-1].strip() if text else unparse(s.test)
+            test = text[3:-1].strip() if text else ast.unparse(s.test)
             out.append(f"{pad}if not ({test}):")
             out.extend(_render(s.orelse, notes, pad + "    ", changed, memo))
             continue
@@ -183,14 +182,14 @@ def _render(
 def _head(s: ast.stmt) -> str:
     """A rewritten statement's text (a compound statement's header line)."""
     if isinstance(s, ast.If):
-        return f"if {unparse(s.test)}:"
+        return f"if {ast.unparse(s.test)}:"
     if isinstance(s, ast.While):
-        return f"while {unparse(s.test)}:"
+        return f"while {ast.unparse(s.test)}:"
     if isinstance(s, ast.For):
         target = s.target
         parts = target.elts if isinstance(target, ast.Tuple) and target.elts else [target]
-        return f"for {', '.join(unparse(p) for p in parts)} in {unparse(s.iter)}:"
-    return unparse(s)
+        return f"for {', '.join(ast.unparse(p) for p in parts)} in {ast.unparse(s.iter)}:"
+    return ast.unparse(s)
 
 
 def _empty(stmts: list[ast.stmt]) -> bool:
@@ -227,7 +226,7 @@ def _as_rendered(
             continue
         if isinstance(s, ast.If) and _empty(s.body) and s.orelse:
             text = None if id(s) in changed else getattr(s, TEXT, None)
-            test = text[3:-1].strip() if text else unparse(s.test)
+            test = text[3:-1].strip() if text else ast.unparse(s.test)
             new = _header(f"if not ({test}):")
             new.body = _as_rendered(s.orelse, notes, changed, unparsed) or _passes()
         elif id(s) in changed:

@@ -61,7 +61,6 @@ from .codefacts import (
     written,
 )
 from .rewrite import remove
-from .unparse import unparse
 
 
 @dataclass(frozen=True)
@@ -415,7 +414,7 @@ def _flags_in_branches(
             if count is not None and init is not None:
                 # every trip of ``for i in range(n)``: ``bytearray(n)``, the taken ones set
                 assert isinstance(loop, ast.For) and isinstance(loop.target, ast.Name)
-                init.value = ast.parse(f"bytearray({unparse(count)})", mode="eval").body
+                init.value = ast.parse(f"bytearray({ast.unparse(count)})", mode="eval").body
                 changed.add(id(init))
                 branch.body.insert(0, _new(f"{t.records}[{loop.target.id}] = 1", changed))
             elif init is not None:
@@ -488,7 +487,7 @@ def _flag_pattern(loop: ast.For, t: TripList) -> tuple[ast.stmt, ast.stmt, ast.I
         if (
             _assigns(writer, t.var)
             and isinstance(record, ast.Expr)
-            and unparse(record) == f"{t.records}.append({t.var})"
+            and ast.unparse(record) == f"{t.records}.append({t.var})"
             and isinstance(branch, ast.If)
             and isinstance(branch.test, ast.Name)
             and branch.test.id == t.var

@@ -21,7 +21,7 @@ PACKAGE = pathlib.Path(s2s_ad.__file__).parent
 #: Layer of each module, lowest first (a module of a sub-package takes its package's).
 LAYERS: list[set[str]] = [
     # foundation: the IR, errors, generated-code items, the runtime helpers
-    {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions", "unparse"}
+    {"errors", "ir", "irtrees", "codegen", "codefacts", "cstwalk", "duck", "positions"}
     | {"simplify", "built_objects", "passed_objects", "along"}
     | {"shape_facts", "html", "source", "runtime", "rebind", "aliasing", "endless"}
     | {"view_checks", "view_facts", "state_slots"},
