@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import runtime
+from . import duck, runtime
 from .rules.registry import nondiff, set_jvps, vjp_rule
 
 # one dict per tape whose block is running: the ids of the Variables read in it (a
@@ -405,3 +405,6 @@ def _new_variable(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 
 Variable.__new__ = _new_variable  # type: ignore[method-assign]
+
+# helpers read a Variable's array from ``value`` (see ``duck.ARRAY_HOLDERS``)
+duck.ARRAY_HOLDERS.update((Variable, ResourceVariable))
