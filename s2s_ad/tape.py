@@ -134,6 +134,12 @@ class GradientTape:
     # lists and dicts made before the block that it changes in place (``outs.append``):
     # their copies on entry are in ``_before``
     _refill: frozenset[str] = frozenset()
+    # ``with a, b:`` where ``b`` took ``a``'s entry (``_share_inputs``): ``b`` leaves the
+    # block first and hands ``a`` what it found on leaving (nothing runs in between);
+    # ``b._partner`` is ``a`` until then, ``a._left`` is (id of the frame, the names'
+    # values on leaving, the Variables assigned) until ``a`` leaves
+    _partner: GradientTape | None = None
+    _left: tuple[int, dict[str, Any], set[str]] | None = None
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
@@ -319,6 +325,7 @@ class GradientTape:
         self._held = other._held
         self._holders = other._holders
         self._refill = other._refill
+        self._partner = other
         if self.watch_accessed_variables:
             watched, kept = self._watched_ids, self._watched
             for name in self._entry:
@@ -346,6 +353,12 @@ class GradientTape:
         elif any(r is read for r in reads):
             reads[:] = [r for r in reads if r is not read]
         frame = sys._getframe(1)
+        left = self._left
+        if left is not None:  # the tape opened after this one by the same ``with`` left
+            self._left = None  # just before: what it found (the dicts of entry are shared)
+            if left[0] == id(frame):
+                self._after, self._assigned = left[1], left[2]
+                return
         block = self._block
         assert block is not None
         local, glob = frame.f_locals, frame.f_globals
@@ -364,6 +377,11 @@ class GradientTape:
             before[name] = value
             if value is not first:
                 assigned.add(name)
+        partner = self._partner
+        if partner is not None:
+            self._partner = None
+            if partner._entry is self._entry:  # (still the entry this tape took from it)
+                partner._left = (id(frame), after, assigned)
 
     def _note_assign(self, variable: Variable, old: Any) -> None:
         """A Variable assigned while the block runs: the statement of the block that did

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .tape import GradientTape, _Plan
 
 _ARRAY_SHAPE = np.ndarray.shape.__get__
+_asarray = np.asarray
 
 
 class Request:
@@ -217,6 +218,9 @@ def fast_gradient(
             if _ARRAY_SHAPE(g) != _ARRAY_SHAPE(value):
                 g = fix_grad(g, value)  # the shape of its source
             result.append(as_tensor(g, value.dtype))
+            continue
+        if kind is value.dtype.type and not value.ndim:  # a scalar source's NumPy scalar
+            result.append(_asarray(g).view(EagerTensor))  # (as_tensor, inline)
             continue
         shape = _ARRAY_SHAPE(g) if isinstance(g, np.ndarray) else getattr(g, "shape", None)
         if shape != _ARRAY_SHAPE(value):

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..custom import defgrad
-from ..variable import Tensor, tensor
+from ..variable import EagerTensor, Tensor, tensor
 from .ops import (
     argmax,
     argmin,
@@ -102,7 +102,8 @@ def sqrt(x: Any, name: str | None = None) -> Tensor:
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
-    return tensor(np.square(x))
+    out = np.square(x)
+    return out if type(out) is EagerTensor else tensor(out)  # (a new array: no view needed)
 
 
 def tan(x: Any, name: str | None = None) -> Tensor:
