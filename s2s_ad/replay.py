@@ -50,25 +50,27 @@ _NUMPY_DRAWS = (
 
 
 _NONE: Any = frozenset()
+_NO_DRAWS: Any = types.MappingProxyType({})
 
 
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
-    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "inputs", "inner")
+    # what a recording holds until its block draws or a call is kept (class defaults,
+    # never changed in place: ``add`` and ``recorded_call`` give a recording its own)
+    draws: dict[int, list[tuple[str, Any]]] = _NO_DRAWS
+    calls: list[Call] = ()  # type: ignore[assignment]
+    keeps_calls = False  # whether the block's calls may be kept (see the tape)
+    # the ids of the arrays the block read from before it, and of the values its tape
+    # watches (see ``constant``), when the block's calls may be kept
+    inputs: tuple[dict[int, str], set[int]] | None = None
+    # ids of the draws made in the block of an inner tape opened by a function the block
+    # called (a gradient penalty's helper; see ``tape_inner``)
+    inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def __init__(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
         self.frame: types.FrameType | None = frame
         self.statement_at = statement_at
-        self.draws: dict[int, list[tuple[str, Any]]] = {}
-        self.calls: list[Call] = []
-        self.keeps_calls = False  # whether the block's calls may be kept (see the tape)
-        # the ids of the arrays the block read from before it, and of the values its
-        # tape watches (see ``constant``), when the block's calls may be kept
-        self.inputs: tuple[dict[int, str], set[int]] | None = None
-        # ids of the draws made in the block of an inner tape opened by a function the
-        # block called (a gradient penalty's helper; see ``tape_inner``)
-        self.inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
         others = [r.frame for r in _RECORDING if r is not self] if len(_RECORDING) > 1 else ()
@@ -82,6 +84,8 @@ class Recording:
             return  # not drawn by this block's code
         index = self.statement_at(frame.f_lineno)
         entry = (name, _copy(value), owner_of(caller, frame))
+        if self.draws is _NO_DRAWS:
+            self.draws = {}
         self.draws.setdefault(index, []).append(entry)
         if inner:
             if self.inner is _NONE:
@@ -295,6 +299,8 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     drawn = len(recording.draws.get(index, ())) - drawn
     pullback = dispatch._pullback(hit, saved)
     stored = tuple(table.stored.values())
+    if not recording.calls:
+        recording.calls = []
     recording.calls.append(
         Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn, stored)
     )

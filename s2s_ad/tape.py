@@ -146,7 +146,8 @@ class GradientTape:
         self.watch_accessed_variables = watch_accessed_variables
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
-        self._used = False
+
+    _used = False  # whether a gradient or jacobian was asked
 
     # the draws and calls of the tape's last block (see ``replay``), from its start on
     _recording: replay.Recording | None = None
@@ -165,9 +166,15 @@ class GradientTape:
 
     def __enter__(self) -> GradientTape:
         frame = sys._getframe(1)
+        if self._block is not None:  # a tape entered again: the class's empty defaults
+            self._start = 0
+            # (what is empty for most blocks stays the class's empty default until a first
+            # entry: see _note_assign, _checkpoint, _plan, _gradients)
+            self._variable_calls = self._nested_plans = self._assigns = _EMPTY
+            self._checkpoints = ()  # type: ignore[assignment]
+            self._end = None
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
-        self._start = 0
         notes = _variable.ASSIGNS
         last = getattr(notes[-1], "__self__", None) if notes and _block.shares_entry else None
         if (
@@ -181,11 +188,6 @@ class GradientTape:
         else:
             self._take_inputs(frame, _block.inputs)
         self._frame = frame
-        # (what is empty for most blocks stays the class's empty default until a first
-        # entry: see _note_assign, _checkpoint, _plan, _gradients)
-        self._variable_calls = self._nested_plans = self._assigns = _EMPTY
-        self._checkpoints = ()  # type: ignore[assignment]
-        self._end = None
         self._read = {}
         _variable.READS.append(self._read)
         # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
@@ -345,8 +347,9 @@ class GradientTape:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
-        for entry in self._assigns.values():
-            entry[2] = entry[0].value  # its array when the block ended
+        if self._assigns:
+            for entry in self._assigns.values():
+                entry[2] = entry[0].value  # its array when the block ended
         reads, read = _variable.READS, self._read
         if reads and reads[-1] is read:
             reads.pop()
@@ -466,7 +469,9 @@ class GradientTape:
         Called in the tape's block, it differentiates what the statements before the
         call computed (a persistent tape goes on recording after it).
         """
-        self._use()
+        if self._used and not self.persistent:
+            self._use()  # (refuses)
+        self._used = True
         if self._frame is not None:
             return self._inside(
                 sys._getframe(1),

@@ -103,7 +103,10 @@ def sqrt(x: Any, name: str | None = None) -> Tensor:
 
 def square(x: Any, name: str | None = None) -> Tensor:
     out = np.square(x)
-    return out if type(out) is EagerTensor else tensor(out)  # (a new array: no view needed)
+    kind = type(out)
+    if kind is EagerTensor:  # a new array already: no view needed
+        return out
+    return out.view(EagerTensor) if kind is np.ndarray else tensor(out)  # (tensor's first case)
 
 
 def tan(x: Any, name: str | None = None) -> Tensor:
