@@ -263,16 +263,20 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
             recording = candidate
     if recording is None or not recording.keeps_calls:  # not called by a block's statement
         return NOT_RECORDED  # or not to be kept
-    labels = []
+    found = []
+    inputs = recording.inputs  # (``recording.constant``, inline for arrays)
     for k, value in enumerate(args):
         if type(value) in _ARRAY_TYPES:  # (the common case, as the checks below find it)
-            if value.dtype.kind in "fc" and not recording.constant(value):
-                labels.append(k)
+            if value.dtype.kind in "fc" and not (
+                inputs is not None and id(value) in inputs[0] and id(value) not in inputs[1]
+            ):
+                found.append(k)
             continue
         if not _matchable(value):
             return NOT_RECORDED
         if _carries(value) and not recording.constant(value):
-            labels.append(k)
+            found.append(k)
+    labels = tuple(found)
     for value in kwargs.values():
         if value is True or value is False or value is None:  # ``training=True``
             continue
@@ -284,26 +288,25 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         target, targs, tkwargs = func, args, kwargs
         redirect = getattr(type(func), "_s2s_forward", None)
         if redirect is not None:
-            redirected = redirect(func, tuple(labels), args, kwargs)
+            redirected = redirect(func, labels, args, kwargs)
             if redirected is not None:
                 target, targs, tkwargs = redirected
-        fast = dispatch._fast_path(target, tuple(labels), targs, tkwargs)
+        fast = dispatch._fast_path(target, labels, targs, tkwargs)
         if fast is None:
             return NOT_RECORDED  # the first time: called as it is, compiled by the gradient
         hit, pre = fast
         index = recording.statement_at(caller.f_lineno)
-        drawn = len(recording.draws.get(index, ()))
+        drawn = len(recording.draws.get(index, ())) if recording.draws else 0
         value, saved = hit.fns["fwd"](*pre, *targs, **tkwargs)
     finally:
         runtime.VARIABLE_GRADS = None
-    drawn = len(recording.draws.get(index, ())) - drawn
+    if recording.draws:  # the draws the call made (given back when the call runs again)
+        drawn = len(recording.draws.get(index, ())) - drawn
     pullback = dispatch._pullback(hit, saved)
-    stored = tuple(table.stored.values())
+    stored = tuple(table.stored.values()) if table.stored else ()
     if not recording.calls:
         recording.calls = []
-    recording.calls.append(
-        Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn, stored)
-    )
+    recording.calls.append(Call(func, labels, args, kwargs, value, pullback, index, drawn, stored))
     return value
 
 

@@ -263,6 +263,10 @@ class GradientTape:
                     kept.append(value)  # kept alive: its id stays its own
                     watched.add(id(value))
                 continue
+            if kind in _OPAQUE:  # an object of a class seen before (a layer, a loss)
+                objects[name] = before[name] = value
+                self._user_code = True  # its methods may read Variables
+                continue
             seen = code_kinds.get(id(value)) if kind in _CODE_KINDS_OF else None
             if seen is not None and seen[0] is value:  # code seen before: what it is
                 if kind is types.FunctionType and name in local and local is not glob:
@@ -299,6 +303,10 @@ class GradientTape:
                     arrays[id(value)] = name
                 if not _is_plain(value):
                     self._user_code = True  # an object whose methods may read Variables
+                    if not isinstance(value, (np.ndarray, list, tuple, dict)):
+                        if len(_OPAQUE) > 4096:  # (classes made at run time)
+                            _OPAQUE.clear()
+                        _OPAQUE.add(kind)  # (what this branch finds depends on the class only)
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
@@ -1088,12 +1096,10 @@ class GradientTape:
         if plan.plain and self._frame is None:  # every parameter a value the block started
             # from (after the block: a Variable's entry is its array)
             if plan.variables:  # Variables not differentiated by name: as objects
-                wrt = plan.wrt
+                # (the names in ``_entry`` are those of the Variables the block read)
+                wrt, entry = plan.wrt, self._entry
                 values = [
-                    objects[n]
-                    if n not in wrt and isinstance(objects.get(n), Variable)
-                    else before[n]
-                    for n in plan.params
+                    objects[n] if n in entry and n not in wrt else before[n] for n in plan.params
                 ]
             else:
                 values = [before[n] for n in plan.params]
@@ -1114,7 +1120,7 @@ class GradientTape:
         if calls:  # the layers the block called give back their values and pullbacks
             copies = {id(v): id(objects[n]) for n, v in zip(plan.params, values) if n in objects}
             given = (calls, copies)
-        table = runtime.GradTable({id(v): 0.0 for v in hidden} if hidden else ())
+        table = runtime.GradTable(dict.fromkeys(map(id, hidden), 0.0) if hidden else ())
         fns = plan.fns
         saved_table = runtime.VARIABLE_GRADS
         if plan.variables:
@@ -1425,6 +1431,9 @@ _LIBRARY: dict[int, tuple[Any, bool]] = {}
 # id of a module, function or class a block read -> (it, whether it is user code that may
 # read Variables: a callable, not a class, not from a library)
 _CODE_KINDS: dict[int, tuple[Any, bool]] = {}
+# classes of objects that are neither data, Variables, containers nor code (the branches
+# of ``_take_inputs`` decide by the class alone): their objects are taken at once
+_OPAQUE: set[type] = set()
 _CODE_KINDS_OF = frozenset((types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))
 
 
