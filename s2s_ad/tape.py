@@ -139,6 +139,8 @@ class GradientTape:
     # ``b._partner`` is ``a`` until then, ``a._left`` is (id of the frame, the names'
     # values on leaving, the Variables assigned) until ``a`` leaves
     _partner: GradientTape | None = None
+    # whether ``_read`` is the dict of another tape of the same ``with`` too
+    _shared_read = False
     _left: tuple[int, dict[str, Any], set[str]] | None = None
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
@@ -185,11 +187,16 @@ class GradientTape:
             and not last._read
         ):  # the tape before this one in ``with tf.GradientTape() as a, tf.GradientTape()...``
             self._share_inputs(last)
+            # the Variables read in the block: one dict for both (``reset`` parts them)
+            self._read = last._read
+            self._shared_read = last._shared_read = True
         else:
             self._take_inputs(frame, _block.inputs)
+            self._read = {}
+            _variable.READS.append(self._read)
+            if self._shared_read:  # (a tape entered again)
+                self._shared_read = False
         self._frame = frame
-        self._read = {}
-        _variable.READS.append(self._read)
         # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
         # cycle and is freed as soon as it is dropped, see ``__exit__``)
         notes.append(self._note_assign)
@@ -450,7 +457,12 @@ class GradientTape:
                 hint="call reset() as a statement of the with block itself",
             )
         self._start = index + 1
-        self._read.clear()
+        if self._shared_read:  # the other tape of the ``with`` keeps what it read
+            self._shared_read = False
+            self._read = {}
+            _variable.READS.append(self._read)
+        else:
+            self._read.clear()
         later = [n for s in block.statements[self._start :] for n in names(s).reads]
         self._take_inputs(frame, list(dict.fromkeys(later)))
         self._bind_constant()
