@@ -178,7 +178,8 @@ class GradientTape:
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
         notes = _variable.ASSIGNS
-        last = getattr(notes[-1], "__self__", None) if notes and _block.shares_entry else None
+        # (ASSIGNS holds tapes' bound methods only)
+        last = notes[-1].__self__ if notes and _block.shares_entry else None
         if (
             type(last) is GradientTape
             and last._block is _block
@@ -245,8 +246,9 @@ class GradientTape:
         self._arrays = arrays = {}
         held_ids: set[int] = set()  # Variables held in lists, tuples, dicts
         holders: list[str] = []  # the names of those containers
-        written = self._block.written_set if self._block is not None else frozenset()
-        changed = self._block.changed if self._block is not None else frozenset()
+        block = self._block
+        written = block.written_set if block is not None else frozenset()
+        changed = block.changed if block is not None else frozenset()
         refill: list[str] = []
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
@@ -269,6 +271,8 @@ class GradientTape:
                 if watch_all and value.trainable and id(value) not in watched:
                     kept.append(value)  # kept alive: its id stays its own
                     watched.add(id(value))
+                continue
+            if kind is _MODULE:  # (``tf``, ``np``: neither data nor a user's function)
                 continue
             if kind in _OPAQUE:  # an object of a class seen before (a layer, a loss)
                 objects[name] = before[name] = value
@@ -358,7 +362,7 @@ class GradientTape:
         self._frame = None
         self._facts = _EMPTY
         notes = _variable.ASSIGNS
-        if notes and getattr(notes[-1], "__self__", None) is self:
+        if notes and notes[-1].__self__ is self:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
@@ -1446,6 +1450,7 @@ _CODE_KINDS: dict[int, tuple[Any, bool]] = {}
 # classes of objects that are neither data, Variables, containers nor code (the branches
 # of ``_take_inputs`` decide by the class alone): their objects are taken at once
 _OPAQUE: set[type] = set()
+_MODULE = types.ModuleType
 _CODE_KINDS_OF = frozenset((types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))
 
 

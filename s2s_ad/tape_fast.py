@@ -157,7 +157,8 @@ def fast_gradient(
         or tape._assigned
         or tape._assigns
         or tape._checkpoints
-        or isinstance(target, Variable)
+        or type(target) is not EagerTensor
+        and isinstance(target, Variable)
     ):
         return None
     requests = _REQUESTS.get(id(tape._block))
