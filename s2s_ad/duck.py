@@ -14,6 +14,12 @@ import numpy as np
 
 _FOREIGN: dict[type, bool] = {}  # per type: a failed attribute look-up costs ~1 us
 
+# types whose ``value`` attribute is their NumPy array and whose ``__array__`` returns it
+# (the TensorFlow shim's Variables, registered by ``s2s_ad.variable``): helpers read the
+# array's shape from ``value`` and take it with ``__array__`` (which notes the read for a
+# running tape) instead of NumPy's conversion of an unknown object
+ARRAY_HOLDERS: set[type] = set()
+
 
 def is_foreign(x: Any) -> bool:
     """Whether ``x`` is an array of another library that NumPy functions dispatch to."""

@@ -50,25 +50,27 @@ _NUMPY_DRAWS = (
 
 
 _NONE: Any = frozenset()
+_NO_DRAWS: Any = types.MappingProxyType({})
 
 
 class Recording:
     """The draws made while one tape's block runs, by top-level statement."""
 
-    __slots__ = ("frame", "statement_at", "draws", "calls", "keeps_calls", "inputs", "inner")
+    # what a recording holds until its block draws or a call is kept (class defaults,
+    # never changed in place: ``add`` and ``recorded_call`` give a recording its own)
+    draws: dict[int, list[tuple[str, Any]]] = _NO_DRAWS
+    calls: list[Call] = ()  # type: ignore[assignment]
+    keeps_calls = False  # whether the block's calls may be kept (see the tape)
+    # the ids of the arrays the block read from before it, and of the values its tape
+    # watches (see ``constant``), when the block's calls may be kept
+    inputs: tuple[dict[int, str], set[int]] | None = None
+    # ids of the draws made in the block of an inner tape opened by a function the block
+    # called (a gradient penalty's helper; see ``tape_inner``)
+    inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def __init__(self, frame: types.FrameType, statement_at: Callable[[int], int]) -> None:
         self.frame: types.FrameType | None = frame
         self.statement_at = statement_at
-        self.draws: dict[int, list[tuple[str, Any]]] = {}
-        self.calls: list[Call] = []
-        self.keeps_calls = False  # whether the block's calls may be kept (see the tape)
-        # the ids of the arrays the block read from before it, and of the values its
-        # tape watches (see ``constant``), when the block's calls may be kept
-        self.inputs: tuple[dict[int, str], set[int]] | None = None
-        # ids of the draws made in the block of an inner tape opened by a function the
-        # block called (a gradient penalty's helper; see ``tape_inner``)
-        self.inner: set[int] = _NONE  # (a set of its own from the first such draw)
 
     def add(self, name: str, value: Any, caller: types.FrameType | None) -> None:
         others = [r.frame for r in _RECORDING if r is not self] if len(_RECORDING) > 1 else ()
@@ -82,6 +84,8 @@ class Recording:
             return  # not drawn by this block's code
         index = self.statement_at(frame.f_lineno)
         entry = (name, _copy(value), owner_of(caller, frame))
+        if self.draws is _NO_DRAWS:
+            self.draws = {}
         self.draws.setdefault(index, []).append(entry)
         if inner:
             if self.inner is _NONE:
@@ -259,16 +263,20 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
             recording = candidate
     if recording is None or not recording.keeps_calls:  # not called by a block's statement
         return NOT_RECORDED  # or not to be kept
-    labels = []
+    found = []
+    inputs = recording.inputs  # (``recording.constant``, inline for arrays)
     for k, value in enumerate(args):
         if type(value) in _ARRAY_TYPES:  # (the common case, as the checks below find it)
-            if value.dtype.kind in "fc" and not recording.constant(value):
-                labels.append(k)
+            if value.dtype.kind in "fc" and not (
+                inputs is not None and id(value) in inputs[0] and id(value) not in inputs[1]
+            ):
+                found.append(k)
             continue
         if not _matchable(value):
             return NOT_RECORDED
         if _carries(value) and not recording.constant(value):
-            labels.append(k)
+            found.append(k)
+    labels = tuple(found)
     for value in kwargs.values():
         if value is True or value is False or value is None:  # ``training=True``
             continue
@@ -280,24 +288,25 @@ def recorded_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
         target, targs, tkwargs = func, args, kwargs
         redirect = getattr(type(func), "_s2s_forward", None)
         if redirect is not None:
-            redirected = redirect(func, tuple(labels), args, kwargs)
+            redirected = redirect(func, labels, args, kwargs)
             if redirected is not None:
                 target, targs, tkwargs = redirected
-        fast = dispatch._fast_path(target, tuple(labels), targs, tkwargs)
+        fast = dispatch._fast_path(target, labels, targs, tkwargs)
         if fast is None:
             return NOT_RECORDED  # the first time: called as it is, compiled by the gradient
         hit, pre = fast
         index = recording.statement_at(caller.f_lineno)
-        drawn = len(recording.draws.get(index, ()))
+        drawn = len(recording.draws.get(index, ())) if recording.draws else 0
         value, saved = hit.fns["fwd"](*pre, *targs, **tkwargs)
     finally:
         runtime.VARIABLE_GRADS = None
-    drawn = len(recording.draws.get(index, ())) - drawn
+    if recording.draws:  # the draws the call made (given back when the call runs again)
+        drawn = len(recording.draws.get(index, ())) - drawn
     pullback = dispatch._pullback(hit, saved)
-    stored = tuple(table.stored.values())
-    recording.calls.append(
-        Call(func, tuple(labels), args, kwargs, value, pullback, index, drawn, stored)
-    )
+    stored = tuple(table.stored.values()) if table.stored else ()
+    if not recording.calls:
+        recording.calls = []
+    recording.calls.append(Call(func, labels, args, kwargs, value, pullback, index, drawn, stored))
     return value
 
 

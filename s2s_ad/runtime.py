@@ -32,6 +32,7 @@ _float64 = np.float64
 _add_reduce = np.add.reduce
 _ndarray_sum = np.ndarray.sum
 _zeros = np.zeros
+_ARRAY_HOLDERS = duck.ARRAY_HOLDERS
 
 
 def unbroadcast(g: Any, x: Any) -> Any:
@@ -46,7 +47,12 @@ def unbroadcast(g: Any, x: Any) -> Any:
     # an array whose ``sum`` is ndarray's (a tf tensor too; not np.matrix, np.ma)
     array = tg is _ndarray or (isinstance(g, _ndarray) and tg.sum is _ndarray_sum)
     if array or isinstance(g, _ndarray) or _is_foreign(g):  # other subclasses, Dask too
-        xshape = x.shape if type(x) is _ndarray else np.shape(x)
+        if type(x) is _ndarray:
+            xshape = x.shape
+        elif type(x) in _ARRAY_HOLDERS:  # a tf Variable: its array's shape (a plain tuple)
+            xshape = x.value.shape
+        else:
+            xshape = np.shape(x)
         if g.shape == xshape:
             return g
         # an array's ``sum`` is ``np.add.reduce``, called here without its Python frame
@@ -947,7 +953,7 @@ def variable_grad(value: Any, g: Any) -> None:
     if table is None:
         return
     key = id(value)
-    if key not in table or is_zero(g):
+    if key not in table or g is None or (type(g) is _float and g == 0.0):  # (is_zero inline)
         kind = type(value)
         if (kind is list or kind is tuple) and isinstance(g, (list, tuple)):
             for item, part in zip(value, g):  # Variables held in a list an object holds

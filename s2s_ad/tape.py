@@ -134,13 +134,22 @@ class GradientTape:
     # lists and dicts made before the block that it changes in place (``outs.append``):
     # their copies on entry are in ``_before``
     _refill: frozenset[str] = frozenset()
+    # ``with a, b:`` where ``b`` took ``a``'s entry (``_share_inputs``): ``b`` leaves the
+    # block first and hands ``a`` what it found on leaving (nothing runs in between);
+    # ``b._partner`` is ``a`` until then, ``a._left`` is (id of the frame, the names'
+    # values on leaving, the Variables assigned) until ``a`` leaves
+    _partner: GradientTape | None = None
+    # whether ``_read`` is the dict of another tape of the same ``with`` too
+    _shared_read = False
+    _left: tuple[int, dict[str, Any], set[str]] | None = None
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables
         self._watched: list[Any] = []
         self._watched_ids: set[int] = set()
-        self._used = False
+
+    _used = False  # whether a gradient or jacobian was asked
 
     # the draws and calls of the tape's last block (see ``replay``), from its start on
     _recording: replay.Recording | None = None
@@ -159,11 +168,18 @@ class GradientTape:
 
     def __enter__(self) -> GradientTape:
         frame = sys._getframe(1)
+        if self._block is not None:  # a tape entered again: the class's empty defaults
+            self._start = 0
+            # (what is empty for most blocks stays the class's empty default until a first
+            # entry: see _note_assign, _checkpoint, _plan, _gradients)
+            self._variable_calls = self._nested_plans = self._assigns = _EMPTY
+            self._checkpoints = ()  # type: ignore[assignment]
+            self._end = None
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
-        self._start = 0
         notes = _variable.ASSIGNS
-        last = getattr(notes[-1], "__self__", None) if notes and _block.shares_entry else None
+        # (ASSIGNS holds tapes' bound methods only)
+        last = notes[-1].__self__ if notes and _block.shares_entry else None
         if (
             type(last) is GradientTape
             and last._block is _block
@@ -172,16 +188,16 @@ class GradientTape:
             and not last._read
         ):  # the tape before this one in ``with tf.GradientTape() as a, tf.GradientTape()...``
             self._share_inputs(last)
+            # the Variables read in the block: one dict for both (``reset`` parts them)
+            self._read = last._read
+            self._shared_read = last._shared_read = True
         else:
             self._take_inputs(frame, _block.inputs)
+            self._read = {}
+            _variable.READS.append(self._read)
+            if self._shared_read:  # (a tape entered again)
+                self._shared_read = False
         self._frame = frame
-        # (what is empty for most blocks stays the class's empty default until a first
-        # entry: see _note_assign, _checkpoint, _plan, _gradients)
-        self._variable_calls = self._nested_plans = self._assigns = _EMPTY
-        self._checkpoints = ()  # type: ignore[assignment]
-        self._end = None
-        self._read = {}
-        _variable.READS.append(self._read)
         # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
         # cycle and is freed as soon as it is dropped, see ``__exit__``)
         notes.append(self._note_assign)
@@ -230,8 +246,9 @@ class GradientTape:
         self._arrays = arrays = {}
         held_ids: set[int] = set()  # Variables held in lists, tuples, dicts
         holders: list[str] = []  # the names of those containers
-        written = self._block.written_set if self._block is not None else frozenset()
-        changed = self._block.changed if self._block is not None else frozenset()
+        block = self._block
+        written = block.written_set if block is not None else frozenset()
+        changed = block.changed if block is not None else frozenset()
         refill: list[str] = []
         entry, watched = self._entry, self._watched_ids
         watch_all = self.watch_accessed_variables
@@ -254,6 +271,12 @@ class GradientTape:
                 if watch_all and value.trainable and id(value) not in watched:
                     kept.append(value)  # kept alive: its id stays its own
                     watched.add(id(value))
+                continue
+            if kind is _MODULE:  # (``tf``, ``np``: neither data nor a user's function)
+                continue
+            if kind in _OPAQUE:  # an object of a class seen before (a layer, a loss)
+                objects[name] = before[name] = value
+                self._user_code = True  # its methods may read Variables
                 continue
             seen = code_kinds.get(id(value)) if kind in _CODE_KINDS_OF else None
             if seen is not None and seen[0] is value:  # code seen before: what it is
@@ -291,6 +314,10 @@ class GradientTape:
                     arrays[id(value)] = name
                 if not _is_plain(value):
                     self._user_code = True  # an object whose methods may read Variables
+                    if not isinstance(value, (np.ndarray, list, tuple, dict)):
+                        if len(_OPAQUE) > 4096:  # (classes made at run time)
+                            _OPAQUE.clear()
+                        _OPAQUE.add(kind)  # (what this branch finds depends on the class only)
                 if isinstance(value, (list, tuple, dict)):
                     held = [id(v) for v in leaves(value) if isinstance(v, Variable)]
                     if held:
@@ -319,6 +346,7 @@ class GradientTape:
         self._held = other._held
         self._holders = other._holders
         self._refill = other._refill
+        self._partner = other
         if self.watch_accessed_variables:
             watched, kept = self._watched_ids, self._watched
             for name in self._entry:
@@ -334,18 +362,25 @@ class GradientTape:
         self._frame = None
         self._facts = _EMPTY
         notes = _variable.ASSIGNS
-        if notes and getattr(notes[-1], "__self__", None) is self:
+        if notes and notes[-1].__self__ is self:
             notes.pop()
         else:
             notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
-        for entry in self._assigns.values():
-            entry[2] = entry[0].value  # its array when the block ended
+        if self._assigns:
+            for entry in self._assigns.values():
+                entry[2] = entry[0].value  # its array when the block ended
         reads, read = _variable.READS, self._read
         if reads and reads[-1] is read:
             reads.pop()
         elif any(r is read for r in reads):
             reads[:] = [r for r in reads if r is not read]
         frame = sys._getframe(1)
+        left = self._left
+        if left is not None:  # the tape opened after this one by the same ``with`` left
+            self._left = None  # just before: what it found (the dicts of entry are shared)
+            if left[0] == id(frame):
+                self._after, self._assigned = left[1], left[2]
+                return
         block = self._block
         assert block is not None
         local, glob = frame.f_locals, frame.f_globals
@@ -364,6 +399,11 @@ class GradientTape:
             before[name] = value
             if value is not first:
                 assigned.add(name)
+        partner = self._partner
+        if partner is not None:
+            self._partner = None
+            if partner._entry is self._entry:  # (still the entry this tape took from it)
+                partner._left = (id(frame), after, assigned)
 
     def _note_assign(self, variable: Variable, old: Any) -> None:
         """A Variable assigned while the block runs: the statement of the block that did
@@ -421,7 +461,12 @@ class GradientTape:
                 hint="call reset() as a statement of the with block itself",
             )
         self._start = index + 1
-        self._read.clear()
+        if self._shared_read:  # the other tape of the ``with`` keeps what it read
+            self._shared_read = False
+            self._read = {}
+            _variable.READS.append(self._read)
+        else:
+            self._read.clear()
         later = [n for s in block.statements[self._start :] for n in names(s).reads]
         self._take_inputs(frame, list(dict.fromkeys(later)))
         self._bind_constant()
@@ -448,7 +493,9 @@ class GradientTape:
         Called in the tape's block, it differentiates what the statements before the
         call computed (a persistent tape goes on recording after it).
         """
-        self._use()
+        if self._used and not self.persistent:
+            self._use()  # (refuses)
+        self._used = True
         if self._frame is not None:
             return self._inside(
                 sys._getframe(1),
@@ -1065,12 +1112,10 @@ class GradientTape:
         if plan.plain and self._frame is None:  # every parameter a value the block started
             # from (after the block: a Variable's entry is its array)
             if plan.variables:  # Variables not differentiated by name: as objects
-                wrt = plan.wrt
+                # (the names in ``_entry`` are those of the Variables the block read)
+                wrt, entry = plan.wrt, self._entry
                 values = [
-                    objects[n]
-                    if n not in wrt and isinstance(objects.get(n), Variable)
-                    else before[n]
-                    for n in plan.params
+                    objects[n] if n in entry and n not in wrt else before[n] for n in plan.params
                 ]
             else:
                 values = [before[n] for n in plan.params]
@@ -1091,7 +1136,7 @@ class GradientTape:
         if calls:  # the layers the block called give back their values and pullbacks
             copies = {id(v): id(objects[n]) for n, v in zip(plan.params, values) if n in objects}
             given = (calls, copies)
-        table = runtime.GradTable({id(v): 0.0 for v in hidden} if hidden else ())
+        table = runtime.GradTable(dict.fromkeys(map(id, hidden), 0.0) if hidden else ())
         fns = plan.fns
         saved_table = runtime.VARIABLE_GRADS
         if plan.variables:
@@ -1402,6 +1447,10 @@ _LIBRARY: dict[int, tuple[Any, bool]] = {}
 # id of a module, function or class a block read -> (it, whether it is user code that may
 # read Variables: a callable, not a class, not from a library)
 _CODE_KINDS: dict[int, tuple[Any, bool]] = {}
+# classes of objects that are neither data, Variables, containers nor code (the branches
+# of ``_take_inputs`` decide by the class alone): their objects are taken at once
+_OPAQUE: set[type] = set()
+_MODULE = types.ModuleType
 _CODE_KINDS_OF = frozenset((types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))
 
 

@@ -245,9 +245,19 @@ def _reads_of(node: cst.CSTNode) -> list[str]:
 _BLOCKS: dict[tuple[str, int, int, int], Block] = {}
 
 
+# (id of a code object, line) -> (that code object, its block there): a code object's
+# source does not change, so a block running again is found without asking linecache
+_BY_CODE: dict[tuple[int, int], tuple[types.CodeType, Block]] = {}
+
+
 def block_at(frame: types.FrameType) -> Block:
-    """The ``with`` block at the frame's line (parsed once per file version)."""
-    filename = frame.f_code.co_filename
+    """The ``with`` block at the frame's line (parsed once per file version; found at once
+    for a code object that ran it before)."""
+    code = frame.f_code
+    hit = _BY_CODE.get((id(code), frame.f_lineno))
+    if hit is not None and hit[0] is code:  # (the code is kept alive: its id is its own)
+        return hit[1]
+    filename = code.co_filename
     entry = linecache.cache.get(filename)
     if entry is not None and len(entry) == 4:
         lines = entry[2]
@@ -257,6 +267,9 @@ def block_at(frame: types.FrameType) -> Block:
     block = _BLOCKS.get(key)
     if block is None:
         block = _BLOCKS[key] = Block(frame)
+    if len(_BY_CODE) > 4096:  # (code made at run time: do not keep it all)
+        _BY_CODE.clear()
+    _BY_CODE[(id(code), frame.f_lineno)] = (code, block)
     return block
 
 

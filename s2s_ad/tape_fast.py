@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from .tape import GradientTape, _Plan
 
 _ARRAY_SHAPE = np.ndarray.shape.__get__
+_asarray = np.asarray
 
 
 class Request:
@@ -156,7 +157,8 @@ def fast_gradient(
         or tape._assigned
         or tape._assigns
         or tape._checkpoints
-        or isinstance(target, Variable)
+        or type(target) is not EagerTensor
+        and isinstance(target, Variable)
     ):
         return None
     requests = _REQUESTS.get(id(tape._block))
@@ -217,6 +219,9 @@ def fast_gradient(
             if _ARRAY_SHAPE(g) != _ARRAY_SHAPE(value):
                 g = fix_grad(g, value)  # the shape of its source
             result.append(as_tensor(g, value.dtype))
+            continue
+        if kind is value.dtype.type and not value.ndim:  # a scalar source's NumPy scalar
+            result.append(_asarray(g).view(EagerTensor))  # (as_tensor, inline)
             continue
         shape = _ARRAY_SHAPE(g) if isinstance(g, np.ndarray) else getattr(g, "shape", None)
         if shape != _ARRAY_SHAPE(value):
@@ -309,20 +314,21 @@ def fast_variables(
             break
     else:
         return None
-    named = {id(v) for v in tape._objects.values()}  # a source with a name in the block
-    named.update(id(v) for v in tape._after.values())  # is a parameter: the general way
+    ids = set(map(id, sources))
+    if len(ids) != count:  # a source given twice: the general way
+        return None
+    # a source with a name in the block is a parameter: the general way
+    if not ids.isdisjoint(map(id, tape._objects.values())) or not ids.isdisjoint(
+        map(id, tape._after.values())
+    ):
+        return None
     read, watched = tape._read, tape._watched_ids
     watch_all = tape.watch_accessed_variables
-    ids = set()
     for leaf in sources:
-        key = id(leaf)
-        if type(leaf) is not ResourceVariable or key in named or key in ids:
-            return None
-        if read.get(key) is not leaf.value:
+        if type(leaf) is not ResourceVariable or read.get(id(leaf)) is not leaf.value:
             return None  # not read (None), or changed since it was read: the general way
-        if key not in watched and not (watch_all and leaf.trainable):
+        if not (watch_all and leaf.trainable) and id(leaf) not in watched:
             return None
-        ids.add(key)
     plan = request.plan  # (not kept for an outer tape: none is recording, see above)
     _, table = tape._run(plan, list(sources), seed)
     out: list[Any] = []

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import runtime
+from . import duck, runtime
 from .rules.registry import nondiff, set_jvps, vjp_rule
 
 # one dict per tape whose block is running: the ids of the Variables read in it (a
@@ -290,9 +290,10 @@ class Variable:
         return self.assign(self.value - np.asarray(delta))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if READS:
-            _read(self)
-        return self.value if dtype is None else self.value.astype(dtype)
+        value = self.value
+        for seen in READS:  # (_read, inline)
+            seen.setdefault(id(self), value)
+        return value if dtype is None else value.astype(dtype)
 
     # NumPy's own default: a ufunc or an operator between an array and a Variable then
     # works as when the attribute is missing (NumPy skips the default; the Variable is
@@ -333,13 +334,14 @@ def _binary(name: str) -> Any:
     op = getattr(np.ndarray, name)
 
     def method(self: Variable, other: Any) -> Any:
-        if READS:
-            _read(self)
+        value = self.value
+        for seen in READS:  # (_read, inline)
+            seen.setdefault(id(self), value)
         if isinstance(other, Variable):
             if READS:
                 _read(other)
             other = other.value
-        return op(self.value.view(EagerTensor), other)
+        return op(value.view(EagerTensor), other)
 
     method.__name__ = name
     return method
@@ -405,3 +407,6 @@ def _new_variable(cls: type, *args: Any, **kwargs: Any) -> Any:
 
 
 Variable.__new__ = _new_variable  # type: ignore[method-assign]
+
+# helpers read a Variable's array from ``value`` (see ``duck.ARRAY_HOLDERS``)
+duck.ARRAY_HOLDERS.update((Variable, ResourceVariable))

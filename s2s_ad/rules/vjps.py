@@ -438,6 +438,14 @@ def inner_vjp_b(g: Any, a: Any, b: Any) -> Any:
     return tensordot_vjp_b(g, a, b, ([nda - 1], [ndb - 1]))
 
 
+_ARRAY_HOLDERS = duck.ARRAY_HOLDERS
+
+
+def _held(x: Any) -> Any:
+    """A tf Variable's array, as ``np.asarray`` gives it (``__array__``), else ``x``."""
+    return x.__array__() if type(x) in _ARRAY_HOLDERS else x
+
+
 def matmul_vjp_x(g: Any, x: Any, y: Any) -> Any:
     """VJP of ``x @ y`` for ``x`` (1-D operands and batch broadcasting as ``np.matmul``)."""
     if type(g) is _ndarray and type(x) is _ndarray and type(y) is _ndarray:  # fast path
@@ -446,6 +454,8 @@ def matmul_vjp_x(g: Any, x: Any, y: Any) -> Any:
         if x.ndim == 1:
             return unbroadcast((y @ g[..., None])[..., 0], x)
         return unbroadcast(g @ (y.T if y.ndim == 2 else mT(y)), x)
+    if type(y) in _ARRAY_HOLDERS or type(x) in _ARRAY_HOLDERS:  # a layer's kernel Variable
+        return matmul_vjp_x(g, _held(x), _held(y))
     x, y = duck.as_array(x), duck.as_array(y)
     if is_zero(g):
         return np.zeros_like(x, dtype=float) if duck.is_foreign(x) else np.zeros(x.shape)
@@ -468,6 +478,8 @@ def matmul_vjp_y(g: Any, x: Any, y: Any) -> Any:
         if y.ndim == 1:
             return unbroadcast((xt @ g[..., None])[..., 0], y)
         return unbroadcast(xt @ g, y)
+    if type(y) in _ARRAY_HOLDERS or type(x) in _ARRAY_HOLDERS:  # a layer's kernel Variable
+        return matmul_vjp_y(g, _held(x), _held(y))
     x, y = duck.as_array(x), duck.as_array(y)
     if is_zero(g):
         return np.zeros_like(y, dtype=float) if duck.is_foreign(y) else np.zeros(y.shape)

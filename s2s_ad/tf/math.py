@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..custom import defgrad
-from ..variable import Tensor, tensor
+from ..variable import EagerTensor, Tensor, tensor
 from .ops import (
     argmax,
     argmin,
@@ -102,7 +102,11 @@ def sqrt(x: Any, name: str | None = None) -> Tensor:
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
-    return tensor(np.square(x))
+    out = np.square(x)
+    kind = type(out)
+    if kind is EagerTensor:  # a new array already: no view needed
+        return out
+    return out.view(EagerTensor) if kind is np.ndarray else tensor(out)  # (tensor's first case)
 
 
 def tan(x: Any, name: str | None = None) -> Tensor:

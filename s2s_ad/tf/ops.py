@@ -13,11 +13,12 @@ import numpy as np
 
 from ..custom import defgrad
 from ..rules.registry import nondiff
-from ..variable import Tensor, Variable, tensor
+from ..variable import EagerTensor, Tensor, Variable, tensor
 from .dtypes import as_numpy_dtype
 from .errors import InvalidArgumentError
 
 _add_reduce = np.add.reduce
+_asarray = np.asarray
 
 
 def _axis(axis: Any) -> Any:
@@ -249,7 +250,8 @@ def reduce_mean(x: Any, axis: Any = None, keepdims: bool = False, name: Any = No
     if axis is None and not keepdims and values.dtype.kind == "f":
         # the sum over the count: what np.mean computes, without its Python-level cost
         # (``np.add.reduce`` is what ``values.sum()`` calls, without its Python frame)
-        return tensor(_add_reduce(values, None) / values.size)
+        # (a NumPy scalar: as a 0-d tensor, what ``tensor`` makes of it, inline)
+        return _asarray(_add_reduce(values, None) / values.size).view(EagerTensor)
     return tensor(np.mean(values, axis=_axis(axis), keepdims=keepdims))
 
 

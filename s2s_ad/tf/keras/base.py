@@ -376,14 +376,15 @@ class Layer(Module):
         """What differentiated code calls for ``layer(x)``: ``layer.call`` directly, as
         ``__call__`` would for a built layer called on arrays (one dispatch less)."""
         if (
-            type(self).__call__ is not Layer.__call__
-            or not self.built
+            not self.built
             or len(args) != 1
-            or kwargs
-            and (len(kwargs) > 1 or "training" not in kwargs)
+            or type(self).__call__ is not Layer.__call__
             or labels
             and labels != (0,)
-            or isinstance(args[0], (KerasTensor, list, tuple, dict))
+            or kwargs
+            and (len(kwargs) > 1 or "training" not in kwargs)
+            or type(args[0]) is not np.ndarray  # (an array: the common case)
+            and isinstance(args[0], (KerasTensor, list, tuple, dict))
         ):
             return None
         if self._regularized:
