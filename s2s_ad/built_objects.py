@@ -269,3 +269,84 @@ def record_fields(obj: Any) -> list[str]:
     if dataclasses.is_dataclass(obj):
         return [f.name for f in dataclasses.fields(obj)]
     return list(vars(obj))
+
+
+# --- objects built field by field (an inlined ``__init__``, see norm_init.py) -----------
+
+
+class _Unset:
+    """The value of a field an inlined construction stores on some paths only, on a path
+    that does not store it: :func:`new_record` leaves the attribute out."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+
+def new_record(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` whose attributes ``names`` hold ``values``, made without
+    running ``__init__`` (whose statements the generated code ran on the fields); a
+    plain object is remembered as a record."""
+    obj = object.__new__(cls)
+    obj.__dict__.update((n, v) for n, v in zip(names, values) if v is not UNSET)
+    if not dataclasses.is_dataclass(cls):
+        remember(obj)
+    return obj
+
+
+def new_record_parts(g: Any, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """Adjoint of the fields ``values`` of :func:`new_record` from the record's adjoint
+    ``g`` (a dict of attribute adjoints)."""
+    if g is None or (type(g) is float and g == 0.0):
+        return (0.0,) * len(values)
+    if isinstance(g, dict):
+        return tuple(g.get(n, 0.0) for n in names)
+    return tuple(getattr(g, n, 0.0) for n in names)
+
+
+def new_record_tangent(t: Any, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """Tangent of :func:`new_record` from the tangents ``t`` of its fields: a dict of
+    attribute tangents (a zero tangent of an array field as zeros of its shape, which
+    the tangent code of the class's methods needs)."""
+    zero = t is None or (type(t) is float and t == 0.0)
+    out = {}
+    for k, (name, value) in enumerate(zip(names, values)):
+        if value is UNSET:
+            continue
+        got = 0.0 if zero else t[k]
+        if (got is None or (type(got) is float and got == 0.0)) and isinstance(value, np.ndarray):
+            got = np.zeros(value.shape)
+        out[name] = got
+    return out
+
+
+#: classes whose construction from differentiated values is not followed -> why
+_REFUSED: weakref.WeakKeyDictionary[type, tuple[str, str]] = weakref.WeakKeyDictionary()
+
+
+def note_refused(cls: type, reason: str, hint: str) -> None:
+    """Remember why building ``cls`` was not inlined (for :func:`construction_refusal`)."""
+    try:
+        _REFUSED[cls] = (reason, hint)
+    except TypeError:
+        pass
+
+
+def construction_refusal(cls: Any) -> tuple[str, str] | None:
+    """``(reason, hint)`` when ``cls(...)`` is a class call whose construction the
+    normalizer did not inline, else ``None``."""
+    try:
+        return _REFUSED.get(cls)
+    except TypeError:
+        return None
+
+
+def unknown_call_refusal(code: str, callee: Any) -> tuple[str, str]:
+    """The construct and hint refusing a call without a gradient rule that reaches a
+    differentiated value: for a class whose construction was not inlined, the reason."""
+    refused = construction_refusal(callee)
+    if refused is not None:
+        return f"building {code} from differentiated values: {refused[0]}", refused[1]
+    return f"call to {code} (no gradient rule)", f"register one with s2s_ad.defgrad({code}, rule)"
