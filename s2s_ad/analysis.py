@@ -102,9 +102,13 @@ def diff_reads(expr: ir.Expr) -> list[str]:
         if getattr(expr.callee.obj, "_s2s_dispatched", False):
             # _ad.vjp_apply(func, labels, g, *args): no gradient flows into the labels, nor
             # into func but for a function value's differentiated defaults (rules.defaults)
+            # into func also when it may be a record's method or call (``model.forward``
+            # of a gradient with respect to x, differentiated with respect to the model:
+            # second_order.vjp_apply_pullback follows it; any other callee is dropped)
             labels = expr.args[1] if len(expr.args) > 1 else None
             own = isinstance(labels, ir.Const) and repr(DEFAULTS) in labels.code
-            args = [*expr.args[:1], *expr.args[2:]] if own else expr.args[2:]
+            held = isinstance(expr.args[0], ir.Var) if expr.args else False
+            args = [*expr.args[:1], *expr.args[2:]] if own or held else expr.args[2:]
             expr = ir.Call(expr.callee, args, expr.kwargs, expr.star, expr.starstar)
             return [a.name for a in expr_atoms(expr) if isinstance(a, ir.Var)]
         info = classify(expr)

@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import inspect
 import textwrap
+import types
 import weakref
 from typing import Any
 
@@ -311,15 +312,39 @@ def new_record_tangent(t: Any, names: tuple[str, ...], values: tuple[Any, ...]) 
     attribute tangents (a zero tangent of an array field as zeros of its shape, which
     the tangent code of the class's methods needs)."""
     zero = t is None or (type(t) is float and t == 0.0)
-    out = {}
-    for k, (name, value) in enumerate(zip(names, values)):
-        if value is UNSET:
-            continue
-        got = 0.0 if zero else t[k]
-        if (got is None or (type(got) is float and got == 0.0)) and isinstance(value, np.ndarray):
-            got = np.zeros(value.shape)
-        out[name] = got
-    return out
+    return {
+        name: _dense(0.0 if zero else t[k], value)
+        for k, (name, value) in enumerate(zip(names, values))
+        if value is not UNSET
+    }
+
+
+def _dense(t: Any, value: Any) -> Any:
+    """The tangent ``t`` of ``value`` with each zero standing for an array (also inside
+    lists, tuples and dicts) as zeros of its shape."""
+    if t is None or (type(t) is float and t == 0.0):
+        if isinstance(value, np.ndarray):
+            return np.zeros(value.shape)
+        if type(value) in (list, tuple) and _holds_array(value):
+            return type(value)(_dense(0.0, v) for v in value)
+        if type(value) is dict and _holds_array(value):
+            return {k: _dense(0.0, v) for k, v in value.items()}
+        return t
+    if type(value) in (list, tuple) and type(t) in (list, tuple) and len(t) == len(value):
+        return type(t)(_dense(d, v) for d, v in zip(t, value))
+    if type(value) is dict and type(t) is dict:
+        return {k: _dense(t.get(k, 0.0), v) for k, v in value.items()}
+    return t
+
+
+def _holds_array(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if type(value) in (list, tuple):
+        return any(_holds_array(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_array(v) for v in value.values())
+    return False
 
 
 #: classes whose construction from differentiated values is not followed -> why
@@ -350,3 +375,17 @@ def unknown_call_refusal(code: str, callee: Any) -> tuple[str, str]:
     if refused is not None:
         return f"building {code} from differentiated values: {refused[0]}", refused[1]
     return f"call to {code} (no gradient rule)", f"register one with s2s_ad.defgrad({code}, rule)"
+
+
+def super_method(cls: type, obj: Any, name: str) -> Any:
+    """The function ``super(cls, obj).name`` finds (as a plain function, called with
+    ``obj`` as its first argument: see norm_super.py), or the bound value when it is
+    not a plain function of a class."""
+    for base in type(obj).__mro__[type(obj).__mro__.index(cls) + 1 :]:
+        if name in vars(base):
+            value = vars(base)[name]
+            if isinstance(value, types.FunctionType):
+                return value
+            break
+    bound = getattr(super(cls, obj), name)
+    return lambda _obj, *args, **kwargs: bound(*args, **kwargs)

@@ -106,7 +106,7 @@ def _library_paths() -> tuple[str, ...]:
     return tuple(os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib"))
 
 
-def _of_a_library(cls: type) -> bool:
+def of_a_library(cls: type) -> bool:
     """Whether ``cls`` comes from an installed library or the standard library."""
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)
@@ -132,7 +132,7 @@ def class_refusal(cls: type) -> str | None:
             return f"{name} defines {hook}"
     if type(cls).__call__ is not type.__call__:
         return f"the metaclass of {name} defines __call__"
-    if _of_a_library(cls):
+    if of_a_library(cls):
         return f"{name} is a class of the library module {cls.__module__}"
     return None
 

@@ -52,6 +52,7 @@ from .init_facts import (
     is_method,
     mangled,
     method_part,
+    of_a_library,
     self_attribute,
     self_call,
     set_attribute,
@@ -97,6 +98,11 @@ class ClassConstruction(NormalizerBase):
         and the building (see :meth:`_SelfRewrite.leave_Call`)."""
         return {}
 
+    def emit(self, stmt: ir.Stmt) -> None:
+        if isinstance(stmt, ir.ExprStmt) and stmt.value == ir.Copy(ir.Const("None")):
+            return  # an inlined method's ``None`` where its call stood as a statement
+        super().emit(stmt)
+
     def call(self, node: cst.Call) -> ir.Expr:
         func = node.func
         if isinstance(func, cst.Name) and func.value in self._part_calls:
@@ -135,7 +141,10 @@ class ClassConstruction(NormalizerBase):
         """``cls(...)`` as its inlined construction, or ``None`` (the reason kept)."""
         reason = class_refusal(cls)
         if reason is not None:
-            note_refused(cls, reason, _HINT)
+            hint = _HINT
+            if of_a_library(cls):
+                hint = f"register a rule with s2s_ad.defgrad({cls.__name__}, rule)"
+            note_refused(cls, reason, hint)
             return None
         mark, memo, line, src = len(self.out), dict(self.memo), self.line, self.src
         anchor = self.origin.get(node, node)

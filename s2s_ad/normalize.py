@@ -25,7 +25,8 @@ normalize layer):
   (statements, assignments, refusals, in-place write checks), :mod:`norm_loops`
   (``if``/``for``/``while``), :mod:`norm_exprs` (three-address expressions),
   :mod:`norm_calls` (calls, star calls, frozen SciPy distributions), :mod:`norm_init`
-  (classes built in the function, their ``__init__`` inlined), :mod:`norm_comps`
+  (classes built in the function, their ``__init__`` inlined), :mod:`norm_super`
+  (``super().method(...)`` with ``self`` passed), :mod:`norm_comps`
   (comprehensions, ``map``/``filter``/``reduce``/``dict`` as loops), :mod:`norm_inline`
   (local functions, lambdas and factories inlined);
 * :mod:`norm_exits`: IR rewrites after lowering (single exit, reversible jumps).
@@ -51,6 +52,7 @@ from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_repeat import ListRepetition
 from .norm_stmts import StatementLowering
+from .norm_super import SuperCalls
 from .norm_try import TryLowering
 from .norm_views import ViewWrites
 from .norm_walrus import NamedExpressions
@@ -66,6 +68,7 @@ class Normalizer(
     ControlFlowLowering,
     ExpressionLowering,
     ClassConstruction,
+    SuperCalls,
     CallLowering,
     ContainerLowering,
     InnerFunctions,

@@ -21,6 +21,7 @@ from .built_objects import (  # noqa: F401 (build_record, *record_*: called as _
     new_record_tangent,
     record_parts,
     record_tangent,
+    super_method,
 )
 from .endless import endless as _endless
 from .errors import TransformError

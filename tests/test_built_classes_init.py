@@ -23,6 +23,7 @@ import pytest
 from scipy.stats import norm
 
 import s2s_ad
+import s2s_ad.tf as tf
 from s2s_ad import TransformError
 from tests.built_classes_models import ScaledDense
 from tests.fd import numerical_grad
@@ -434,6 +435,83 @@ def test_a_class_of_another_module_reading_that_modules_names():
     s2s_ad.check_grads(foreign_loss, (W, b, x), modes=("rev", "fwd"), order=2)
     want = autograd.grad(foreign_twin, (0, 1))(W, b, x)
     _close(s2s_ad.grad(foreign_loss, wrt=(0, 1))(W, b, x), want)
+
+
+class Net:
+    """A network whose ``__init__`` builds its layer objects (a construction inside one)."""
+
+    def __init__(self, params):
+        self.layers = [Lin(W, b) for W, b in params[:-1]]
+        self.layers.append(Lin(*params[-1], act=lambda u: u))
+        self.n = len(self.layers)
+
+    def __call__(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class Head(Lin):
+    """A subclass without an ``__init__`` of its own."""
+
+    def __call__(self, x):
+        return np.sum(super().__call__(x), axis=-1)
+
+
+def net_loss(params, x):
+    net = Net(params)
+    head = Head(W=params[0][0], b=params[0][1])
+    return np.mean(net(x) ** 2) + np.sum(head(x)) * net.n
+
+
+def test_layers_built_inside_a_networks_init_and_keyword_arguments():
+    params, x = _mlp(), RS.randn(5, 2)
+    s2s_ad.check_grads(net_loss, (params, x), modes=("rev", "fwd"))
+    _close(s2s_ad.grad(net_loss)(params, x), numerical_grad(net_loss, (params, x)), 1e-5)
+
+    def first_kernel(W):
+        return net_loss([(W, params[0][1]), params[1]], x)
+
+    s2s_ad.check_grads(first_kernel, (params[0][0],), modes=("rev", "fwd"), order=2)
+
+
+class Penalised(BiasedDense):
+    """Methods that reach their base's through ``super()`` (zero-argument and explicit)."""
+
+    def __call__(self, x):
+        return np.sum(super().__call__(x), axis=-1)
+
+    def project(self, x):
+        return 2.0 * super(Penalised, self).project(x)
+
+
+def penalised_loss(W, b, x):
+    return np.sum(Penalised(W, b)(x) ** 2)
+
+
+def penalised_twin(W, b, x):
+    return anp.sum(anp.sum(anp.tanh(2.0 * (x @ W) + b), axis=-1) ** 2)
+
+
+def test_methods_calling_super_differentiate_through_self():
+    W, b, x = RS.randn(3, 2), RS.randn(2), RS.randn(4, 3)
+    s2s_ad.check_grads(penalised_loss, (W, b, x), modes=("rev", "fwd"), order=2)
+    want = autograd.grad(penalised_twin, (0, 1))(W, b, x)
+    _close(s2s_ad.grad(penalised_loss, wrt=(0, 1))(W, b, x), want)
+
+
+def test_a_layer_built_inside_a_gradient_tape_block():
+    W0, b0, x = RS.randn(2, 4), RS.randn(4), RS.randn(5, 2)
+    W, b = tf.Variable(W0), tf.Variable(b0)
+    with tf.GradientTape() as tape:
+        layer = RNNCell(W, tf.Variable(np.eye(4) * 0.5), b)
+        y = tf.reduce_sum(layer.step(layer.initial(), x) ** 2)
+    got = tape.gradient(y, [W, b])
+
+    def twin(W, b):
+        return anp.sum(anp.tanh(x @ W + b) ** 2)
+
+    _close([np.asarray(g) for g in got], autograd.grad(twin, (0, 1))(W0, b0))
 
 
 # --- what is not inlined -----------------------------------------------------------------

@@ -26,6 +26,7 @@ from ..runtime import (
     record_parts,
     record_tangent,
     reduce_start,
+    super_method,
     try_path,
     unbroadcast,
     unpack_count,
@@ -545,6 +546,8 @@ _rule = vjp_rule(
     [],
 )
 set_jvps(_rule, t="_ad.new_record_tangent(t, names, values)", values="0.0")
+# the method ``super().name`` finds (norm_super): a function, called with the object
+nondiff("super_method", [super_method])
 # the axes np.apply_along_axis's results move to (along.py): integers
 nondiff("along_axes", [along_axes])
 # which path a ``try`` statement takes (norm_try): an integer
