@@ -482,7 +482,7 @@ class Penalised(BiasedDense):
         return np.sum(super().__call__(x), axis=-1)
 
     def project(self, x):
-        return 2.0 * super(Penalised, self).project(x)
+        return 2.0 * super(Penalised, self).project(x)  # noqa: UP008 (the explicit form)
 
 
 def penalised_loss(W, b, x):
