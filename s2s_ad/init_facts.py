@@ -107,7 +107,10 @@ def _library_paths() -> tuple[str, ...]:
 
 
 def of_a_library(cls: type) -> bool:
-    """Whether ``cls`` comes from an installed library or the standard library."""
+    """Whether ``cls`` comes from an installed library, the standard library or s2s_ad
+    itself (``s2s_ad.tf``'s layers)."""
+    if cls.__module__.split(".")[0] == "s2s_ad":
+        return True
     module = sys.modules.get(cls.__module__)
     filename = getattr(module, "__file__", None)
     if not filename:
@@ -134,6 +137,9 @@ def class_refusal(cls: type) -> str | None:
         return f"the metaclass of {name} defines __call__"
     if of_a_library(cls):
         return f"{name} is a class of the library module {cls.__module__}"
+    for base in cls.__mro__[1:-1]:
+        if "__init__" in vars(base) and of_a_library(base):
+            return f"{name} derives from {base.__module__}.{base.__name__}, a library class"
     return None
 
 
