@@ -8,7 +8,8 @@ argument: ``_m = _ad.super_method(__class__, self, '__call__')`` (the plain func
 next class in ``type(self)``'s method order, found when the code runs, as Python finds
 it) then ``_m(self, x)``, a call of a Python function the dispatcher differentiates with
 respect to ``self`` as to any argument. ``super(C, obj).method(...)`` is lowered the same
-way.
+way. A class deriving from a library's (``s2s_ad.tf.keras.layers.Dense``) keeps the
+call as it is: the library's dispatch of its own methods applies.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import libcst as cst
 
 from . import ir
 from .built_objects import super_method
+from .init_facts import of_a_library
 from .norm_base import NormalizerBase
 
 
@@ -56,10 +58,24 @@ class SuperCalls(NormalizerBase):
             return None
         args = func.value.args
         if len(args) == 2:
+            parts = self.dotted(args[0].value)
+            cls = self.resolve_dotted(parts) if parts is not None else None
+            if not self._users_class(cls):
+                return None
             return self.atom(args[0].value), self.atom(args[1].value), func.attr.value
         if args or "__class__" not in self.p.closure or not self.params or self.env:
             return None
+        try:
+            cls = self.p.closure["__class__"].cell_contents
+        except ValueError:
+            return None
         first = self.params[0]
-        if first in self.scan.assigned:
+        if first in self.scan.assigned or not self._users_class(cls):
             return None  # ``self`` rebound: which object super() sees is not this name's
         return ir.Var("__class__"), ir.Var(first), func.attr.value
+
+    @staticmethod
+    def _users_class(cls: object) -> bool:
+        """Whether ``cls`` and its bases are the user's classes (a library's, such as
+        ``s2s_ad.tf``'s layers, keep their own ``super()`` dispatch)."""
+        return isinstance(cls, type) and not any(of_a_library(b) for b in cls.__mro__[:-1])
