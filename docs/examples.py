@@ -163,6 +163,23 @@ def model_loss(model, x, y):
     return np.mean((x - y) ** 2)
 
 
+class Cell:
+    def __init__(self, W, b):
+        self.W, self.b = W, b
+        self.scale = 1.0 / np.sqrt(W.shape[0])
+
+    def __call__(self, h):
+        return np.tanh(self.scale * (h @ self.W) + self.b)
+
+
+def cell_loss(W, b, h):
+    # Cell.__init__: self.W, self.b = W, b; self.scale = 1.0 / np.sqrt(W.shape[0])
+    cell = Cell(W, b)
+    for _ in range(3):
+        h = cell(h)
+    return np.sum(h**2)
+
+
 EXAMPLES = [
     ("Straight-line NumPy code", straight_line, 0),
     ("if / elif / else", branch, 0),
@@ -187,6 +204,7 @@ EXAMPLES = [
         model_loss,
         0,
     ),
+    ("An object built in the function: its __init__ inlined on the object's fields", cell_loss, 0),
 ]
 
 

@@ -111,6 +111,21 @@ def reads_a_property(model):
     return np.sum(model.unit**2 * model.w)
 
 
+LAYERS = []
+
+
+class Registered:
+    """A layer whose ``__init__`` hands ``self`` to other code (a registry)."""
+
+    def __init__(self, w):
+        self.w = w
+        LAYERS.append(self)
+
+
+def builds_a_registered_layer(w):
+    return np.sum(Registered(w).w ** 2)
+
+
 REFUSED = [
     (
         "`try` bodies that change state (`append`, stores into subscripts, random draws)",
@@ -164,6 +179,13 @@ REFUSED = [
         reshaped_alias,
     ),
     (
+        "a class built from differentiated values whose `__init__` passes `self` to other "
+        "code, writes globals, or whose class has `__slots__`, `__getitem__` or `__new__`",
+        "its `__init__` is inlined on the new object's fields: what else it does with the "
+        "object is not followed",
+        builds_a_registered_layer,
+    ),
+    (
         "a property of a differentiated object (`model.unit`)",
         "its value is computed when read, not a field the gradient could hold",
         reads_a_property,
@@ -185,4 +207,5 @@ CALLS = {
     "view_alias": (np.ones(3),),
     "reshaped_alias": (np.ones(3),),
     "reads_a_property": (Normed(np.ones(3)),),
+    "builds_a_registered_layer": (np.ones(3),),
 }

@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import inspect
 import textwrap
+import types
 import weakref
 from typing import Any
 
@@ -269,3 +270,122 @@ def record_fields(obj: Any) -> list[str]:
     if dataclasses.is_dataclass(obj):
         return [f.name for f in dataclasses.fields(obj)]
     return list(vars(obj))
+
+
+# --- objects built field by field (an inlined ``__init__``, see norm_init.py) -----------
+
+
+class _Unset:
+    """The value of a field an inlined construction stores on some paths only, on a path
+    that does not store it: :func:`new_record` leaves the attribute out."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET = _Unset()
+
+
+def new_record(cls: type, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """An instance of ``cls`` whose attributes ``names`` hold ``values``, made without
+    running ``__init__`` (whose statements the generated code ran on the fields); a
+    plain object is remembered as a record."""
+    obj = object.__new__(cls)
+    obj.__dict__.update((n, v) for n, v in zip(names, values) if v is not UNSET)
+    if not dataclasses.is_dataclass(cls):
+        remember(obj)
+    return obj
+
+
+def new_record_parts(g: Any, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """Adjoint of the fields ``values`` of :func:`new_record` from the record's adjoint
+    ``g`` (a dict of attribute adjoints)."""
+    if g is None or (type(g) is float and g == 0.0):
+        return (0.0,) * len(values)
+    if isinstance(g, dict):
+        return tuple(g.get(n, 0.0) for n in names)
+    return tuple(getattr(g, n, 0.0) for n in names)
+
+
+def new_record_tangent(t: Any, names: tuple[str, ...], values: tuple[Any, ...]) -> Any:
+    """Tangent of :func:`new_record` from the tangents ``t`` of its fields: a dict of
+    attribute tangents (a zero tangent of an array field as zeros of its shape, which
+    the tangent code of the class's methods needs)."""
+    zero = t is None or (type(t) is float and t == 0.0)
+    return {
+        name: _dense(0.0 if zero else t[k], value)
+        for k, (name, value) in enumerate(zip(names, values))
+        if value is not UNSET
+    }
+
+
+def _dense(t: Any, value: Any) -> Any:
+    """The tangent ``t`` of ``value`` with each zero standing for an array (also inside
+    lists, tuples and dicts) as zeros of its shape."""
+    if t is None or (type(t) is float and t == 0.0):
+        if isinstance(value, np.ndarray):
+            return np.zeros(value.shape)
+        if type(value) in (list, tuple) and _holds_array(value):
+            return type(value)(_dense(0.0, v) for v in value)
+        if type(value) is dict and _holds_array(value):
+            return {k: _dense(0.0, v) for k, v in value.items()}
+        return t
+    if type(value) in (list, tuple) and type(t) in (list, tuple) and len(t) == len(value):
+        return type(t)(_dense(d, v) for d, v in zip(t, value))
+    if type(value) is dict and type(t) is dict:
+        return {k: _dense(t.get(k, 0.0), v) for k, v in value.items()}
+    return t
+
+
+def _holds_array(value: Any) -> bool:
+    if isinstance(value, np.ndarray):
+        return True
+    if type(value) in (list, tuple):
+        return any(_holds_array(v) for v in value)
+    if type(value) is dict:
+        return any(_holds_array(v) for v in value.values())
+    return False
+
+
+#: classes whose construction from differentiated values is not followed -> why
+_REFUSED: weakref.WeakKeyDictionary[type, tuple[str, str]] = weakref.WeakKeyDictionary()
+
+
+def note_refused(cls: type, reason: str, hint: str) -> None:
+    """Remember why building ``cls`` was not inlined (for :func:`construction_refusal`)."""
+    try:
+        _REFUSED[cls] = (reason, hint)
+    except TypeError:
+        pass
+
+
+def construction_refusal(cls: Any) -> tuple[str, str] | None:
+    """``(reason, hint)`` when ``cls(...)`` is a class call whose construction the
+    normalizer did not inline, else ``None``."""
+    try:
+        return _REFUSED.get(cls)
+    except TypeError:
+        return None
+
+
+def unknown_call_refusal(code: str, callee: Any) -> tuple[str, str]:
+    """The construct and hint refusing a call without a gradient rule that reaches a
+    differentiated value: for a class whose construction was not inlined, the reason."""
+    refused = construction_refusal(callee)
+    if refused is not None:
+        return f"building {code} from differentiated values: {refused[0]}", refused[1]
+    return f"call to {code} (no gradient rule)", f"register one with s2s_ad.defgrad({code}, rule)"
+
+
+def super_method(cls: type, obj: Any, name: str) -> Any:
+    """The function ``super(cls, obj).name`` finds (as a plain function, called with
+    ``obj`` as its first argument: see norm_super.py), or the bound value when it is
+    not a plain function of a class."""
+    for base in type(obj).__mro__[type(obj).__mro__.index(cls) + 1 :]:
+        if name in vars(base):
+            value = vars(base)[name]
+            if isinstance(value, types.FunctionType):
+                return value
+            break
+    bound = getattr(super(cls, obj), name)
+    return lambda _obj, *args, **kwargs: bound(*args, **kwargs)

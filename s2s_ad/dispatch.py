@@ -727,4 +727,9 @@ def call_with_tangent(
     compiled = compile_forward(target, order)
     fns = compiled.bind(target)
     dots = {compiled.tangent_params[p]: given[p] for p in order}
-    return fns["jvp"](*full, **kwargs, **dots)
+    ans, tangent = fns["jvp"](*full, **kwargs, **dots)
+    if type(tangent) is float and tangent == 0.0 and isinstance(ans, np.ndarray):
+        # an array made from constants (``np.zeros(self.n)``): its zero tangent as zeros
+        # of its shape, which the tangent code it is passed to (``h @ W``) needs
+        tangent = np.zeros(ans.shape)
+    return ans, tangent

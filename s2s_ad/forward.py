@@ -15,6 +15,7 @@ import numpy as np
 
 from . import ir
 from .analysis import classify, walk
+from .built_objects import unknown_call_refusal
 from .codegen import Item, Line, Suite
 from .ir import expr_atoms
 from .reverse_calls import rule_takes
@@ -501,11 +502,8 @@ class Forward(SweepBase):
         if info.kind == "custom":
             name = self.bind(f"{ident(call.callee.obj)}_rule", info.func)
             return self._custom(call, name, has, rule=True).replace("ans_placeholder", s.target)
-        raise self.error(
-            f"call to {call.callee.code} (no gradient rule)",
-            s,
-            f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
-        )
+        construct, hint = unknown_call_refusal(call.callee.code, call.callee.obj)
+        raise self.error(construct, s, hint)
 
     def _custom(self, call: ir.Call, pull_fn: str, has: set[str], rule: bool = False) -> str:
         """A user rule (``defgrad``/``custom_gradient``) in forward mode: J t from its VJP."""

@@ -24,7 +24,9 @@ normalize layer):
 * mixins on that base, composed here into :class:`Normalizer`: :mod:`norm_stmts`
   (statements, assignments, refusals, in-place write checks), :mod:`norm_loops`
   (``if``/``for``/``while``), :mod:`norm_exprs` (three-address expressions),
-  :mod:`norm_calls` (calls, star calls, frozen SciPy distributions), :mod:`norm_comps`
+  :mod:`norm_calls` (calls, star calls, frozen SciPy distributions), :mod:`norm_init`
+  (classes built in the function, their ``__init__`` inlined), :mod:`norm_super`
+  (``super().method(...)`` with ``self`` passed), :mod:`norm_comps`
   (comprehensions, ``map``/``filter``/``reduce``/``dict`` as loops), :mod:`norm_inline`
   (local functions, lambdas and factories inlined);
 * :mod:`norm_exits`: IR rewrites after lowering (single exit, reversible jumps).
@@ -45,10 +47,12 @@ from .norm_comps import ContainerLowering
 from .norm_del import Deletions
 from .norm_exits import bound_alias_checks, reversible_jumps, single_exit
 from .norm_exprs import ExpressionLowering
+from .norm_init import ClassConstruction
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_repeat import ListRepetition
 from .norm_stmts import StatementLowering
+from .norm_super import SuperCalls
 from .norm_try import TryLowering
 from .norm_views import ViewWrites
 from .norm_walrus import NamedExpressions
@@ -63,6 +67,8 @@ class Normalizer(
     TryLowering,
     ControlFlowLowering,
     ExpressionLowering,
+    ClassConstruction,
+    SuperCalls,
     CallLowering,
     ContainerLowering,
     InnerFunctions,

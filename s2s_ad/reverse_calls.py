@@ -21,6 +21,7 @@ import numpy as np
 
 from . import ir
 from .analysis import CallInfo, classify, walk
+from .built_objects import unknown_call_refusal
 from .call_plans import CallPlan
 from .ir import expr_atoms
 from .object_state import STATE
@@ -169,11 +170,8 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
         elif info.kind == "custom":
             plan.bwd = sw.bind(f"{ident(call.callee.obj)}_rule", info.func)
         elif info.kind == "unknown":
-            raise sw.error(
-                f"call to {call.callee.code} (no gradient rule)",
-                s,
-                f"register one with s2s_ad.defgrad({call.callee.code}, rule)",
-            )
+            construct, hint = unknown_call_refusal(call.callee.code, call.callee.obj)
+            raise sw.error(construct, s, hint)
         plans[id(s)] = plan
     return plans
 

@@ -13,11 +13,15 @@ import numpy as np
 
 from . import duck
 from .along import along_finish, along_rows, apply_along_axis  # noqa: F401 (as _ad.*)
-from .built_objects import (  # noqa: F401 (build_record, record_*: called as _ad.*)
+from .built_objects import (  # noqa: F401 (build_record, *record_*: called as _ad.*)
     build_record,
     is_record,
+    new_record,
+    new_record_parts,
+    new_record_tangent,
     record_parts,
     record_tangent,
+    super_method,
 )
 from .endless import endless as _endless
 from .errors import TransformError

@@ -123,7 +123,8 @@ def _pure_vjp(
         return regroup(tuple(out))
 
     def to_order(cotangents: tuple[Any, ...]) -> tuple[Any, ...]:
-
+        if is_zero(cotangents):  # no cotangent reached the gradients (a zero as a whole)
+            return (0.0,) * len(order)
         plain: dict[str, Any] = {}
         entries: dict[str, dict[Any, Any]] = {}
         for lab, cot in zip(flat, ungroup(cotangents)):

@@ -75,6 +75,7 @@ def test_examples_match_finite_differences():
         "generator_loop": [rng.normal(size=6), rng.normal(size=2)],
         "fixed_point": [2.5],
         "model_loss": [_model(rng), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))],
+        "cell_loss": [0.5 * rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3)],
     }
     for _, fun, _ in examples.EXAMPLES:
         if fun.__name__ == "while_loop":

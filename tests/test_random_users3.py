@@ -38,7 +38,7 @@ REFUSED = {
     "helper_mutates": "call to bump_, which may write into its argument 'h'",
     "helper_puts": "call to put, which may write into its argument 'cache'",
     "inherit_classmethod": "call to Shifted",
-    "getitem_class": "call to Params",
+    "getitem_class": "Params defines __getitem__",
     "gen_late_binding": "call to next",
     "dict_of_lists": ".append whose result is not used",
 }

@@ -20,9 +20,13 @@ from ..runtime import (
     add,
     build_record,
     field_index,
+    new_record,
+    new_record_parts,
+    new_record_tangent,
     record_parts,
     record_tangent,
     reduce_start,
+    super_method,
     try_path,
     unbroadcast,
     unpack_count,
@@ -516,6 +520,34 @@ _rule = vjp_rule(
     [],
 )
 set_jvps(_rule, t="_ad.record_tangent(t, cls, parts, keys)", parts="0.0")
+# an object built field by field (an inlined __init__, norm_init.py): its adjoint is the
+# dict of its fields' adjoints; the two helpers are linear and transposes of each other
+_rule = vjp_rule(
+    "new_record",
+    [new_record],
+    ("cls", "names", "values"),
+    {"values": "_ad.new_record_parts(g, names, values)"},
+    [],
+)
+set_jvps(_rule, values="_ad.new_record_tangent(t, names, values)")
+_rule = vjp_rule(
+    "new_record_parts",
+    [new_record_parts],
+    ("g", "names", "values"),
+    {"g": "_ad.new_record_tangent(g, names, values)", "values": "0.0"},
+    [],
+)
+set_jvps(_rule, g="_ad.new_record_parts(t, names, values)", values="0.0")
+_rule = vjp_rule(
+    "new_record_tangent",
+    [new_record_tangent],
+    ("t", "names", "values"),
+    {"t": "_ad.new_record_parts(g, names, values)", "values": "0.0"},
+    [],
+)
+set_jvps(_rule, t="_ad.new_record_tangent(t, names, values)", values="0.0")
+# the method ``super().name`` finds (norm_super): a function, called with the object
+nondiff("super_method", [super_method])
 # the axes np.apply_along_axis's results move to (along.py): integers
 nondiff("along_axes", [along_axes])
 # which path a ``try`` statement takes (norm_try): an integer
