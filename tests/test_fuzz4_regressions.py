@@ -1,0 +1,160 @@
+"""Bugs found by the fourth round of random user programs (``random_users4.py``), each as
+the user code that showed it."""
+
+from __future__ import annotations
+
+import collections
+import functools
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+
+import s2s_ad
+
+RS = np.random.RandomState(29)
+
+
+def _layers(n: int = 2) -> list:
+    return [(0.5 * RS.randn(4, 4), 0.5 * RS.randn(4)) for _ in range(n)]
+
+
+# --- a parameter's name reused as a range loop's counter ----------------------------------
+
+Noise = collections.namedtuple("Noise", ["mean", "t"])
+
+
+def adam_refined_loss(x, params, prior):
+    """``t`` is the prior's temperature, then the step counter of an Adam loop (the
+    bias corrections read it): the gradient of the temperature took the loop's terms."""
+    (a, b), t = prior
+    h = x * t + a - b * x
+    m = np.zeros_like(h)
+    v = np.zeros_like(h)
+    for t in range(1, 4):
+        g = h - params[0][1]
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g**2
+        h = h - 0.05 * (m / (1 - 0.9**t)) / (np.sqrt(v / (1 - 0.999**t)) + 0.1)
+    for W, b in params:
+        h = np.tanh(W @ h + b)
+    return np.sum(h**2)
+
+
+def annealed(x, lr, steps):
+    """``lr`` a learning rate, then reused as the step number (0 steps: it stays the
+    rate, read after the loop)."""
+    for lr in range(1, steps + 1):
+        x = x - np.cos(x) / lr
+    return np.sum(x**2) * lr
+
+
+def test_a_parameter_name_reused_as_a_range_counter_has_no_gradient_from_the_loop():
+    # the range loop's integer counter took the adjoint (and tangent) of the parameter
+    # of the same name: a wrong gradient in reverse and forward mode
+    params, x = _layers(), RS.randn(4)
+    prior = ((0.5 * RS.randn(4), 0.5 * RS.randn(4)), 0.7)
+    s2s_ad.check_grads(adam_refined_loss, (x, params, prior), modes=("rev", "fwd"))
+    s2s_ad.check_grads(
+        functools.partial(adam_refined_loss, params=params, prior=prior), (x,), order=2
+    )
+    grads = s2s_ad.grad(adam_refined_loss, 2)(x, params, prior)
+    want = autograd.grad(_autograd_adam, 2)(x, params, prior)
+    np.testing.assert_allclose(grads[1], want[1], rtol=1e-9)
+    np.testing.assert_allclose(grads[0][0], want[0][0], rtol=1e-9)
+    for steps in (0, 1, 3):
+        s2s_ad.check_grads(
+            functools.partial(annealed, steps=steps), (x, 0.3), modes=("rev", "fwd"), order=2
+        )
+
+
+def _autograd_adam(x, params, prior):
+    (a, b), t = prior
+    h = x * t + a - b * x
+    m = anp.zeros(4)
+    v = anp.zeros(4)
+    for t in range(1, 4):
+        g = h - params[0][1]
+        m = 0.9 * m + 0.1 * g
+        v = 0.999 * v + 0.001 * g**2
+        h = h - 0.05 * (m / (1 - 0.9**t)) / (anp.sqrt(v / (1 - 0.999**t)) + 0.1)
+    for W, b in params:
+        h = anp.tanh(W @ h + b)
+    return anp.sum(h**2)
+
+
+# --- a helper that dispatches on isinstance: tuple unpacked, dict read, scalar ------------
+
+
+def apply_any(obj, u):
+    if isinstance(obj, dict):
+        return u * obj["w"] + obj["g"]
+    if isinstance(obj, tuple):
+        W, b = obj
+        return W @ u + b
+    return obj * u
+
+
+def dispatch_loss(x, p):
+    """Parts of a model given as a layer tuple, a gate dict and a plain scale."""
+    h = x * 1.0
+    for part in [p["enc"], p["gate"], 0.5, p["dec"]]:
+        h = np.tanh(apply_any(part, h))
+    return np.sum(h**2)
+
+
+def test_isinstance_dispatch_unpacking_a_tuple_in_one_branch():
+    # the helper's adjoint of `obj` started as the number 0.0 and the tuple's adjoint was
+    # added to it with `+`: a TypeError inside the generated code
+    (W, b), (V, c) = _layers()
+    p = {"enc": (W, b), "gate": {"w": 1.0 + RS.randn(4) * 0.3, "g": RS.randn(4)}, "dec": (V, c)}
+    x = RS.randn(4)
+    s2s_ad.check_grads(dispatch_loss, (x, p), modes=("rev", "fwd"))
+    s2s_ad.check_grads(functools.partial(dispatch_loss, p=p), (x,), order=2)
+    grads = s2s_ad.grad(dispatch_loss, 1)(x, p)
+    assert isinstance(grads["enc"], tuple) and sorted(grads["gate"]) == ["g", "w"]
+
+
+# --- np.pad differentiated twice through a partial -----------------------------------------
+
+
+def padded_features(x, params):
+    """Shifted copies of the input by zero padding, then a layer."""
+    h = np.pad(x, 1)[1:5] + np.pad(x, (2, 0), mode="constant")[:4] * 0.5
+    W, b = params[0]
+    return np.sum(np.tanh(W @ h + b) ** 2)
+
+
+def test_pad_second_order_through_a_partial():
+    # the transformed VJP of np.pad saw its pad_width as differentiated: a TransformError
+    # pointing into the library's own source
+    params, x = _layers(), RS.randn(4)
+    g = functools.partial(padded_features, params=params)
+    s2s_ad.grad(g)(x)
+    hv = s2s_ad.hvp(g)(x, np.ones(4))
+    np.testing.assert_allclose(hv, s2s_ad.hessian(g)(x) @ np.ones(4), rtol=1e-9)
+    s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
+
+
+# --- a name rebound to a value without tangent, then a matrix product ----------------------
+
+
+def gram_then_chain(x, params):
+    """``M`` first a feature matrix of the input, then the product of the layers."""
+    h = x * 1.0
+    M = h[..., None] * x[None, ...]
+    h = h + M.sum(axis=-1) * 0.1
+    M = functools.reduce(np.matmul, [W for W, _ in params])
+    h = np.tanh(M @ h)
+    return np.sum(h**2)
+
+
+def test_matrix_product_with_a_name_rebound_to_a_constant():
+    # forward mode gave `M` the symbolic zero 0.0 as its tangent and multiplied it with
+    # np.matmul: a ValueError in jvp, hvp and the forward Jacobian
+    params, x = _layers(), RS.randn(4)
+    g = functools.partial(gram_then_chain, params=params)
+    out, tangent = s2s_ad.jvp(g, (x,), (np.ones(4),))
+    np.testing.assert_allclose(tangent, s2s_ad.grad(g)(x) @ np.ones(4), rtol=1e-9)
+    s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
+    s2s_ad.check_grads(gram_then_chain, (x, params), modes=("rev", "fwd"))
