@@ -158,3 +158,34 @@ def test_matrix_product_with_a_name_rebound_to_a_constant():
     np.testing.assert_allclose(tangent, s2s_ad.grad(g)(x) @ np.ones(4), rtol=1e-9)
     s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
     s2s_ad.check_grads(gram_then_chain, (x, params), modes=("rev", "fwd"))
+
+
+# --- dict(d) copies and {**a, "k": x} merges of parameter dicts ----------------------------
+
+DEFAULTS = {"scale": 1.0, "shift": 0.0}
+
+
+def gated_block_loss(x, blocks, overrides):
+    """A block's dict copied, a config merged from defaults and overrides, a block with
+    one entry replaced (as optax-style updates write it)."""
+    first = dict(blocks[0])
+    h = np.tanh(x * first["w"] + first["g"])
+    cfg = {**DEFAULTS, **overrides}
+    h = h * cfg["scale"] + cfg["shift"]
+    second = {**blocks[1], "g": blocks[1]["g"] - 0.1 * h}
+    pairs = dict([("a", h), ("b", second["w"])] + [("a", h**2)])
+    return np.sum((second["w"] * h + second["g"]) ** 2) + np.sum(pairs["a"] * pairs["b"])
+
+
+def test_dict_copies_and_double_star_merges_of_parameter_dicts():
+    # dict(d) was refused ("call to dict"), {**a, "k": x} too ("dict with computed keys")
+    blocks = [{"w": 1.0 + 0.3 * RS.randn(4), "g": 0.3 * RS.randn(4)} for _ in range(2)]
+    overrides = {"scale": 1.0 + 0.2 * RS.randn(4)}
+    x = RS.randn(4)
+    s2s_ad.check_grads(gated_block_loss, (x, blocks, overrides), modes=("rev", "fwd"))
+    g = functools.partial(gated_block_loss, blocks=blocks, overrides=overrides)
+    s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
+    grads = s2s_ad.grad(gated_block_loss, (1, 2))(x, blocks, overrides)
+    assert [sorted(b) for b in grads[0]] == [["g", "w"], ["g", "w"]]
+    assert sorted(grads[1]) == ["scale"]
+    assert "_ad.merge(" in s2s_ad.source(s2s_ad.grad(gated_block_loss))
