@@ -508,7 +508,7 @@ def check_state_call(method: Any, *varied: Any) -> None:
     owner = getattr(method, "__self__", None)
     if isinstance(owner, np.ndarray) or any(_floating(v) for v in varied):
         name = getattr(method, "__qualname__", None) or type(method).__name__
-        raise TransformError(
+        raise _refusal_here(
             f"call to {name} whose result is not used, with values a tape differentiates",
             hint="assign its result: changes a called function makes in place are not "
             "differentiated",

@@ -138,7 +138,8 @@ def check(
 ) -> str:
     """Compare the derivatives of the program with finite differences and autograd.
 
-    Returns ``"checked"`` or ``"skipped"`` (not finite, or a kink within the step), or
+    Returns ``"checked"``, ``"skipped"`` (not finite, or a kink within the step) or
+    ``"invalid"`` (the program itself fails: mixed snippets may rebind a name), or
     raises: ``AssertionError`` for a wrong derivative, :class:`random_users.Refused` for a
     located refusal, anything else for an internal error.
     """
@@ -153,7 +154,10 @@ def check(
 
     eps = 1e-6
     with np.errstate(all="ignore"):
-        value = call(args)
+        try:
+            value = call(args)
+        except Exception:  # noqa: BLE001 (snippets of earlier rounds may rebind p or d)
+            return "invalid"
         if not np.isfinite(value) or abs(value) > 1e5:
             return "skipped"
         ahead, behind = call(moved(args, along, eps)), call(moved(args, along, -eps))

@@ -21,7 +21,10 @@ with a depth argument, generators consumed by ``sum``, nested conditional compre
 
 from __future__ import annotations
 
+import random_users as base
 from random_users import Snippet
+from random_users3 import HELPERS3
+from random_users3 import SNIPPETS as SNIPPETS3
 
 #: The helpers the snippets call (before ``f`` in the program's module).
 HELPERS4 = """
@@ -547,10 +550,21 @@ NO_ORACLE4 = {
 RETURNS = ("s + np.sum(h ** 2)", "s + np.sum(np.tanh(h))", "0.5 * s + np.sum(h * x)")
 
 
-def program(snippets: list[Snippet], ret: str) -> str:
-    """The source of the helpers and ``f(x, net, d, p)`` made of ``snippets``."""
+def program(snippets: list[Snippet], ret: str, *, earlier: bool = False) -> str:
+    """The source of the helpers and ``f(x, net, d, p)`` made of ``snippets`` (with
+    ``earlier``, also the helpers of the first three rounds, whose snippets may be mixed
+    in)."""
     body = ["def f(x, net, d, p):", "    h = x * 1.0", "    s = 0.0"]
     for snippet in snippets:
         body += ["    " + line for line in snippet.lines]
     body.append(f"    return {ret}")
-    return HELPERS4 + "\n\n" + "\n".join(body) + "\n"
+    helpers = HELPERS4
+    if earlier:
+        helpers = base.HEADER + "\n\n" + HELPERS3 + "\n\n" + HELPERS4
+    return helpers + "\n\n" + "\n".join(body) + "\n"
+
+
+#: Every snippet of the earlier rounds (mixed in with ``earlier=True``), and those the
+#: second oracle does not follow.
+EARLIER: tuple[Snippet, ...] = base.SNIPPETS + SNIPPETS3
+NO_ORACLE_ALL = NO_ORACLE4 | base.NO_ORACLE

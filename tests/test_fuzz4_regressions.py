@@ -9,6 +9,7 @@ import functools
 import autograd
 import autograd.numpy as anp
 import numpy as np
+import pytest
 
 import s2s_ad
 
@@ -189,3 +190,36 @@ def test_dict_copies_and_double_star_merges_of_parameter_dicts():
     assert [sorted(b) for b in grads[0]] == [["g", "w"], ["g", "w"]]
     assert sorted(grads[1]) == ["scale"]
     assert "_ad.merge(" in s2s_ad.source(s2s_ad.grad(gated_block_loss))
+
+
+# --- a list changed in place next to an object that keeps state: located refusal ---------
+
+
+class Running:
+    def __init__(self):
+        self.values = []
+
+    def add(self, v):
+        self.values.append(v)
+        return self
+
+
+def history_loss(x):
+    """Feature history kept in a list (``insert``) while a running tracker collects."""
+    acc = [x * 2.0, x**2]
+    acc.insert(0, np.sin(x))
+    run = Running()
+    for k in range(3):
+        run.add(x[k] ** 2)
+    return np.sum(acc[0] * acc[-1]) + sum(run.values)
+
+
+def test_a_list_method_refused_when_it_runs_names_the_user_line():
+    # the refusal (object state mode, checked when the generated code runs) had no file
+    # and no line
+    with pytest.raises(s2s_ad.TransformError) as info:
+        s2s_ad.grad(history_loss)(RS.randn(4))
+    err = info.value
+    assert "list.insert" in str(err)
+    assert err.filename.endswith("test_fuzz4_regressions.py") and err.lineno > 0
+    assert "acc.insert(0, np.sin(x))" in str(err)
