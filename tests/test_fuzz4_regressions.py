@@ -223,3 +223,37 @@ def test_a_list_method_refused_when_it_runs_names_the_user_line():
     assert "list.insert" in str(err)
     assert err.filename.endswith("test_fuzz4_regressions.py") and err.lineno > 0
     assert "acc.insert(0, np.sin(x))" in str(err)
+
+
+# --- an object without tangent passed to its method in forward-over-reverse ---------------
+
+
+class Dense:
+    def __init__(self, W, b, act=np.tanh):
+        self.W = W
+        self.b = b
+        self.act = act
+
+    def pre(self, u):
+        return self.W @ u + self.b
+
+    def __call__(self, u):
+        return self.act(self.pre(u))
+
+
+def dense_correlation(x, params):
+    """Layers built from the parameters, then a generator over pairs whose names (``a,
+    b``) the layer comprehension also uses."""
+    layers = [Dense(W, b) for W, b in params]
+    h = layers[0](x)
+    return sum(a * b for a, b in zip(h, x))
+
+
+def test_hvp_through_a_layer_object_whose_tangent_is_zero():
+    # the layer's tangent was the symbolic zero 0.0, passed on to Dense.pre's forward
+    # code, which read self.W's tangent from it and multiplied it with np.matmul
+    params, x = _layers(1), RS.randn(4)
+    g = functools.partial(dense_correlation, params=params)
+    hv = s2s_ad.hvp(g)(x, np.ones(4))
+    np.testing.assert_allclose(hv, s2s_ad.hessian(g)(x) @ np.ones(4), rtol=1e-9)
+    s2s_ad.check_grads(g, (x,), order=2, modes=("rev", "fwd"))
