@@ -29,7 +29,7 @@ from .norm_scan import binding_count
 from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
-from .rules.containers import pack_args, pack_kwargs, unzip
+from .rules.containers import fields_dict, pack_args, pack_kwargs, replace_fields, unzip
 from .runtime import along_finish, along_rows, apply_along_axis, build_record
 
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
@@ -143,6 +143,28 @@ class CallLowering(NormalizerBase):
         scan = binding_count(self.p.node)
         return {n for n in scan.calls if scan.count[n] == 1}
 
+    def namedtuple_method(self, node: cst.Call) -> ir.Call | None:
+        """``q._replace(b=x)`` and ``q._asdict()`` (a namedtuple's methods, whose source
+        builds the result with ``map``/``zip``) as calls of helpers with rules."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or self.dotted(func) is not None:
+            return None
+        name = func.attr.value
+        if name == "_asdict" and not node.args:
+            callee = ir.Callee("_ad.fields_dict", fields_dict, resolved=True)
+            return ir.Call(callee, [self.atom(func.value)], [])
+        if name != "_replace" or not node.args or any(a.keyword is None for a in node.args):
+            return None
+        changes = cst.Dict(
+            [
+                cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
+                for a in node.args
+                if a.keyword is not None
+            ]
+        )
+        callee = ir.Callee("_ad.replace_fields", replace_fields, resolved=True)
+        return ir.Call(callee, [self.atom(func.value), self.atom(changes)], [])
+
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
@@ -161,6 +183,9 @@ class CallLowering(NormalizerBase):
                 return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
+        fields = self.namedtuple_method(node)
+        if fields is not None:
+            return fields
         parts = self.dotted(func)
         if parts is not None and self.resolve_dotted(parts) is dict:
             literal = self.dict_call(node)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..along import along_axes
 from ..runtime import (
+    _refusal_here,
     add,
     build_record,
     field_index,
@@ -111,6 +112,14 @@ CHECKED_ON_PROGRAMS = frozenset(
         "dict merge {**a, **b}",
         "merge_vjp",
         "merge_jvp",
+        "namedtuple._replace",
+        "namedtuple._asdict",
+        "replace_obj_vjp",
+        "replace_obj_jvp",
+        "replace_changes_vjp",
+        "replace_changes_jvp",
+        "fields_dict_vjp",
+        "fields_dict_jvp",
     }
 )
 
@@ -552,6 +561,93 @@ _linear_helper("merge_vjp", merge_vjp, ("g", "a", "b", "first"), "_ad.merge_jvp(
 _linear_helper("merge_jvp", merge_jvp, ("t", "a", "b", "first"), "_ad.merge_vjp({}, a, b, first)")
 
 
+# --- a namedtuple's _replace(field=value) and _asdict() -----------------------------------
+
+
+def _fields(obj: Any) -> tuple[str, ...]:
+    fields = getattr(type(obj), "_fields", None)
+    if not isinstance(obj, tuple) or not isinstance(fields, tuple):
+        raise _refusal_here(
+            f"method _replace or _asdict of a {type(obj).__name__} (not a namedtuple)",
+            hint="build the new object with its constructor",
+        )
+    return fields
+
+
+def _entry_of(g: Any, i: int) -> Any:
+    return 0.0 if is_zero(g) or g[i] is None else g[i]
+
+
+def replace_fields(obj: Any, changes: dict[str, Any]) -> Any:
+    """``obj._replace(**changes)`` of a namedtuple ``obj``."""
+    _fields(obj)
+    return obj._replace(**changes)
+
+
+def replace_obj_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """Adjoint of ``obj`` for :func:`replace_fields`: ``g`` but at the replaced fields."""
+    if is_zero(g):
+        return 0.0
+    return tuple(0.0 if f in changes else _entry_of(g, i) for i, f in enumerate(_fields(obj)))
+
+
+def replace_obj_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """What the tangent of ``obj`` gives the tangent of :func:`replace_fields`."""
+    return replace_obj_vjp(t, obj, changes)
+
+
+def replace_changes_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """Adjoint of ``changes`` for :func:`replace_fields`: ``g`` at the replaced fields."""
+    if is_zero(g):
+        return 0.0
+    fields = _fields(obj)
+    return {k: _entry_of(g, fields.index(k)) for k in changes}
+
+
+def replace_changes_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """What the tangent of ``changes`` gives the tangent of :func:`replace_fields`."""
+    return tuple(0.0 if is_zero(t) or f not in changes else t.get(f, 0.0) for f in _fields(obj))
+
+
+def fields_dict(obj: Any) -> dict[str, Any]:
+    """``obj._asdict()`` of a namedtuple ``obj``."""
+    return dict(zip(_fields(obj), obj))
+
+
+def fields_dict_vjp(g: Any, obj: Any) -> Any:
+    """Adjoint of ``obj`` for :func:`fields_dict`."""
+    if is_zero(g):
+        return 0.0
+    return tuple(0.0 if g.get(f) is None else g[f] for f in _fields(obj))
+
+
+def fields_dict_jvp(t: Any, obj: Any) -> Any:
+    """Tangent of :func:`fields_dict`."""
+    return {f: _entry_of(t, i) for i, f in enumerate(_fields(obj))}
+
+
+_rule = vjp_rule(
+    "namedtuple._replace",
+    [replace_fields],
+    ("obj", "changes"),
+    {
+        "obj": "_ad.replace_obj_vjp(g, obj, changes)",
+        "changes": "_ad.replace_changes_vjp(g, obj, changes)",
+    },
+    [],
+    linear=True,
+)
+set_jvps(
+    _rule,
+    obj="_ad.replace_obj_jvp(t, obj, changes)",
+    changes="_ad.replace_changes_jvp(t, obj, changes)",
+)
+_rule = vjp_rule(
+    "namedtuple._asdict", [fields_dict], ("obj",), {"obj": "_ad.fields_dict_vjp(g, obj)"}, []
+)
+set_jvps(_rule, obj="_ad.fields_dict_jvp(t, obj)")
+
+
 # The helpers above are linear in their first argument and transposes of each other: rules
 # for them let a gradient that uses them be differentiated again (second order and more).
 for _vjp, _jvp, _params in (
@@ -559,6 +655,9 @@ for _vjp, _jvp, _params in (
     (items_vjp, items_jvp, ("g", "d")),
     (get_vjp, get_jvp, ("g", "d", "key")),
     (dict_vjp, dict_jvp, ("g", "source")),
+    (replace_obj_vjp, replace_obj_jvp, ("g", "obj", "changes")),
+    (replace_changes_vjp, replace_changes_jvp, ("g", "obj", "changes")),
+    (fields_dict_vjp, fields_dict_jvp, ("g", "obj")),
 ):
     _args = ", ".join(_params[1:])
     _linear_helper(_vjp.__name__, _vjp, _params, f"_ad.{_jvp.__name__}({{}}, {_args})")
