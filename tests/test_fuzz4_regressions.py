@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 
 import autograd
 import autograd.numpy as anp
@@ -284,3 +285,26 @@ def test_namedtuple_replace_and_asdict():
     s2s_ad.check_grads(functools.partial(prior_penalty, prior=prior), (x,), order=2)
     grads = s2s_ad.grad(prior_penalty, 1)(x, prior)
     assert type(grads) is Prior and type(grads.gauss) is Gaussian
+
+
+# --- itertools.chain over parameter groups, itertools.starmap over zip ---------------------
+
+
+def grouped_l2(x, enc, dec):
+    """Every weight of two groups (a list and a tuple) and the input, walked with
+    ``itertools.chain``; a pairwise product with ``itertools.starmap``."""
+    total = 0.0
+    for w in itertools.chain(enc, dec, [x]):
+        total = total + np.sum(np.tanh(w * x) ** 2)
+    pairs = sum(itertools.starmap(lambda a, b: a * b, zip(x, x[::-1])))
+    flat = list(itertools.chain(enc, [x * 2.0]))
+    return total + pairs + np.sum(flat[-1] * flat[0])
+
+
+def test_itertools_chain_and_starmap_over_zip():
+    # both were refused (no gradient rule for itertools.chain, for zip under starmap)
+    enc, dec, x = [RS.randn(4), RS.randn(4)], (RS.randn(4),), RS.randn(4)
+    s2s_ad.check_grads(grouped_l2, (x, enc, dec), modes=("rev", "fwd"))
+    s2s_ad.check_grads(functools.partial(grouped_l2, enc=enc, dec=dec), (x,), order=2)
+    _, g_enc, g_dec = s2s_ad.grad(grouped_l2, (0, 1, 2))(x, enc, dec)
+    assert isinstance(g_enc, list) and isinstance(g_dec, tuple)

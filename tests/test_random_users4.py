@@ -41,8 +41,6 @@ REFUSED = {
     "dict_setdefault": "in-place method call acc.setdefault()",
     "accumulate": "call to itertools.accumulate",
     "accumulate_fn": "call to itertools.accumulate",
-    "chain_loop": "call to itertools.chain",
-    "starmap": "call to zip",
     "yield_from": "'yield from'",
     "classmethod_ctor": "call to Gate",
     "property_params": "call to Lin",
