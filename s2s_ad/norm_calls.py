@@ -228,6 +228,10 @@ class CallLowering(NormalizerBase):
             ordered = lower_ordering(self, node, self.resolve_dotted(parts))
             if ordered is not None:
                 return ordered
+        if parts is not None and self.resolve_dotted(parts) is itertools.accumulate:
+            running = self.accumulate_call(node)
+            if running is not None:
+                return running
         if parts is not None and self.resolve_dotted(parts) in (itertools.chain, itertools.starmap):
             plain = self.itertools_call(node, self.resolve_dotted(parts) is itertools.chain)
             if plain is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import functools
 import itertools
+import operator
 
 import autograd
 import autograd.numpy as anp
@@ -308,3 +309,29 @@ def test_itertools_chain_and_starmap_over_zip():
     s2s_ad.check_grads(functools.partial(grouped_l2, enc=enc, dec=dec), (x,), order=2)
     _, g_enc, g_dec = s2s_ad.grad(grouped_l2, (0, 1, 2))(x, enc, dec)
     assert isinstance(g_enc, list) and isinstance(g_dec, tuple)
+
+
+# --- itertools.accumulate: running sums, products, an initial value -----------------------
+
+
+def running_losses(x, W):
+    """Cumulative sums of the entries, running products of features, and residual
+    updates accumulated from an initial state (``initial=``, ``func=``)."""
+    cums = list(itertools.accumulate(x))
+    total = sum(c**2 for c in cums) * 0.1
+    prods = list(itertools.accumulate([x, np.sin(x), np.cos(x)], lambda a, c: a * c))
+    h = prods[-1] + prods[1]
+    for r in itertools.accumulate([W @ x, x], func=operator.add, initial=x * 0.5):
+        h = h + np.tanh(r)
+    peaks = list(itertools.accumulate(x, max))
+    return total + np.sum(h**2) + peaks[-1] + len(list(itertools.accumulate([])))
+
+
+def test_itertools_accumulate():
+    # refused: no gradient rule for itertools.accumulate
+    W, x = RS.randn(4, 4) * 0.5, RS.randn(4)
+    s2s_ad.check_grads(running_losses, (x, W), modes=("rev", "fwd"))
+    s2s_ad.check_grads(functools.partial(running_losses, W=W), (x,), order=2)
+    np.testing.assert_allclose(
+        s2s_ad.value_and_grad(running_losses)(x, W)[0], running_losses(x, W), rtol=1e-12
+    )

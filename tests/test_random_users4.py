@@ -39,8 +39,6 @@ REFUSALS = (
 REFUSED = {
     "dict_update": "in-place method call cfg.update()",
     "dict_setdefault": "in-place method call acc.setdefault()",
-    "accumulate": "call to itertools.accumulate",
-    "accumulate_fn": "call to itertools.accumulate",
     "yield_from": "'yield from'",
     "classmethod_ctor": "call to Gate",
     "property_params": "call to Lin",
