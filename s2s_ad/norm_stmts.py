@@ -156,7 +156,16 @@ class StatementLowering(NormalizerBase):
                 return  # docstring or ...
             if isinstance(value, cst.Yield) and self.items is not None:
                 if isinstance(value.value, cst.From):
-                    raise self.error("'yield from'", value, "write a for loop that yields")
+                    # ``yield from xs`` as ``for v in xs: yield v``
+                    v = self.fresh("_yielded")
+                    self.locals.add(v)
+                    each = cst.SimpleStatementLine([cst.Expr(cst.Yield(cst.Name(v)))])
+                    loop = cst.For(cst.Name(v), value.value.item, cst.IndentedBlock([each]))
+                    self.origin[loop] = self.origin[each] = self.origin.get(node, node)
+                    line, src = self.line, self.src
+                    self.statement(loop)
+                    self.line, self.src = line, src
+                    return
                 item = self.atom(value.value) if value.value is not None else ir.Const("None")
                 self.emit(ir.Append(self.line, self.src, self.items, item))
                 return

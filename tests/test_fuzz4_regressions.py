@@ -335,3 +335,25 @@ def test_itertools_accumulate():
     np.testing.assert_allclose(
         s2s_ad.value_and_grad(running_losses)(x, W)[0], running_losses(x, W), rtol=1e-12
     )
+
+
+# --- yield from in a generator helper -------------------------------------------------------
+
+
+def all_weights(blocks):
+    for blk in blocks:
+        yield from blk.values()
+    yield from (w * 2.0 for w in blocks[0].values())
+
+
+def tree_energy(x, blocks):
+    """A generator walking a list of parameter dicts with ``yield from``."""
+    return sum(np.sum(np.tanh(v * x) ** 2) for v in all_weights(blocks))
+
+
+def test_yield_from_in_a_generator_helper():
+    # refused ("'yield from'"): now a loop that yields each item
+    blocks = [{"w": RS.randn(4), "g": RS.randn(4)} for _ in range(2)]
+    x = RS.randn(4)
+    s2s_ad.check_grads(tree_energy, (x, blocks), modes=("rev", "fwd"))
+    s2s_ad.check_grads(functools.partial(tree_energy, blocks=blocks), (x,), order=2)

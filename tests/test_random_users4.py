@@ -39,7 +39,6 @@ REFUSALS = (
 REFUSED = {
     "dict_update": "in-place method call cfg.update()",
     "dict_setdefault": "in-place method call acc.setdefault()",
-    "yield_from": "'yield from'",
     "classmethod_ctor": "call to Gate",
     "property_params": "call to Lin",
     "local_factory": "a function or class defined inside a local function",
