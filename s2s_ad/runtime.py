@@ -840,6 +840,10 @@ def broadcast_like(t: Any, ans: Any) -> Any:
     shape = np.shape(ans)
     if np.shape(t) == shape or is_zero(t):
         return t
+    if ta is _float and ans == 0.0 and np.ndim(t) > 0 and not np.any(t):
+        # the symbolic zero (an adjoint entry zeroed, differentiated again) whose tangent
+        # came out as dense zeros: zero as well
+        return 0.0
     return np.broadcast_to(t, shape)
 
 

@@ -37,7 +37,6 @@ REFUSALS = (
 )
 #: Round-4 snippets refused whatever they are mixed with (each has a test below), not drawn.
 REFUSED = {
-    "dict_update": "in-place method call cfg.update()",
     "dict_setdefault": "in-place method call acc.setdefault()",
     "classmethod_ctor": "call to Gate",
     "property_params": "call to Lin",
