@@ -280,9 +280,11 @@ class StatementLowering(NormalizerBase):
         else:
             raise self.error(type(node).__name__, node)
 
-    def _dict_update(self, call: cst.Call) -> bool:
+    def _dict_update(self, call: cst.BaseExpression) -> bool:
         """``d.update({"a": x})`` / ``d.update(a=x)`` of a local ``d`` bound only to dicts,
         result unused, as the writes ``d["a"] = x``."""
+        if not isinstance(call, cst.Call):
+            return False
         func = call.func
         if not (
             isinstance(func, cst.Attribute)
