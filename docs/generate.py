@@ -251,7 +251,8 @@ def _section(rule: Rule) -> str | None:
         return "Dict methods" if name[8:] in _DICT_METHODS else "Array methods and attributes"
     if name.startswith("np."):
         return "NumPy"
-    if name.startswith("math.") or name in ("abs", "pow", "float", "sum", "max", "min", "list"):
+    builtin = ("abs", "pow", "float", "sum", "max", "min", "list", "dict")
+    if name.startswith("math.") or name in builtin:
         return "Python builtins and math"
     if name.startswith(("statistics.", "copy.")):
         return "Python standard library"

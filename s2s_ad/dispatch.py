@@ -26,7 +26,7 @@ from .object_state import STATE, StoredState, container_writes, state_mode
 from .rules import REGISTRY
 from .rules.defaults import DEFAULTS, explicit_defaults, spread_tangent
 from .rules.registry import Rule, substitute
-from .runtime import jvp_from_vjp, rule_grads
+from .runtime import is_zero, jvp_from_vjp, rule_grads
 from .second_order import vjp_apply_pullback, vjp_apply_tangent, vjp_apply_vars_pullback
 
 _TEMPLATES: dict[tuple[int, str], types.CodeType] = {}
@@ -716,6 +716,8 @@ def call_with_tangent(
         mark = marks[label + len(pre)] if isinstance(label, int) else kmarks[label]
         param, sub = where[id(mark)]
         if sub is None:
+            if is_zero(tangent):
+                continue  # the symbolic zero (an object's, ``self``): no tangent at all
             given[param] = tangent
         else:
             entries.setdefault(param, {})[sub] = tangent
@@ -724,6 +726,8 @@ def call_with_tangent(
         for param, subs in entries.items():
             given[param] = packing.packed_tangent(sig, param, subs, values[param])
     order = tuple(sorted(given, key=list(sig.parameters).index))
+    if not order:
+        return func(*args, **kwargs), 0.0
     compiled = compile_forward(target, order)
     fns = compiled.bind(target)
     dots = {compiled.tangent_params[p]: given[p] for p in order}

@@ -212,6 +212,9 @@ class Forward(SweepBase):
             return []
         if var in self.loop_reads and not self.batched:
             return [Line(f"{self.dot(var)} = {self.ad}.zeros_like({var})")]
+        # no tangent from here: the reads that follow leave it out (a matrix product
+        # cannot take the symbolic zero); merges and loop ends zero it again as needed
+        has.discard(var)
         return [Line(f"{self.dot(var)} = 0.0")]
 
     def _unpack_line(self, s: ir.Unpack) -> str:
@@ -234,11 +237,16 @@ class Forward(SweepBase):
         has.update(union)
         return [Suite(f"if {self.atom(s.test)}:", body, orelse)]
 
-    def _loop_body(self, stmts: list[ir.Stmt], has: set[str]) -> tuple[list[Item], set[str]]:
+    def _loop_body(
+        self, stmts: list[ir.Stmt], has: set[str], bound: str | None = None
+    ) -> tuple[list[Item], set[str]]:
+        """A loop body's tangent code, the same on every trip (``bound``: a ``range``
+        loop's counter, an integer each trip: no tangent inside, zero after a trip)."""
         head = set(has) - self.fn.all_temps
         while True:
             saved = set(self.reserved)
             end = set(head)
+            end.discard(bound)
             items = self.block(stmts, end)
             end -= self.fn.all_temps  # used up within the trip that made them
             if end <= head:
@@ -263,7 +271,7 @@ class Forward(SweepBase):
 
     def for_stmt(self, s: ir.For, has: set[str]) -> list[Item]:
         entry = set(has)
-        body, head = self._loop_body(s.body, has)
+        body, head = self._loop_body(s.body, has, s.target)
         pre = self._loop_entry(head - entry, s)
         has.clear()
         has.update(head | (entry & self.fn.all_temps))  # made before the loop, used after

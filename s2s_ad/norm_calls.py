@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import itertools
 from typing import Any
 
 import libcst as cst
@@ -29,7 +30,7 @@ from .norm_scan import binding_count
 from .ordering import lower_ordering
 from .partials import expand_partial
 from .rules import REGISTRY
-from .rules.containers import pack_args, pack_kwargs, unzip
+from .rules.containers import fields_dict, pack_args, pack_kwargs, replace_fields, unzip
 from .runtime import along_finish, along_rows, apply_along_axis, build_record
 
 _ORDERINGS = (builtins.sorted, builtins.min, builtins.max)  # see ordering.py
@@ -143,6 +144,51 @@ class CallLowering(NormalizerBase):
         scan = binding_count(self.p.node)
         return {n for n in scan.calls if scan.count[n] == 1}
 
+    def itertools_call(self, node: cst.Call, chain: bool) -> ir.Expr | None:
+        """``itertools.chain(a, b)`` as the list ``[*a, *b]``, ``itertools.starmap(f,
+        zip(a, b))`` as ``map(f, a, b)`` (a list, see :meth:`map_call`); ``None`` for
+        other forms, left to the call itself."""
+        args = node.args
+        if self.env or any(a.keyword is not None or a.star for a in args):
+            return None
+        if chain:
+            if "list" in self.locals:
+                return None
+            shown = cst.List([cst.StarredElement(a.value) for a in args])
+            self.origin[shown] = self.origin.get(node, node)
+            return self.expression(shown)
+        if len(args) != 2 or not isinstance(args[1].value, cst.Call):
+            return None
+        zipped = args[1].value
+        parts = self.dotted(zipped.func)
+        if parts is None or self.resolve_dotted(parts) is not builtins.zip or not zipped.args:
+            return None
+        mapped = cst.Call(cst.Name("map"), [args[0], *zipped.args])
+        self.origin[mapped] = self.origin.get(node, node)
+        return self.map_call(mapped, False) if self.resolve("map") is builtins.map else None
+
+    def namedtuple_method(self, node: cst.Call) -> ir.Call | None:
+        """``q._replace(b=x)`` and ``q._asdict()`` (a namedtuple's methods, whose source
+        builds the result with ``map``/``zip``) as calls of helpers with rules."""
+        func = node.func
+        if not isinstance(func, cst.Attribute) or self.dotted(func) is not None:
+            return None
+        name = func.attr.value
+        if name == "_asdict" and not node.args:
+            callee = ir.Callee("_ad.fields_dict", fields_dict, resolved=True)
+            return ir.Call(callee, [self.atom(func.value)], [])
+        if name != "_replace" or not node.args or any(a.keyword is None for a in node.args):
+            return None
+        changes = cst.Dict(
+            [
+                cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value)
+                for a in node.args
+                if a.keyword is not None
+            ]
+        )
+        callee = ir.Callee("_ad.replace_fields", replace_fields, resolved=True)
+        return ir.Call(callee, [self.atom(func.value), self.atom(changes)], [])
+
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
@@ -161,6 +207,9 @@ class CallLowering(NormalizerBase):
                 return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
+        fields = self.namedtuple_method(node)
+        if fields is not None:
+            return fields
         parts = self.dotted(func)
         if parts is not None and self.resolve_dotted(parts) is dict:
             literal = self.dict_call(node)
@@ -179,6 +228,14 @@ class CallLowering(NormalizerBase):
             ordered = lower_ordering(self, node, self.resolve_dotted(parts))
             if ordered is not None:
                 return ordered
+        if parts is not None and self.resolve_dotted(parts) is itertools.accumulate:
+            running = self.accumulate_call(node)
+            if running is not None:
+                return running
+        if parts is not None and self.resolve_dotted(parts) in (itertools.chain, itertools.starmap):
+            plain = self.itertools_call(node, self.resolve_dotted(parts) is itertools.chain)
+            if plain is not None:
+                return plain
         if parts is not None and self.resolve_dotted(parts) in (builtins.map, builtins.filter):
             listed = self.map_call(node, self.resolve_dotted(parts) is builtins.filter)
             if listed is not None:

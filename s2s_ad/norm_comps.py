@@ -144,6 +144,61 @@ class ContainerLowering(NormalizerBase):
         self.emit(ir.For(line, src, k, body, [start, count]))
         return ir.Copy(ir.Var(acc))
 
+    def accumulate_call(self, node: cst.Call) -> ir.Expr | None:
+        """``itertools.accumulate(xs[, f][, initial=v])`` as the list of the running
+        results (``acc + x``, or ``f(acc, x)`` for a lambda or a named function) built by
+        a loop over ``xs``; ``None`` for other forms. A list where Python gives an
+        iterator: the same items, in the same order."""
+        args = node.args
+        positional = [a.value for a in args if a.keyword is None]
+        named = {a.keyword.value: a.value for a in args if a.keyword is not None}
+        if any(a.star for a in args) or not 1 <= len(positional) <= 2:
+            return None
+        if set(named) - {"func", "initial"} or (len(positional) == 2 and "func" in named):
+            return None
+        fn = positional[1] if len(positional) == 2 else named.get("func")
+        if fn is not None and not (
+            isinstance(fn, (cst.Lambda, cst.Name)) or self.dotted(fn) is not None
+        ):
+            return None
+        if isinstance(fn, cst.Name) and fn.value in self.locals and fn.value not in self.lambdas:
+            return None  # a function value computed here: called as it is
+
+        line, src = self.line, self.src
+        seq = self._sequence(positional[0])
+        out, acc, item = self.fresh("_accs"), self.fresh("_acc"), self.fresh("_item")
+        self.locals.update((out, acc, item))
+        count = self._builtin_call("len", [seq])
+        self.assign(out, ir.Build("list", []))
+        if "initial" in named:
+            self.assign(acc, ir.Copy(self.atom(named["initial"])))
+            self.emit(ir.Append(line, src, out, ir.Var(acc)))
+            start: ir.Atom = ir.Const("0")
+        else:  # the first item as it is, when there is one
+            some = self.fresh()
+            self.assign(some, ir.Compare(count, [">"], [ir.Const("0")]))
+            saved, self.out = self.out, []
+            self.assign(acc, ir.Subscript(seq, ir.Index("0")))
+            self.emit(ir.Append(line, src, out, ir.Var(acc)))
+            first, self.out = self.out, saved
+            self.emit(ir.If(line, src, ir.Var(some), first, []))
+            start = ir.Const("1")
+        k = self.fresh("_k")
+        saved, self.out = self.out, []
+        memo, self.memo = self.memo, {}
+        self.assign(item, ir.Subscript(seq, ir.Index(k, (k,))))
+        if fn is None:
+            step: cst.BaseExpression = cst.BinaryOperation(cst.Name(acc), cst.Add(), cst.Name(item))
+        else:
+            step = cst.Call(func=fn, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))])
+        self.origin[step] = self.origin.get(node, node)
+        self.lower_into(acc, step)
+        self.emit(ir.Append(line, src, out, ir.Var(acc)))
+        body, self.out = self.out, saved
+        self.line, self.src, self.memo = line, src, memo
+        self.emit(ir.For(line, src, k, body, [start, count]))
+        return ir.Copy(ir.Var(out))
+
     def map_call(self, node: cst.Call, keep: bool) -> ir.Expr | None:
         """``map(f, xs, ys)`` as the list ``[f(x, y) for x, y in zip(xs, ys)]`` and
         ``filter(f, xs)`` as ``[x for x in xs if f(x)]`` (``keep``), so that each call of

@@ -25,7 +25,7 @@ from .norm_repeat import list_repetition
 from .norm_scan import names_read
 from .norm_walrus import walrus_in
 from .partials import lambda_value, opaque_lambda
-from .rules.containers import concat, list_repeat
+from .rules.containers import concat, list_repeat, merge
 
 _BINOPS = {
     cst.Add: "+",
@@ -274,6 +274,37 @@ class ExpressionLowering(NormalizerBase):
             joined = ir.Var(tmp)
         return ir.Call(callee, [joined, pieces[-1]], [])
 
+    def merged_dict(self, node: cst.Dict) -> ir.Expr:
+        """``{**a, "k": x, **b}``: ``dict(a)``, ``{"k": x}`` and ``dict(b)`` merged left to
+        right, a later entry replacing an earlier one of the same key."""
+        if "dict" in self.locals:
+            return self.opaque(node, "dict with ** entries")  # ``dict`` shadowed
+        pieces: list[ir.Atom] = []
+        run: list[cst.BaseDictElement] = []
+        callee = ir.Callee("_ad.merge", merge, resolved=True)
+
+        def flush() -> None:
+            if run:
+                pieces.append(self.atom(cst.Dict(run)))
+                run.clear()
+
+        for el in node.elements:
+            if isinstance(el, cst.StarredDictElement):
+                flush()
+                pieces.append(self.atom(cst.Call(cst.Name("dict"), [cst.Arg(el.value)])))
+            else:
+                run.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
+        flush()
+        if len(pieces) == 1:
+            return ir.Copy(pieces[0])
+        joined = pieces[0]
+        for piece in pieces[1:-1]:
+            tmp = self.fresh()
+            self.temps.add(tmp)
+            self.assign(tmp, ir.Call(callee, [joined, piece], []))
+            joined = ir.Var(tmp)
+        return ir.Call(callee, [joined, pieces[-1]], [])
+
     #: set while an operand of an arithmetic operation is lowered (``(a + b) * 2``: that
     #: ``a + b`` adds), read and cleared by the next :meth:`expression`
     _arith_operand = False
@@ -345,6 +376,8 @@ class ExpressionLowering(NormalizerBase):
             kind = "tuple" if isinstance(node, cst.Tuple) else "list"
             return ir.Build(kind, [self.atom(e.value) for e in node.elements])
         if isinstance(node, cst.Dict):
+            if any(isinstance(el, cst.StarredDictElement) for el in node.elements):
+                return self.merged_dict(node)
             keys, values = [], []
             for el in node.elements:
                 key = _literal_key(el.key) if isinstance(el, cst.DictElement) else None

@@ -22,6 +22,7 @@ import libcst as cst
 from . import ir
 from .lazy_values import changed_before_use
 from .norm_base import NormalizerBase
+from .norm_exprs import _literal_key
 from .norm_imports import local_import
 from .norm_queries import header, target_names
 from .norm_restore import restore_write, restores
@@ -46,6 +47,51 @@ _AUGOPS = {
     cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
+
+
+def _bound_to_dicts(fdef: cst.CSTNode, name: str) -> bool:
+    """Whether every binding of ``name`` in ``fdef`` (at least one; a parameter has
+    none) is ``name = `` a dict display, a dict comprehension or a call of ``dict``."""
+    values: list[cst.BaseExpression] = []
+    other = False
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal other
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    values.append(node.value)
+                elif name in target_names(t.target):
+                    other = True
+
+        def visit_Param(self, node: cst.Param) -> None:
+            nonlocal other
+            other = other or node.name.value == name
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+    fdef.visit(Bindings())
+
+    def is_dict(v: cst.BaseExpression) -> bool:
+        if isinstance(v, (cst.Dict, cst.DictComp)):
+            return True
+        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "dict"
+
+    return not other and bool(values) and all(is_dict(v) for v in values)
 
 
 class StatementLowering(NormalizerBase):
@@ -156,7 +202,16 @@ class StatementLowering(NormalizerBase):
                 return  # docstring or ...
             if isinstance(value, cst.Yield) and self.items is not None:
                 if isinstance(value.value, cst.From):
-                    raise self.error("'yield from'", value, "write a for loop that yields")
+                    # ``yield from xs`` as ``for v in xs: yield v``
+                    v = self.fresh("_yielded")
+                    self.locals.add(v)
+                    each = cst.SimpleStatementLine([cst.Expr(cst.Yield(cst.Name(v)))])
+                    loop = cst.For(cst.Name(v), value.value.item, cst.IndentedBlock([each]))
+                    self.origin[loop] = self.origin[each] = self.origin.get(node, node)
+                    line, src = self.line, self.src
+                    self.statement(loop)
+                    self.line, self.src = line, src
+                    return
                 item = self.atom(value.value) if value.value is not None else ir.Const("None")
                 self.emit(ir.Append(self.line, self.src, self.items, item))
                 return
@@ -176,6 +231,8 @@ class StatementLowering(NormalizerBase):
                 if not self.generated:
                     self.alias_check(value.func.value.value, node=value.func.value)
                 self.emit(ir.Append(self.line, self.src, value.func.value.value, item))
+            elif self._dict_update(value):
+                pass  # d.update({"k": v}) or d.update(k=v) on a local dict: item writes
             elif self._list_pop(value) is not None:
                 popped = self._list_pop(value)
                 assert popped is not None
@@ -222,6 +279,37 @@ class StatementLowering(NormalizerBase):
             self.delete(node)
         else:
             raise self.error(type(node).__name__, node)
+
+    def _dict_update(self, call: cst.BaseExpression) -> bool:
+        """``d.update({"a": x})`` / ``d.update(a=x)`` of a local ``d`` bound only to dicts,
+        result unused, as the writes ``d["a"] = x``."""
+        if not isinstance(call, cst.Call):
+            return False
+        func = call.func
+        if not (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "update"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self.locals
+            and not any(a.star for a in call.args)
+            and _bound_to_dicts(self.p.node, func.value.value)
+        ):
+            return False
+        pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        for arg in call.args:
+            if arg.keyword is not None:
+                pairs.append((cst.SimpleString(repr(arg.keyword.value)), arg.value))
+            elif isinstance(arg.value, cst.Dict) and arg is call.args[0]:
+                for el in arg.value.elements:
+                    if not isinstance(el, cst.DictElement) or _literal_key(el.key) is None:
+                        return False
+                    pairs.append((el.key, el.value))
+            else:
+                return False
+        values = [self.atom(value) for _, value in pairs]  # all read before any write
+        for (key, _), value in zip(pairs, values):
+            self.store(cst.Subscript(func.value, [cst.SubscriptElement(cst.Index(key))]), value)
+        return True
 
     def assignment(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> None:
         if self.freeze(targets, value):

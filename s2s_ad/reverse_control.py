@@ -107,8 +107,12 @@ class ControlFlow:
         self.zero_filled.add(var)
         return Line(f"{self.bar(var)} = 0.0")
 
-    def _fixpoint(self, stmts: list[ir.Stmt], live: set[str]) -> tuple[list[Item], set[str]]:
-        """Backward sweep of a loop body whose live adjoints are the same on every trip."""
+    def _fixpoint(
+        self, stmts: list[ir.Stmt], live: set[str], bound: str | None = None
+    ) -> tuple[list[Item], set[str]]:
+        """Backward sweep of a loop body whose live adjoints are the same on every trip
+        (``bound``: a name each trip binds to a constant first, a ``range`` loop's
+        target, whose adjoint each backward trip ends by dropping)."""
         head = set(live)
         entry_owned = set(self.owned)
         entry_dense = set(self.dense)
@@ -132,6 +136,7 @@ class ControlFlow:
             self.owned = set(owned_head)
             self.dense = set(dense_head)
             items = self.bwd_block(stmts, end)
+            end.discard(bound)
             zeros = {self.bar(v) for v in head - end}
             owned_end = self.owned | zeros
             dense_end = self.dense | {self.bar(v) for v in (head - end) & indexed}
@@ -163,7 +168,9 @@ class ControlFlow:
     def bwd_for(self, s: ir.For, live: set[str]) -> list[Item]:
         entry = set(live)
         own = self._own_before_loop(s.body, live)
-        body, head = self._fixpoint(s.body, live)
+        # a range loop binds its target to an integer: no adjoint flows through it (a
+        # parameter's name reused as the counter keeps its own)
+        body, head = self._fixpoint(s.body, live, s.target if s.range_args is not None else None)
         body[:0] = self.recompute_elements(s.body)
         body += self.exit_restores(s)
         indexed = indexed_vars(s.body)

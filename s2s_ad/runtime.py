@@ -518,7 +518,7 @@ def check_state_call(method: Any, *varied: Any) -> None:
     owner = getattr(method, "__self__", None)
     if isinstance(owner, np.ndarray) or any(_floating(v) for v in varied):
         name = getattr(method, "__qualname__", None) or type(method).__name__
-        raise TransformError(
+        raise _refusal_here(
             f"call to {name} whose result is not used, with values a tape differentiates",
             hint="assign its result: changes a called function makes in place are not "
             "differentiated",
@@ -850,6 +850,10 @@ def broadcast_like(t: Any, ans: Any) -> Any:
     shape = np.shape(ans)
     if np.shape(t) == shape or is_zero(t):
         return t
+    if ta is _float and ans == 0.0 and np.ndim(t) > 0 and not np.any(t):
+        # the symbolic zero (an adjoint entry zeroed, differentiated again) whose tangent
+        # came out as dense zeros: zero as well
+        return 0.0
     return np.broadcast_to(t, shape)
 
 

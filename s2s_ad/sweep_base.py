@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -47,10 +48,12 @@ STRUCTURAL = frozenset(
 #: Poisson's ``k``, ``np.triu(m, k)``, ``np.repeat``'s counts, ``np.take``'s indices, and
 #: ``np.linalg.norm``'s ``ord`` (on which a vector norm depends smoothly); ``np.roll``'s
 #: ``shift`` (an integer, often a loop counter read back from a tape in code
-#: differentiated twice). A differentiated value there is refused: its gradient would
-#: silently be zero.
-COUNTS = frozenset("n k ord repeats indices shift".split())
+#: differentiated twice), ``np.pad``'s widths (its transformed VJP pads index arrays).
+#: A differentiated value there is refused: its gradient would silently be zero.
+COUNTS = frozenset("n k ord repeats indices shift pad_width stat_length".split())
 _COMPOUND = (ir.If, ir.For, ir.While)
+#: Where the library's own source lives (its helpers are transformed for third derivatives).
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def ident(obj: Any) -> str:
@@ -194,7 +197,8 @@ class SweepBase:
         back from a tape looks differentiated: counts are left out there (the user's code
         was checked when it was transformed).
         """
-        generated = self.fn.filename.startswith("<s2s_ad")
+        # (the library's own helpers transformed for a higher derivative count as well)
+        generated = self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
         if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
             return True
         if param in COUNTS:

@@ -206,12 +206,14 @@ _DICT_VIEWS = frozenset({"values", "items", "keys"})
 
 
 def _iterated_containers(body: list[ir.Stmt]) -> set[str]:
-    """Names the function also iterates as a sequence or reads as a dict
-    (``for v in t``, ``t.values()``): a recursive helper that takes arrays on one branch
-    and lists or dicts on another (a tree walk) has container adjoints there, which
-    ``+`` cannot add."""
+    """Names the function also iterates as a sequence, unpacks or reads as a dict
+    (``for v in t``, ``W, b = t``, ``t.values()``): a recursive helper that takes arrays
+    on one branch and lists or dicts on another (a tree walk, an ``isinstance``
+    dispatch) has container adjoints there, which ``+`` cannot add."""
     found: set[str] = set()
     for s in walk(body):
+        if isinstance(s, ir.Unpack) and isinstance(s.value, ir.Var):
+            found.add(s.value.name)
         if not isinstance(s, ir.Assign) or not isinstance(s.value, ir.Call):
             continue
         callee = s.value.callee

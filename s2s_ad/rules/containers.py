@@ -17,6 +17,7 @@ import numpy as np
 
 from ..along import along_axes
 from ..runtime import (
+    _refusal_here,
     add,
     build_record,
     field_index,
@@ -109,6 +110,20 @@ CHECKED_ON_PROGRAMS = frozenset(
         "get_vjp",
         "get_jvp",
         "get_default_vjp",
+        "dict",
+        "dict_vjp",
+        "dict_jvp",
+        "dict merge {**a, **b}",
+        "merge_vjp",
+        "merge_jvp",
+        "namedtuple._replace",
+        "namedtuple._asdict",
+        "replace_obj_vjp",
+        "replace_obj_jvp",
+        "replace_changes_vjp",
+        "replace_changes_jvp",
+        "fields_dict_vjp",
+        "fields_dict_jvp",
     }
 )
 
@@ -475,12 +490,178 @@ _linear_helper("in_container", in_container, ("g", "like"), "_ad.container_entri
 _linear_helper("container_entries", container_entries, ("c", "like"), "_ad.in_container({}, like)")
 
 
+# --- dict(source): a copy of a dict, or a dict of (key, value) pairs ----------------------
+
+
+def _pairs(source: Any) -> list[Any]:
+    return list(source.items()) if isinstance(source, dict) else [tuple(p) for p in source]
+
+
+def dict_vjp(g: Any, source: Any) -> Any:
+    """Adjoint of ``source`` for ``dict(source)``: the entries of ``g`` at their keys (of
+    pairs, the last pair of each key takes it; keys carry none)."""
+    if is_zero(g):
+        return 0.0
+    if isinstance(source, dict):
+        return {k: (0.0 if g.get(k) is None else g[k]) for k in source}
+    pairs = _pairs(source)
+    last = {k: i for i, (k, _) in enumerate(pairs)}
+    back = [(0.0, g.get(k, 0.0)) if last[k] == i else (0.0, 0.0) for i, (k, _) in enumerate(pairs)]
+    return in_container(back, source)
+
+
+def dict_jvp(t: Any, source: Any) -> Any:
+    """Tangent of ``dict(source)`` from the tangent of ``source``."""
+    if isinstance(source, dict):
+        return {k: (0.0 if is_zero(t) else t.get(k, 0.0)) for k in source}
+    out: dict[Any, Any] = {}
+    for i, (k, _) in enumerate(_pairs(source)):
+        entry = 0.0 if is_zero(t) else t[i]
+        out[k] = 0.0 if is_zero(entry) or entry[1] is None else entry[1]
+    return out
+
+
+_rule = vjp_rule(
+    "dict", [dict], ("source",), {"source": "_ad.dict_vjp(g, source)"}, [], linear=True
+)
+set_jvps(_rule, source="_ad.dict_jvp(t, source)")
+
+
+def merge(a: dict[Any, Any], b: dict[Any, Any]) -> dict[Any, Any]:
+    """``{**a, **b}``: the entries of ``b`` replace those of ``a`` with the same key."""
+    return {**a, **b}
+
+
+def merge_vjp(g: Any, a: dict[Any, Any], b: dict[Any, Any], first: bool) -> Any:
+    """Adjoint of ``a`` (``first``) or ``b`` for :func:`merge`: ``g`` at the keys whose
+    entry the merged dict took from it."""
+    if is_zero(g):
+        return 0.0
+    if first:
+        return {k: (0.0 if k in b or g.get(k) is None else g[k]) for k in a}
+    return {k: (0.0 if g.get(k) is None else g[k]) for k in b}
+
+
+def merge_jvp(t: Any, a: dict[Any, Any], b: dict[Any, Any], first: bool) -> Any:
+    """What the tangent of ``a`` (``first``) or ``b`` gives the tangent of :func:`merge`
+    (a dict with the merged keys, zero at those the other dict gave)."""
+    out: dict[Any, Any] = dict.fromkeys(merge(a, b), 0.0)
+    if not is_zero(t):
+        for k in b if not first else (k for k in a if k not in b):
+            out[k] = t.get(k, 0.0)
+    return out
+
+
+_rule = vjp_rule(
+    "dict merge {**a, **b}",
+    [merge],
+    ("a", "b"),
+    {"a": "_ad.merge_vjp(g, a, b, True)", "b": "_ad.merge_vjp(g, a, b, False)"},
+    [],
+    linear=True,
+)
+set_jvps(_rule, a="_ad.merge_jvp(t, a, b, True)", b="_ad.merge_jvp(t, a, b, False)")
+_linear_helper("merge_vjp", merge_vjp, ("g", "a", "b", "first"), "_ad.merge_jvp({}, a, b, first)")
+_linear_helper("merge_jvp", merge_jvp, ("t", "a", "b", "first"), "_ad.merge_vjp({}, a, b, first)")
+
+
+# --- a namedtuple's _replace(field=value) and _asdict() -----------------------------------
+
+
+def _fields(obj: Any) -> tuple[str, ...]:
+    fields = getattr(type(obj), "_fields", None)
+    if not isinstance(obj, tuple) or not isinstance(fields, tuple):
+        raise _refusal_here(
+            f"method _replace or _asdict of a {type(obj).__name__} (not a namedtuple)",
+            hint="build the new object with its constructor",
+        )
+    return fields
+
+
+def _entry_of(g: Any, i: int) -> Any:
+    return 0.0 if is_zero(g) or g[i] is None else g[i]
+
+
+def replace_fields(obj: Any, changes: dict[str, Any]) -> Any:
+    """``obj._replace(**changes)`` of a namedtuple ``obj``."""
+    _fields(obj)
+    return obj._replace(**changes)
+
+
+def replace_obj_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """Adjoint of ``obj`` for :func:`replace_fields`: ``g`` but at the replaced fields."""
+    if is_zero(g):
+        return 0.0
+    return tuple(0.0 if f in changes else _entry_of(g, i) for i, f in enumerate(_fields(obj)))
+
+
+def replace_obj_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """What the tangent of ``obj`` gives the tangent of :func:`replace_fields`."""
+    return replace_obj_vjp(t, obj, changes)
+
+
+def replace_changes_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """Adjoint of ``changes`` for :func:`replace_fields`: ``g`` at the replaced fields."""
+    if is_zero(g):
+        return 0.0
+    fields = _fields(obj)
+    return {k: _entry_of(g, fields.index(k)) for k in changes}
+
+
+def replace_changes_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
+    """What the tangent of ``changes`` gives the tangent of :func:`replace_fields`."""
+    return tuple(0.0 if is_zero(t) or f not in changes else t.get(f, 0.0) for f in _fields(obj))
+
+
+def fields_dict(obj: Any) -> dict[str, Any]:
+    """``obj._asdict()`` of a namedtuple ``obj``."""
+    return dict(zip(_fields(obj), obj))
+
+
+def fields_dict_vjp(g: Any, obj: Any) -> Any:
+    """Adjoint of ``obj`` for :func:`fields_dict`."""
+    if is_zero(g):
+        return 0.0
+    return tuple(0.0 if g.get(f) is None else g[f] for f in _fields(obj))
+
+
+def fields_dict_jvp(t: Any, obj: Any) -> Any:
+    """Tangent of :func:`fields_dict`."""
+    return {f: _entry_of(t, i) for i, f in enumerate(_fields(obj))}
+
+
+_rule = vjp_rule(
+    "namedtuple._replace",
+    [replace_fields],
+    ("obj", "changes"),
+    {
+        "obj": "_ad.replace_obj_vjp(g, obj, changes)",
+        "changes": "_ad.replace_changes_vjp(g, obj, changes)",
+    },
+    [],
+    linear=True,
+)
+set_jvps(
+    _rule,
+    obj="_ad.replace_obj_jvp(t, obj, changes)",
+    changes="_ad.replace_changes_jvp(t, obj, changes)",
+)
+_rule = vjp_rule(
+    "namedtuple._asdict", [fields_dict], ("obj",), {"obj": "_ad.fields_dict_vjp(g, obj)"}, []
+)
+set_jvps(_rule, obj="_ad.fields_dict_jvp(t, obj)")
+
+
 # The helpers above are linear in their first argument and transposes of each other: rules
 # for them let a gradient that uses them be differentiated again (second order and more).
 for _vjp, _jvp, _params in (
     (values_vjp, values_jvp, ("g", "d")),
     (items_vjp, items_jvp, ("g", "d")),
     (get_vjp, get_jvp, ("g", "d", "key")),
+    (dict_vjp, dict_jvp, ("g", "source")),
+    (replace_obj_vjp, replace_obj_jvp, ("g", "obj", "changes")),
+    (replace_changes_vjp, replace_changes_jvp, ("g", "obj", "changes")),
+    (fields_dict_vjp, fields_dict_jvp, ("g", "obj")),
 ):
     _args = ", ".join(_params[1:])
     _linear_helper(_vjp.__name__, _vjp, _params, f"_ad.{_jvp.__name__}({{}}, {_args})")

@@ -103,6 +103,8 @@ NOTES: dict[str, str] = {
     ),
     "np.take": "repeated indices accumulate their gradients (all of `mode`)",
     "np.take_along_axis": "repeated indices accumulate their gradients",
+    "dict": "a dict copied, or built from (key, value) pairs (the last pair of a key "
+    "takes its gradient); `{**a, 'k': x, **b}` merges the same way",
     "np.pad": "the padded entries send their gradient to the entries they copy",
     "np.sinc": "exact at 0 (derivative 0 there)",
     "np.nan_to_num": "replaced entries (NaN, infinities) get no gradient",
