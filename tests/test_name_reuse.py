@@ -202,7 +202,7 @@ def zero_trip_keeps_the_def(x, n):
         return u * 2.0
 
     for _ in range(n):
-        g = x * 0.5
+        g = x * 0.5  # noqa: F811 (the def, when the loop runs no trip)
     return np.sum(g if n else g(x))
 
 
