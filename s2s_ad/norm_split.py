@@ -33,6 +33,7 @@ from typing import Any
 
 import libcst as cst
 
+from .cstwalk import walk
 from .source import ParsedFunction
 
 __all__ = ["split_reused_names"]
@@ -41,7 +42,6 @@ __all__ = ["split_reused_names"]
 State = dict[str, frozenset[int]]
 
 _OPAQUE = {"locals", "vars", "eval", "exec"}
-_SCOPES = (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 
 
 class _Unsupported(Exception):
@@ -67,6 +67,7 @@ class _Flow:
         self.unbound: dict[str, int] = {}  # name -> its "not bound yet" pseudo binding
         self.pinned: set[str] = set()
         self.loops: list[_Loop] = []
+        self.read_in: dict[int, list[cst.Name]] = {}  # id(expression) -> the names it reads
 
     # --- bindings and reads -----------------------------------------------------------------
 
@@ -102,16 +103,34 @@ class _Flow:
         return out
 
     def join(self, *states: State | None) -> State | None:
+        """Where paths meet: each name may have the value of any path's bindings (states
+        are never changed in place: a binding makes a new one)."""
         live = [s for s in states if s is not None]
         if not live:
             return None
-        names = set().union(*live)
-        return {n: frozenset().union(*(self.reaching(s, n) for s in live)) for n in names}
+        first, out = live[0], dict(live[0])
+        for other in live[1:]:
+            if other is first:
+                continue
+            for name, found in other.items():
+                mine = out.get(name)
+                if mine is not found:
+                    out[name] = found | (mine if mine is not None else self.reaching({}, name))
+            for name in out.keys() - other.keys():  # not bound yet on that path
+                out[name] = out[name] | self.reaching({}, name)
+        return out
 
     def reads(self, expr: cst.CSTNode | None, state: State) -> None:
         """Record every name ``expr`` reads (nested scopes pin theirs instead)."""
-        if expr is not None:
-            expr.visit(_Reads(self, state))
+        if expr is None:
+            return
+        found = self.read_in.get(id(expr))
+        if found is None:  # once per expression, however often a loop is walked again
+            collect = _Reads(self)
+            walk(expr, collect)
+            found = self.read_in[id(expr)] = collect.found
+        for node in found:
+            self.read(node, state)
 
     def pin_all(self, node: cst.CSTNode) -> None:
         for name in _all_names(node):
@@ -121,7 +140,11 @@ class _Flow:
 
     def block(self, stmts: Sequence[cst.CSTNode], state: State | None) -> State | None:
         for stmt in stmts:
-            state = self.statement(stmt, state if state is not None else {})
+            now = state if state is not None else {}  # code after a return: not reached
+            if isinstance(stmt, cst.BaseSmallStatement):  # def f(x): return x (one line)
+                state = self.small(stmt, now)
+            else:
+                state = self.statement(stmt, now)
         return state
 
     def statement(self, stmt: cst.CSTNode, state: State) -> State | None:
@@ -258,36 +281,38 @@ class _Flow:
 
 
 class _Reads(cst.CSTVisitor):
-    """The names an expression reads, recorded with the state they are read in."""
+    """The names an expression reads (nested scopes: their names pinned instead)."""
 
-    def __init__(self, flow: _Flow, state: State) -> None:
+    def __init__(self, flow: _Flow) -> None:
         super().__init__()
-        self.flow, self.state = flow, state
+        self.flow = flow
+        self.found: list[cst.Name] = []
 
     def visit_Name(self, node: cst.Name) -> bool:
         if node.value in _OPAQUE:
             raise _Unsupported(node.value)
-        self.flow.read(node, self.state)
+        self.found.append(node)
         return False
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> bool:
         self.flow.pin_all(node.target)
-        node.value.visit(self)
+        walk(node.value, self)
         return False
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _SCOPES):
-            self.flow.pin_all(node)
-            return False
-        return super().on_visit(node)
+    def _scope(self, node: cst.CSTNode) -> bool:
+        self.flow.pin_all(node)
+        return False
+
+    visit_Lambda = visit_ListComp = visit_SetComp = _scope
+    visit_DictComp = visit_GeneratorExp = _scope
 
 
 class _Names(cst.CSTVisitor):
@@ -301,7 +326,7 @@ class _Names(cst.CSTVisitor):
 
 def _all_names(node: cst.CSTNode) -> set[str]:
     names = _Names()
-    node.visit(names)
+    walk(node, names)
     return names.found
 
 
@@ -355,7 +380,7 @@ class _Find:
             self.up[self.root(item)] = self.root(items[0])
 
 
-def _new_names(flow: _Flow, taken: set[str]) -> dict[int, str]:
+def _new_names(flow: _Flow, node: cst.FunctionDef) -> dict[int, str]:
     """id(Name node) -> its new name, for the webs after the first of each split name."""
     find = _Find(len(flow.names))
     for reached in flow.uses.values():
@@ -369,9 +394,11 @@ def _new_names(flow: _Flow, taken: set[str]) -> dict[int, str]:
             continue
         webs.setdefault(name, {}).setdefault(find.root(binding), []).append(binding)
     renamed: dict[int, str] = {}  # web root -> its new name
+    taken: set[str] | None = None
     for name, by_root in webs.items():
         if not _unrelated([{flow.kinds[b] for b in bs} for bs in by_root.values()]):
             continue
+        taken = _all_names(node) if taken is None else taken
         ordered = sorted(by_root, key=lambda root: _first(by_root[root], flow))
         for number, root in enumerate(ordered[1:], start=2):
             new = f"{name}_{number}"
@@ -461,7 +488,7 @@ def split_reused_names(
         flow.block(node.body.body, state)
     except _Unsupported:
         return parsed, {}
-    names = _new_names(flow, _all_names(node))
+    names = _new_names(flow, node)
     if not names:
         return parsed, {}
     origin: dict[cst.CSTNode, cst.CSTNode] = {}
