@@ -385,8 +385,8 @@ def _new_names(flow: _Flow, node: cst.FunctionDef) -> dict[int, str]:
     find = _Find(len(flow.names))
     for reached in flow.uses.values():
         find.union(reached)
-    for binding, node in flow.merged:
-        find.union([binding, *flow.uses[node]])
+    for binding, read in flow.merged:
+        find.union([binding, *flow.uses[read]])
     webs: dict[str, dict[int, list[int]]] = {}  # name -> web root -> binding ids, in order
     used_unbound = {b for reached in flow.uses.values() for b in reached}
     for binding, name in enumerate(flow.names):

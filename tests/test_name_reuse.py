@@ -104,6 +104,26 @@ def lambda_then_scale(x, W):
     return np.sum(h**2)
 
 
+def accumulated(x, params):
+    """``act`` a lambda then a running total built with ``+=`` (one variable)."""
+    act = lambda u: np.tanh(u)  # noqa: E731
+    s = 0.0
+    for W, b in params:
+        x = act(W @ x + b)
+        s += np.sum(x**2)
+    act = 0.0
+    for W, _ in params:
+        act += np.sum(W @ x)
+    act *= 0.5
+    return s + act**2
+
+
+def test_a_lambda_name_reused_for_a_total_built_with_augmented_assignments():
+    params, x = _mlp(), RS.randn(4)
+    _check(lambda x: accumulated(x, params), (x,))
+    _against_autograd(accumulated, (x, params))
+
+
 def test_a_lambda_name_reused_for_a_float():
     x, W = RS.randn(4), 0.5 * RS.randn(4, 4)
     _check(lambda_then_scale, (x, W))
