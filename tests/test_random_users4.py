@@ -39,7 +39,7 @@ REFUSALS = (
 REFUSED = {
     "dict_setdefault": "in-place method call acc.setdefault()",
     "classmethod_ctor": "call to Gate",
-    "property_params": "call to Lin",
+    "property_params": "property .bias of a differentiated Lin",
     "local_factory": "a function or class defined inside a local function",
 }
 #: Earlier rounds' snippets refused in any program (see test_random_users3.py).
