@@ -420,6 +420,52 @@ def _new_names(flow: _Flow, node: cst.FunctionDef) -> dict[int, str]:
     return out
 
 
+def _statement_kinds(stmts: Sequence[cst.CSTNode]) -> set[str]:
+    """The kinds of binding among ``stmts`` and the statements nested in them (not in
+    nested functions), each kind once: what :func:`_unrelated` could split at most."""
+    kinds: set[str] = set()
+    todo = list(stmts)
+    while todo:
+        stmt = todo.pop()
+        kind = type(stmt)
+        if kind is cst.SimpleStatementLine:
+            for small in stmt.body:  # type: ignore[attr-defined]
+                if type(small) in (cst.Assign, cst.AnnAssign) and small.value is not None:
+                    kinds.add(_value_kind(small.value))
+            continue
+        if kind is cst.FunctionDef:
+            kinds.add("function")
+            continue
+        if kind is cst.For:
+            kinds.add("counter" if _is_range(stmt.iter) else "item")  # type: ignore[attr-defined]
+        for part in _PARTS.get(kind, ()):
+            child = getattr(stmt, part)
+            if child is None:
+                continue
+            if isinstance(child, (list, tuple)):
+                todo.extend(child)
+            elif isinstance(child.body, (list, tuple)):
+                todo.extend(child.body)
+            else:
+                todo.append(child)
+    return kinds
+
+
+#: compound statement -> the fields holding its blocks
+_PARTS: dict[type, tuple[str, ...]] = {
+    cst.If: ("body", "orelse"),
+    cst.Else: ("body",),
+    cst.IndentedBlock: ("body",),
+    cst.SimpleStatementSuite: ("body",),
+    cst.For: ("body", "orelse"),
+    cst.While: ("body", "orelse"),
+    cst.Try: ("body", "handlers", "orelse", "finalbody"),
+    cst.ExceptHandler: ("body",),
+    cst.Finally: ("body",),
+    cst.With: ("body",),
+}
+
+
 def _first(bindings: list[int], flow: _Flow) -> int:
     """Source order of a web: parameters and "unbound yet" first, then its first binding."""
     return min(-1 if flow.kinds[b] in ("", "param") else b for b in bindings)
@@ -475,6 +521,9 @@ def split_reused_names(
     node = parsed.node
     if not isinstance(node, cst.FunctionDef) or parsed.filename.startswith("<s2s_ad"):
         return parsed, {}
+    kinds = _statement_kinds(node.body.body)
+    if "function" not in kinds and not ("item" in kinds and kinds & {"counter", "integer"}):
+        return parsed, {}  # no bindings of the kinds a split needs: the common case, fast
     flow = _Flow()
     state: State = {}
     params = node.params
