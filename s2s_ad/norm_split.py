@@ -10,19 +10,20 @@ read), so such programs were refused.
 :func:`split_reused_names` finds each name's *webs*: the bindings linked by a read that
 any of them may reach (reaching definitions over the function's structured control
 flow: branches joined, loops iterated to a fixed point, so a name read in a loop before
-its rebinding later in the body is one web across trips). When a name's webs are bound
-by different kinds of statement (a ``def`` or lambda, a loop over a ``range``, a loop
-over anything else, an integer, any other value, a parameter), the webs after the first
-get fresh names (``g_2``): the program is the same, and each web is analysed on its own.
-Only the reuses that hold unrelated values are split (a function and a value; a
-container's items and an integer): a parameter rebound to a value computed from it, or
-a loop's item rebound in its body, keeps its name, so generated code is unchanged where
-nothing is reused for unrelated values.
+its rebinding later in the body is one web across trips). Each binding has a kind (a
+``def`` or lambda, a loop over a ``range``, a loop over anything else, an integer, any
+other value, a parameter). When a name's webs hold unrelated values by their kinds (a
+function and anything else; a container's items and an integer), the webs after the
+first get fresh names (``g_2``): the program is the same, and each web is analysed on
+its own. Other reuses (a parameter rebound to a value computed from it, a loop's item
+rebound in its body) keep their name, so generated code is unchanged where nothing is
+reused for unrelated values.
 
 Conservative by construction: a name read or bound in a nested function, lambda, class
 or comprehension, declared ``global``/``nonlocal``, deleted, bound by ``:=``, an import,
-or inside ``try`` is never split; a function with ``with``, ``match``, ``locals()``,
-``vars()``, ``eval`` or ``exec`` is left as written.
+or mentioned inside ``try`` is never split; a function with ``with``, ``match``,
+``locals()``, ``vars()``, ``eval`` or ``exec`` is left as written. A refusal raised
+later may name a renamed variable (``g_2``); the source line it shows is the user's.
 """
 
 from __future__ import annotations
