@@ -118,6 +118,17 @@ def rnn(W, xs):
     return np.sum(h)
 
 
+def refine(x, b):
+    def g(u):
+        return np.tanh(u)
+
+    h = g(x)
+    for _ in range(2):
+        g = 2.0 * (h - b)  # the name reused, for the gradient of a step
+        h = h - 0.1 * g
+    return np.sum(h**2)
+
+
 def combine(a, *rest, scale=1.0):
     total = a
     for r in rest:
@@ -196,6 +207,7 @@ EXAMPLES = [
     ("Calls to other functions", user_call, 0),
     ("Recursion", power, 0),
     ("A function defined inside the function (inlined where it is called)", rnn, 0),
+    ("One name reused for unrelated values (the later one renamed apart)", refine, 0),
     ("*args parameters and star-calls (dispatched when they run)", star_call, (0, 1)),
     ("A generator helper iterated by a for loop", generator_loop, 0),
     ("A step function returned by a helper (a closure), in a fixed-point loop", fixed_point, 0),

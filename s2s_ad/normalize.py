@@ -51,6 +51,7 @@ from .norm_init import ClassConstruction
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_repeat import ListRepetition
+from .norm_split import split_reused_names
 from .norm_stmts import StatementLowering
 from .norm_super import SuperCalls
 from .norm_try import TryLowering
@@ -140,14 +141,23 @@ def _refusal(parsed: ParsedFunction) -> Any:
     return error
 
 
+def _normalizer(parsed: ParsedFunction) -> Normalizer:
+    """The lowering of ``parsed`` with its names reused for unrelated values renamed
+    apart first (:mod:`norm_split`)."""
+    lowered, origin = split_reused_names(parsed)
+    norm = Normalizer(lowered)
+    norm.origin.update(origin)
+    return norm
+
+
 def normalize(parsed: ParsedFunction) -> ir.Function:
     """Lower a parsed function to the normal form."""
-    return Normalizer(parsed).run()
+    return _normalizer(parsed).run()
 
 
 def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple[str, ...], Any]]:
     """The normal form and what the non-local names it read resolved to while lowering
     (the callees it holds, the builtins it recognised): the normal form is valid for a
     function in whose scope they still do (see :func:`still_resolves`)."""
-    norm = Normalizer(parsed)
+    norm = _normalizer(parsed)
     return norm.run(), norm.resolved

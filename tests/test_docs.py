@@ -71,6 +71,7 @@ def test_examples_match_finite_differences():
         "user_call": [0.9],
         "power": [1.3, 3],
         "rnn": [0.5 * rng.normal(size=(3, 3)), rng.normal(size=(4, 3))],
+        "refine": [rng.normal(size=4), rng.normal(size=4)],
         "star_call": [0.8, -1.1],
         "generator_loop": [rng.normal(size=6), rng.normal(size=2)],
         "fixed_point": [2.5],
