@@ -7,13 +7,14 @@
 * any other local ``def`` is recorded (:meth:`nested_def`) and its body inlined at each
   call, its locals renamed apart once, its final ``return`` an assignment
   (:meth:`inline_def`), the names it declares ``nonlocal`` left as the caller's own; a
-  generator runs to its end there, yielding into a list;
+  generator runs to its end there, yielding into a list; earlier returns assign the
+  call's result and guard what follows them (:meth:`_inline_returning`);
 * ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
   function it defines: the factory's body is inlined and ``step`` becomes that local
   function (:meth:`factory_call`).
 
-What cannot be inlined faithfully (recursion, decorators, ``*args``, early returns,
-nested definitions) is refused with the user's line.
+What cannot be inlined faithfully (recursion, decorators, ``*args``, a generator's early
+return, nested definitions) is refused with the user's line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import libcst as cst
 
 from . import ir
 from .norm_base import NormalizerBase
+from .norm_exits import single_exit
 from .norm_queries import (
     all_params,
     declared_nonlocal,
@@ -139,8 +141,8 @@ class InnerFunctions(NormalizerBase):
             problem = f"local function {name} defined twice, not both at the top of the body"
         elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
             problem = "a function or class defined inside a local function"
-        elif early_return(node):
-            problem = "a local function that returns before its last statement"
+        elif early_return(node) and own_nodes(node, cst.Yield):
+            problem = "a local generator that returns before its last statement"
         if problem:
             raise self.error(problem, node, "define the function at module level")
         if name in self.nested:  # defined again: the calls after this inline this body
@@ -325,6 +327,8 @@ class InnerFunctions(NormalizerBase):
         self.locals.update(rename.values())
         self._bind_inlined(scan, rename, bound)
         body = list(fdef.body.body)
+        if early_return(fdef):
+            return self._inline_returning(fdef, body, Rename(rename, self.origin))
         last = body.pop() if body else None
         result_node: cst.BaseExpression | None = None
         if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return):
@@ -357,6 +361,32 @@ class InnerFunctions(NormalizerBase):
         finally:
             self.inlining.pop()
             self.line, self.src, self.memo, self.items = line, src, memo, items
+        return ir.Copy(ir.Var(result))
+
+    def _inline_returning(
+        self, fdef: cst.FunctionDef, body: list[cst.BaseStatement], renamer: Rename
+    ) -> ir.Expr:
+        """Inline a local function that returns before its last statement: its body is
+        lowered apart, then each ``return`` assigns the call's result and the statements
+        after it run under a flag (:func:`single_exit` with ``into``), as for the
+        function's own returns."""
+        name = fdef.name.value
+        renamed = [stmt.visit(renamer) for stmt in body]
+        line, src, memo, out = self.line, self.src, self.memo, self.out
+        result = self.reserve(f"_{name}")
+        self.locals.add(result)
+        self.out = []
+        self.inlining.append(name)
+        try:
+            self.block(renamed)
+            lowered = self.out
+            self.line, self.src = line, src
+            lowered = single_exit(lowered, self, into=result)
+        finally:
+            self.inlining.pop()
+            self.out = out
+            self.line, self.src, self.memo = line, src, memo
+        self.out.extend(lowered)
         return ir.Copy(ir.Var(result))
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
