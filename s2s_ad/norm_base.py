@@ -83,6 +83,8 @@ class NormalizerBase:
         self.src = ""
         self.out: list[ir.Stmt] = []
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
+        #: defs at the top of a local function's body: defined again at each call inlined
+        self.inner_top: set[cst.CSTNode] = set()
         self.partials: dict[str, Bound] = {}  # names of partials, called as their function
         #: a local function's default evaluated where it is defined -> the function's name
         self.default_of: dict[str, str] = {}

@@ -199,7 +199,7 @@ class CallLowering(NormalizerBase):
             return self.inline_lambda(self.lambdas[func.value], node)
         if isinstance(func, cst.Lambda) and not self.env:
             return self.inline_lambda(func, node)
-        if isinstance(func, cst.Name) and func.value in self.nested and not self.env:
+        if isinstance(func, cst.Name) and func.value in self.nested and func.value not in self.env:
             return self.inline_def(self.nested[func.value], node)
         if isinstance(func, cst.Name) and not self.env:
             inlined = factory_argument_call(self, node)

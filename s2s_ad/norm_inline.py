@@ -135,19 +135,44 @@ class InnerFunctions(NormalizerBase):
             problem = "an async local function"
         elif name in self.locals:
             problem = f"local function {name} also assigned"
-        elif name in self.nested and not (
-            self._top_level(node) and self._top_level(self.nested[name])
+        elif (
+            name in self.nested
+            and not (self._top_level(node) and self._top_level(self.nested[name]))
+            and not self._inner_top(node)
         ):
             problem = f"local function {name} defined twice, not both at the top of the body"
-        elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
-            problem = "a function or class defined inside a local function"
         elif early_return(node) and own_nodes(node, cst.Yield):
             problem = "a local generator that returns before its last statement"
         if problem:
             raise self.error(problem, node, "define the function at module level")
+        inner = self._misplaced_inner_def(node)
+        if inner is not None:
+            problem = (
+                "a class defined inside a local function"
+                if isinstance(inner, cst.ClassDef)
+                else "a function defined inside a branch, loop or 'with' of a local function"
+            )
+            raise self.error(problem, inner, "define the function at module level")
         if name in self.nested:  # defined again: the calls after this inline this body
             self.renames.pop(name, None)
         self.nested[name] = self.frozen_defaults(name, node)
+
+    def _misplaced_inner_def(self, node: cst.FunctionDef) -> cst.CSTNode | None:
+        """The first definition inside the local function ``node`` that is not a ``def``
+        among the statements of its own body (those are bound each time a call's inlined
+        body runs, and recorded for :meth:`_inner_top`), or ``None``."""
+        top = {id(st) for st in node.body.body if isinstance(st, cst.FunctionDef)}
+        found = inner_defs(node)
+        for inner in found:
+            if id(inner) not in top:
+                return inner
+        self.inner_top.update(self.origin.get(n, n) for n in found)
+        return None
+
+    def _inner_top(self, node: cst.FunctionDef) -> bool:
+        """Whether ``node`` is a ``def`` at the top of a local function's body: inlined
+        again at each call of that function, where it is defined again, as Python does."""
+        return self.origin.get(node, node) in self.inner_top
 
     def _top_level(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is a statement of the function's own body (not in a branch,
@@ -316,15 +341,27 @@ class InnerFunctions(NormalizerBase):
         if name in self.inlining:
             raise self.error(f"recursive call of the local function {name}", call)
         bound = self._bind_params(fdef, call, "a local function")
+        # called from an inlined one-return function: its parameters are not this body's
+        env, self.env = self.env, {}
+        try:
+            return self._inline_body(fdef, bound)
+        finally:
+            self.env = env
+
+    def _inline_body(self, fdef: cst.FunctionDef, bound: list[tuple[str, ir.Atom]]) -> ir.Expr:
+        """The body of a local function inlined at a call, its parameters ``bound``."""
+        name = fdef.name.value
         names = [param for param, _ in bound]
         scan = NameScan()
         fdef.body.visit(scan)
+        # the functions it defines are its own too (a caller's ``act`` is another one)
+        defs = {st.name.value for st in fdef.body.body if isinstance(st, cst.FunctionDef)}
         rename = self.renames.get(name)
         if rename is None:  # one set of names for every call: each call ends before the next
             # a ``nonlocal`` name is the enclosing function's own: written where inlined
-            local = sorted((scan.assigned | set(names)) - declared_nonlocal(fdef))
+            local = sorted((scan.assigned | set(names) | defs) - declared_nonlocal(fdef))
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
-        self.locals.update(rename.values())
+        self.locals.update(v for k, v in rename.items() if k not in defs)
         self._bind_inlined(scan, rename, bound)
         body = list(fdef.body.body)
         if early_return(fdef):

@@ -132,3 +132,113 @@ def test_a_local_generator_that_returns_early_stays_refused():
 
     with pytest.raises(s2s_ad.TransformError, match="generator that returns before"):
         s2s_ad.grad(loss)(np.array([0.5, 2.0]))
+
+
+# 2. a def inside a local function (closures two levels deep): inlined with its enclosing
+# function's body, defined again at each of that function's calls, renamed apart from the
+# caller's functions of the same name
+
+
+def act(u):
+    """A module-level activation a local function's own ``act`` shadows."""
+    return u * 3.0
+
+
+def residual_mlp(x, params):
+    def block(h, W, b):
+        z = W @ h + b
+
+        def act(u):
+            gate = np.tanh(z)  # reads the enclosing block's z
+            return u * gate
+
+        def mix(u, c=0.5):
+            return act(u) * c + np.mean(h) * (1.0 - c)
+
+        return mix(z)
+
+    h = block(x, *params[0])  # twice at the top of the body: each defines act again
+    h = np.concatenate([h, h[:2]])
+    h = block(h[:4], *params[1])
+    return np.sum(h**2) + np.sum(act(h))
+
+
+def recurrent_cell(x, params):
+    W, b = params[0]
+
+    def cell(h, k):
+        pre = W @ h[:3] + b
+
+        def squash(u):
+            if np.sum(u) > 0.0:
+                return np.tanh(u)
+
+            def leak(v):
+                w = v * 0.1
+                return w + pre * 0.01
+
+            return leak(u)
+
+        return squash(pre)[:3] * (k + 1.0)
+
+    h = x
+    for k in range(3):
+        h = cell(h, k)
+    return np.sum(h**2)
+
+
+def test_a_def_inside_a_local_function_of_a_residual_mlp():
+    params = [
+        (RS.standard_normal((4, 3)) * 0.5, RS.standard_normal(4) * 0.1),
+        (RS.standard_normal((4, 4)) * 0.5, RS.standard_normal(4) * 0.1),
+    ]
+    _check(residual_mlp, RS.standard_normal(3), params)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_closures_three_levels_deep_in_a_recurrent_cell(sign):
+    params = [(RS.standard_normal((4, 3)) * 0.5, RS.standard_normal(4) * 0.1)]
+    _check(recurrent_cell, sign * (1.0 + RS.random_sample(3)), params)
+
+
+def test_a_def_in_a_branch_of_a_local_function_stays_refused():
+    def loss(x):
+        def layer(h):
+            if h[0] > 0.0:
+
+                def act(u):
+                    t = u * 2.0
+                    return t
+            else:
+
+                def act(u):
+                    t = u * 3.0
+                    return t
+
+            return act(h)
+
+        return np.sum(layer(x))
+
+    with pytest.raises(s2s_ad.TransformError, match="defined inside a branch") as info:
+        s2s_ad.grad(loss)(np.ones(2))
+    assert "test_language_lang4.py" in str(info.value)
+
+
+def scaled_head(x, params):
+    W, b = params[0]
+
+    def act(u):
+        t = np.tanh(u)
+        return t * 2.0
+
+    def head(u, c=2.0):  # one return: inlined as an expression, calling act's body
+        return act(u) * c
+
+    return np.sum(head(W @ x + b) ** 2)
+
+
+def test_a_one_line_local_function_calling_a_longer_one():
+    # was an internal NameError at run time: the one-return function is inlined as an
+    # expression, and act, called from there, was left a call of an undefined name
+    params = _net()
+    _check(scaled_head, RS.standard_normal(3), params)
