@@ -21,6 +21,7 @@ import libcst as cst
 
 from . import ir
 from .lazy_values import changed_before_use
+from .norm_append import lower_entry_append
 from .norm_base import NormalizerBase
 from .norm_exprs import _literal_key
 from .norm_imports import local_import
@@ -241,6 +242,8 @@ class StatementLowering(NormalizerBase):
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
                 pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
+            elif isinstance(value, cst.Call) and lower_entry_append(self, value):
+                pass  # log["a"].append(v) on an entry of a local container: rebound
             elif isinstance(value, cst.Call):
                 call = self.call(value)
                 if self.generated and restores(call):

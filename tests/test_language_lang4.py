@@ -242,3 +242,71 @@ def test_a_one_line_local_function_calling_a_longer_one():
     # expression, and act, called from there, was left a call of an undefined name
     params = _net()
     _check(scaled_head, RS.standard_normal(3), params)
+
+
+# 3. lists held by a local dict or list, grown with .append: the entry is read, joined
+# with the item and stored back (a check refuses lists another entry or name also holds)
+
+
+def logged_training(x, params):
+    log = {"act": [], "norm": []}
+    h = x
+    for W, b in params:
+        h = np.tanh(W @ h + b)
+        log["act"].append(h[0])
+        log["norm"].append(np.sum(h**2))
+    for k in range(2):
+        h = h * 0.9 + 0.1 * np.sin(h)
+        log["act"].append(h[k])
+    return sum(log["act"]) + 0.5 * sum(log["norm"]) + len(log["act"]) * 0.0
+
+
+def row_features(x, params):
+    W, b = params[0]
+    rows = [[], []]
+    z = W @ x + b
+    for k in range(len(z)):
+        rows[0].append(z[k] * 2.0)
+        rows[k % 2].append(np.sin(z[k]))
+    return sum(rows[0]) * sum(rows[1]) + np.sum(np.array(rows[1]) ** 2)
+
+
+def test_a_dict_of_histories_appended_in_training_loops():
+    _check(logged_training, RS.standard_normal(3), _net())
+
+
+def test_a_list_of_rows_appended_by_index():
+    _check(row_features, RS.standard_normal(3), _net())
+
+
+def shared_rows(x):
+    rows = [[]] * 2
+    rows[0].append(x * 2.0)
+    return sum(rows[1])
+
+
+def read_out_history(x):
+    log = {"a": [x]}
+    first = log["a"]
+    log["a"].append(x * 3.0)
+    return sum(first)
+
+
+def array_entry(x):
+    log = {"a": np.zeros(2)}
+    log["a"].append(x)
+    return np.sum(log["a"])
+
+
+@pytest.mark.parametrize(
+    ("fun", "message"),
+    [
+        (shared_rows, "another entry or variable also holds"),
+        (read_out_history, "another entry or variable also holds"),
+        (array_entry, "that is a ndarray, not a list"),
+    ],
+)
+def test_an_append_another_name_would_see_is_refused(fun, message):
+    with pytest.raises(s2s_ad.TransformError, match=message) as info:
+        s2s_ad.grad(fun)(0.7)
+    assert "test_language_lang4.py" in str(info.value)
