@@ -12,6 +12,15 @@ check refuses, when it runs, an entry that is not a list, or a list that another
 (``rows = [[]] * 2``), a parameter or a variable read later (``hist = log["a"]``) also
 holds. The store into the container is an ordinary element write (its own alias check,
 the old entry on the tape).
+
+``d.setdefault(k, v)`` on a local dict (bound only to dicts) becomes the branch it
+stands for, its arguments evaluated first as Python does, and then the read ``d[k]``::
+
+    _key = k; _default = v
+    if _key not in d:
+        d[_key] = _default
+
+so that ``d.setdefault(k, []).append(v)`` is an entry append as above.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from . import ir
+from .norm_queries import bound_to_dicts
 from .rules.containers import extend
 from .runtime import not_a_view
 
@@ -43,15 +53,20 @@ def lower_entry_append(norm: Normalizer, node: cst.Call) -> bool:
     if not (
         isinstance(func, cst.Attribute)
         and func.attr.value == "append"
-        and isinstance(func.value, cst.Subscript)
-        and isinstance(func.value.value, cst.Name)
-        and func.value.value.value in norm.locals
         and len(node.args) == 1
         and node.args[0].keyword is None
         and not node.args[0].star
     ):
         return False
     target = func.value
+    if isinstance(target, cst.Call) and setdefault_parts(norm, target) is not None:
+        target = lower_setdefault(norm, target)
+    if not (
+        isinstance(target, cst.Subscript)
+        and isinstance(target.value, cst.Name)
+        and target.value.value in norm.locals
+    ):
+        return False
     obj = target.value
     assert isinstance(obj, cst.Name)
     name = obj.value
@@ -81,3 +96,43 @@ def lower_entry_append(norm: Normalizer, node: cst.Call) -> bool:
     norm.assign(new, joined)
     norm.emit(ir.SetItem(norm.line, norm.src, name, index, ir.Var(new)))
     return True
+
+
+def setdefault_parts(
+    norm: Normalizer, node: cst.BaseExpression
+) -> tuple[cst.Name, cst.BaseExpression, cst.BaseExpression] | None:
+    """The dict, key and default of ``d.setdefault(k, v)`` (``v`` ``None`` when left out)
+    on a local ``d`` bound only to dicts; ``None`` for any other expression."""
+    if not (
+        isinstance(node, cst.Call)
+        and isinstance(node.func, cst.Attribute)
+        and node.func.attr.value == "setdefault"
+        and isinstance(node.func.value, cst.Name)
+        and node.func.value.value in norm.locals
+        and 1 <= len(node.args) <= 2
+        and all(a.keyword is None and not a.star for a in node.args)
+        and bound_to_dicts(norm.p.node, node.func.value.value)
+    ):
+        return None
+    default = node.args[1].value if len(node.args) == 2 else cst.Name("None")
+    return node.func.value, node.args[0].value, default
+
+
+def lower_setdefault(norm: Normalizer, node: cst.Call) -> cst.Subscript:
+    """Emit ``d.setdefault(k, v)`` (see the module's docstring) into ``norm``'s output;
+    the entry ``d[k]`` it returns, to be read or grown by the caller."""
+    parts = setdefault_parts(norm, node)
+    assert parts is not None
+    obj, key, default = parts
+    values = [norm.atom(key), norm.atom(default)]  # both evaluated, as Python does
+    names: list[cst.BaseExpression] = []
+    for base, atom in zip(("_key", "_default"), values):
+        name = norm.fresh(base)
+        norm.locals.add(name)
+        norm.store(cst.Name(name), atom)
+        names.append(cst.Name(name))
+    entry = cst.Subscript(obj, [cst.SubscriptElement(cst.Index(names[0]))])
+    store = cst.Assign([cst.AssignTarget(entry)], names[1])
+    test = cst.Comparison(names[0], [cst.ComparisonTarget(cst.NotIn(), obj)])
+    norm.statement(cst.If(test, cst.IndentedBlock([cst.SimpleStatementLine([store])])))
+    return entry

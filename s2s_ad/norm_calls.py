@@ -24,6 +24,7 @@ import numpy as np
 
 from . import ir
 from .built_objects import init_attributes, record_kind
+from .norm_append import lower_setdefault, setdefault_parts
 from .norm_base import MISSING, NormalizerBase
 from .norm_passed import factory_argument_call
 from .norm_scan import binding_count
@@ -207,6 +208,8 @@ class CallLowering(NormalizerBase):
                 return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
+        if setdefault_parts(self, node) is not None:
+            return self.expression(lower_setdefault(self, node))
         fields = self.namedtuple_method(node)
         if fields is not None:
             return fields

@@ -310,3 +310,48 @@ def test_an_append_another_name_would_see_is_refused(fun, message):
     with pytest.raises(s2s_ad.TransformError, match=message) as info:
         s2s_ad.grad(fun)(0.7)
     assert "test_language_lang4.py" in str(info.value)
+
+
+def test_rows_rebuilt_by_concatenation_in_a_loop_to_second_order():
+    # rev-over-rev was an internal IndexError: the adjoint of the list entry, zeroed with
+    # the length it had after the loop, was added to one of the length the sweep restored
+    def loss(x):
+        rows = [[], []]
+        for k in range(3):
+            rows[1] = rows[1] + [np.sin(x[k])]
+        return sum(rows[1]) ** 2
+
+    s2s_ad.check_grads(loss, (RS.standard_normal(3),), order=2, modes=("rev", "fwd"))
+
+
+# 4. d.setdefault(k, v) on a local dict: the branch it stands for, then the read d[k]
+
+
+def grouped_losses(x, params):
+    W, b = params[0]
+    z = np.tanh(W @ x + b)
+    groups = {}
+    totals = {}
+    for k in range(len(z)):
+        label = "pos" if k % 2 == 0 else "neg"
+        groups.setdefault(label, []).append(z[k] ** 2)
+        totals.setdefault(label, 0.0)
+        totals[label] = totals[label] + z[k]
+    scale = totals.setdefault("scale", 2.0 * z[0])  # missing: stored and returned
+    first = totals.setdefault("pos", 10.0)  # present: the stored value, 10.0 unused
+    return sum(groups["pos"]) * scale + sum(groups["neg"]) + first * totals["neg"]
+
+
+def test_setdefault_groups_and_totals_of_a_layer():
+    _check(grouped_losses, RS.standard_normal(3), _net())
+
+
+def test_setdefault_with_a_computed_key_to_second_order():
+    def loss(x):
+        d = {}
+        for k in range(4):
+            d.setdefault(k % 2, x * 0.0)
+            d[k % 2] = d[k % 2] + np.sin(x * (k + 1.0))
+        return d[0] * d[1]
+
+    _check(loss, 0.7)

@@ -309,8 +309,8 @@ _rule(rt.copy, "x", {"x": "g"}, {"x": "t"}, [(_A,), (1.5,), ([0.5, 1.5],)], line
 _rule(
     rt.old_item,
     "obj key",
-    {"obj": "_ad.old_item_vjp(obj, key, g)"},
-    {"obj": "_ad.getitem(t, key)"},
+    {"obj": "_ad.old_item_vjp(obj, key, g)", "key": "0.0"},
+    {"obj": "_ad.getitem(t, key)", "key": "0.0"},
     [(_A, 1), (_V, 2), ([0.5, -1.5, 2.0], 1), (_T, (1, slice(0, 2))), ({"a": _V}, "a")],
     linear=True,
 )
