@@ -169,11 +169,15 @@ _MISSING = object()
 DELETED = _MISSING
 
 
-def old_item(obj: Any, key: Any) -> Any:
-    """The entry about to be overwritten (a marker when a dict has no such key yet)."""
+def old_item(obj: Any, index: Any) -> Any:
+    """The entry about to be overwritten (a marker when a dict has no such key yet).
+
+    ``index`` (a list index or a dict key) is named as the other helpers' positions are:
+    an argument that never has a gradient, also when a tape hands it back in code
+    differentiated again."""
     if isinstance(obj, dict):
-        return copy(obj.get(key, _MISSING))
-    return copy(obj[key])
+        return copy(obj.get(index, _MISSING))
+    return copy(obj[index])
 
 
 def old_item_vjp(obj: Any, key: Any, g: Any) -> Any:
