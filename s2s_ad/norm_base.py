@@ -36,6 +36,8 @@ class NormalizerBase:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        #: functions of the module whose bodies are inlined here (class methods)
+        self.foreign: list[ParsedFunction] = []
         #: for generated code: its line -> the user's line and source its comments name
         self.generated = user_lines(parsed.filename) or None
         #: (dotted) non-local name -> the object it resolved to while lowering
@@ -126,8 +128,13 @@ class NormalizerBase:
         return name
 
     def error(self, construct: str, node: cst.CSTNode, hint: str = "") -> Exception:
-        """A ``TransformError`` refusing ``construct`` at the user's node ``node`` came from."""
-        return self.p.error(construct, self.origin.get(node, node), hint)
+        """A ``TransformError`` refusing ``construct`` at the user's node ``node`` came from
+        (in a function of the module inlined here, at that function's line)."""
+        node = self.origin.get(node, node)
+        for parsed in self.foreign:
+            if parsed.positions.get(node) is not None:
+                return parsed.error(construct, node, hint)
+        return self.p.error(construct, node, hint)
 
     def emit(self, stmt: ir.Stmt) -> None:
         """Append a statement to the block being lowered."""

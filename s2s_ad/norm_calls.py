@@ -26,6 +26,7 @@ from . import ir
 from .built_objects import init_attributes, record_kind
 from .norm_append import lower_setdefault, setdefault_parts
 from .norm_base import MISSING, NormalizerBase
+from .norm_classmethod import inline_classmethod
 from .norm_passed import factory_argument_call
 from .norm_scan import binding_count
 from .ordering import lower_ordering
@@ -208,6 +209,10 @@ class CallLowering(NormalizerBase):
                 return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
+        if isinstance(func, cst.Attribute) and not self.env:
+            made = inline_classmethod(self, node)
+            if made is not None:  # Layer.init(W): a class method building through cls
+                return made
         if setdefault_parts(self, node) is not None:
             return self.expression(lower_setdefault(self, node))
         fields = self.namedtuple_method(node)

@@ -355,3 +355,86 @@ def test_setdefault_with_a_computed_key_to_second_order():
         return d[0] * d[1]
 
     _check(loss, 0.7)
+
+
+# 5. a class built through cls(...) in a class method called in the loss (a layer factory):
+# the method inlined at the call, cls read as the class's name there
+
+
+class Dense:
+    """A layer with a factory class method, as Keras-style code writes one."""
+
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    @classmethod
+    def from_pair(cls, pair, scale=1.0):
+        W, b = pair
+        if scale == 1.0:
+            return cls(W, b)
+        return cls(W * scale, b * scale)
+
+    @classmethod
+    def stack(cls, params, scale):
+        return [cls.from_pair(p, scale=scale) for p in params]
+
+    def __call__(self, h):
+        return np.tanh(self.W @ h + self.b)
+
+
+class Residual(Dense):
+    """A subclass: ``Residual.from_pair`` builds a Residual."""
+
+    def __call__(self, h):
+        return h[: len(self.b)] + np.tanh(self.W @ h + self.b)
+
+
+def factory_mlp(x, params):
+    first = Dense.from_pair(params[0])
+    h = first(x)
+    for layer in Dense.stack(params[1:], 0.5):
+        h = layer(h)
+    return np.sum(h**2)
+
+
+def residual_net(x, params):
+    block = Residual.from_pair(params[0], scale=2.0)
+    head = Dense.from_pair(params[1])
+    return np.sum(head(block(x)) ** 2)
+
+
+def test_a_layer_factory_classmethod_in_an_mlp():
+    _check(factory_mlp, RS.standard_normal(3), _net(), oracle=False)
+
+
+def test_a_subclass_built_by_the_inherited_factory():
+    params = [
+        (RS.standard_normal((3, 3)) * 0.5, RS.standard_normal(3) * 0.1),
+        (RS.standard_normal((2, 3)) * 0.5, RS.standard_normal(2) * 0.1),
+    ]
+    _check(residual_net, RS.standard_normal(3), params, oracle=False)
+    h = np.array([0.3, -0.2, 0.5])
+    block = Residual(2.0 * params[0][0], 2.0 * params[0][1])
+    want = np.sum(Dense(*params[1])(block(h)) ** 2)
+    assert np.isclose(residual_net(h, params), want)
+
+
+class Unwritable:
+    def __init__(self, W):
+        self.W = W
+
+    @classmethod
+    def init(cls, W):
+        with open(__file__) as f:
+            f.read(1)
+        return cls(W)
+
+
+def test_a_refusal_in_an_inlined_classmethod_names_its_own_line():
+    def loss(W):
+        return np.sum(Unwritable.init(W).W)
+
+    with pytest.raises(s2s_ad.TransformError, match="'with' statement") as info:
+        s2s_ad.grad(loss)(np.ones(2))
+    assert "with open(__file__) as f:" in str(info.value)
