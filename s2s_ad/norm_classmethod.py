@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from . import ir
+from .norm_base import lookup_name
 from .norm_inline import Rename
 from .norm_queries import all_params
 from .norm_scan import NameScan, names_read
@@ -37,9 +38,13 @@ def inline_classmethod(norm: Normalizer, node: cst.Call) -> ir.Expr | None:
         and isinstance(func.value, cst.Name)
         and func.value.value not in norm.locals
         and func.value.value not in norm.env
+        and func.value.value not in norm.params
     ):
         return None
-    owner = norm.resolve(func.value.value)
+    name = func.value.value
+    if not isinstance(lookup_name((name,), norm.p.closure, norm.p.globals), type):
+        return None  # (looked up without recording it: only a class is resolved here)
+    owner = norm.resolve(name)
     method = getattr(owner, func.attr.value, None) if isinstance(owner, type) else None
     if not (
         isinstance(method, types.MethodType)
