@@ -7,7 +7,8 @@ linear-regression step of seed 001 (batch 32), an MLP step (64-128-10, batch 64,
 with its Variables named in the block, the same MLP as a Keras ``Sequential`` model
 (Variables found through the layers), and a GAN-like step: two tapes opened by one
 ``with``, each asked for its own loss (against two ``value_and_grad`` calls). ``--quick``
-for CI smoke runs; ``--gc`` keeps the garbage collector on while timing, as in a training
+for CI smoke runs; each timed batch follows an untimed one of the same call (``--cold``:
+not); ``--gc`` keeps the garbage collector on while timing, as in a training
 loop (off by default, so that a collection triggered by other code is not timed).
 ``--opcodes`` counts instead the Python opcodes one step of each runs (``sys.settrace``
 with opcode events: CPython 3.11 has no ``sys.monitoring``), by function with ``--top N``.
@@ -40,16 +41,27 @@ CLOCK = [time.perf_counter]
 # whether the garbage collector stays on in the timed batches (``--gc``: as in a training
 # loop, where a step that leaves objects in reference cycles pays for the collections)
 KEEP_GC = [False]
+# untimed batches before each timed one (``--cold``: none, as before branch ``tfspeed8``)
+WARM = [1]
 
 
 def batch_time(call: Callable[[], Any], number: int) -> float:
-    """Per-call seconds of ``number`` calls in a row, the garbage collector off (unless
-    ``--gc``)."""
+    """Per-call seconds of ``number`` calls in a row, after as many untimed ones (unless
+    ``--cold``), the garbage collector off (unless ``--gc``).
+
+    The untimed calls take the cost of the first calls after another case, which falls
+    on the tape's batch only (each case's tape batch follows the case before, its direct
+    batch follows the tape's): the GAN-like step's first call after the MLP case took
+    40-130 us more and the 20 that follow about 3 us more each, with the same opcodes
+    and no page fault (the machine's caches, warming again).
+    """
     clock = CLOCK[0]
     enabled = gc.isenabled()
     if not KEEP_GC[0]:
         gc.disable()
     try:
+        for _ in range(WARM[0] * number):
+            call()
         start = clock()
         for _ in range(number):
             call()
@@ -100,6 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gc", action="store_true", help="keep the garbage collector on in the timed batches"
     )
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="no untimed batch before each timed one (a case then pays for the one before)",
+    )
     parser.add_argument("--rounds", type=int, default=30, help="interleaved rounds")
     parser.add_argument("--number", type=int, default=30, help="calls per case per round")
     parser.add_argument(
@@ -113,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cpu:
         CLOCK[0] = time.process_time
     KEEP_GC[0] = args.gc
+    WARM[0] = 0 if args.cold else 1
     rounds, number = (3, 5) if args.quick else (args.rounds, args.number)
     cases = make_cases()
     timed = interleaved([(t, d) for _, t, d in cases], rounds, number)

@@ -197,8 +197,9 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
 
 def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
     """The names holding an object generated code built from its fields
-    (``_ad.build_record``, ``_ad.new_record``) or a method read from a name (a record's,
-    built here or passed in as ``self``; a method of a record calling another): as the callee
+    (``_ad.build_record``, ``_ad.new_record``) or a method read from one or from ``self``
+    (a method of an object calling another of its methods; any other name may hold a
+    module or an array, whose functions and methods carry nothing): as the callee
     of a dispatched call (``_ad.vjp_apply(_t3.forward, (0,), g, x)`` in a gradient with
     respect to ``x``) the object's fields reach the result, which a derivative with
     respect to them (a mixed second derivative) follows (second_order._held_callee)."""
@@ -215,6 +216,7 @@ def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
         if isinstance(s, ir.Assign)
         and isinstance(s.value, ir.Attr)
         and isinstance(s.value.obj, ir.Var)
+        and (s.value.obj.name in records or s.value.obj.name == "self")
     }
     return records | methods
 

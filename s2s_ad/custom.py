@@ -31,8 +31,7 @@ def defgrad(func: Callable[..., Any], rule: Callable[..., Any]) -> Callable[...,
 
     The rule takes precedence over transforming ``func``'s source.
     """
-    REGISTRY.custom[id(func)] = rule
-    REGISTRY._keep.append(func)
+    REGISTRY.set_custom(func, rule)
     from .api import clear_cache
 
     clear_cache()
@@ -52,8 +51,7 @@ def defjvp(func: Callable[..., Any], rule: Callable[..., Any]) -> Callable[..., 
         ``func``. The rule takes precedence over transforming ``func``'s source in
         forward mode (reverse mode uses ``defgrad`` or the source).
     """
-    REGISTRY.custom_jvp[id(func)] = rule
-    REGISTRY._keep.append(func)
+    REGISTRY.set_custom(func, rule, jvp=True)
     from .api import clear_cache
 
     clear_cache()

@@ -247,7 +247,7 @@ class _Fast:
         self, code: Any, fns: Any, params: list[packing.Packed], order: tuple[str, ...]
     ) -> None:
         self.code = code
-        self.version = _registry_version()
+        self.version = REGISTRY.version
         self.fns = fns
         self.params = params
         self.order = order
@@ -259,12 +259,6 @@ class _Fast:
         # own at this version (the registry keeps the callables it has rules for alive,
         # so an id seen here cannot come back as one with a rule registered earlier)
         self.checked: set[int] = set()
-
-
-def _registry_version() -> tuple[int, int, int]:
-    """Changes when a rule is registered or a library made opaque (the registry only
-    grows)."""
-    return len(REGISTRY.rules), len(REGISTRY.custom), len(REGISTRY.opaque_libraries)
 
 
 def _callee(func: Any) -> tuple[Any, tuple[Any, ...]]:
@@ -314,12 +308,7 @@ def _fast_path(
     )
     if hit is None or raw.__code__ is not hit.code:
         return None
-    version = hit.version  # _registry_version(), inline
-    if (
-        version[0] != len(REGISTRY.rules)
-        or version[1] != len(REGISTRY.custom)
-        or version[2] != len(REGISTRY.opaque_libraries)
-    ):
+    if hit.version != REGISTRY.version:
         return None
     if pre and id(pre[0]) not in hit.checked:
         if id(func) in REGISTRY.custom or REGISTRY.lookup(func) is not None:

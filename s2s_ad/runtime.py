@@ -42,14 +42,25 @@ _ARRAY_HOLDERS = duck.ARRAY_HOLDERS
 def unbroadcast(g: Any, x: Any) -> Any:
     """Sum ``g`` down to the shape of ``x`` (undoes NumPy broadcasting)."""
     tg = type(g)
+    if tg is _ndarray:  # the common case first (the same steps as below)
+        tx = type(x)
+        if tx is _ndarray:
+            xshape = x.shape
+        elif tx is _float:
+            return _add_reduce(g, None)  # what g.sum() calls, without its Python frame
+        elif tx in _ARRAY_HOLDERS:  # a tf Variable: its array's shape (a plain tuple)
+            xshape = x.value.shape
+        else:
+            xshape = np.shape(x)
+        if g.shape == xshape:
+            return g
+        return _reduce_to(g, xshape)
     if tg is _float or tg is _float64:
         return g
     if type(x) is _float:
-        if tg is _ndarray:
-            return _add_reduce(g, None)  # what g.sum() calls, without its Python frame
         return g.sum() if isinstance(g, _ndarray) or _is_foreign(g) else g
-    # an array whose ``sum`` is ndarray's (a tf tensor too; not np.matrix, np.ma)
-    array = tg is _ndarray or (isinstance(g, _ndarray) and tg.sum is _ndarray_sum)
+    # an array whose ``sum`` is ndarray's (a tf tensor; not np.matrix, np.ma)
+    array = isinstance(g, _ndarray) and tg.sum is _ndarray_sum
     if array or isinstance(g, _ndarray) or _is_foreign(g):  # other subclasses, Dask too
         if type(x) is _ndarray:
             xshape = x.shape
@@ -59,20 +70,25 @@ def unbroadcast(g: Any, x: Any) -> Any:
             xshape = np.shape(x)
         if g.shape == xshape:
             return g
-        # an array's ``sum`` is ``np.add.reduce``, called here without its Python frame
-        if not xshape:
-            return _add_reduce(g, None) if array else g.sum()
-        extra = g.ndim - len(xshape)
-        if extra:
-            lead = tuple(range(extra))
-            g = _add_reduce(g, lead) if array else g.sum(axis=lead)
-        gshape = g.shape
-        axes = tuple([i for i, n in enumerate(xshape) if n == 1 and gshape[i] != 1])
-        if axes:
-            g = _add_reduce(g, axes, None, None, True) if array else g.sum(axis=axes, keepdims=True)
-        return g
+        return _reduce_to(g, xshape, array)
     if tg in (list, tuple) and isinstance(x, (list, tuple)) and len(g) != len(x):
         raise _concat_refusal()
+    return g
+
+
+def _reduce_to(g: Any, xshape: tuple[int, ...], array: bool = True) -> Any:
+    """:func:`unbroadcast` of an array ``g`` whose shape is not ``xshape``; ``array``: its
+    ``sum`` is ndarray's, called as ``np.add.reduce`` without its Python frame."""
+    if not xshape:
+        return _add_reduce(g, None) if array else g.sum()
+    extra = g.ndim - len(xshape)
+    if extra:
+        lead = tuple(range(extra))
+        g = _add_reduce(g, lead) if array else g.sum(axis=lead)
+    gshape = g.shape
+    axes = tuple([i for i, n in enumerate(xshape) if n == 1 and gshape[i] != 1])
+    if axes:
+        g = _add_reduce(g, axes, None, None, True) if array else g.sum(axis=axes, keepdims=True)
     return g
 
 

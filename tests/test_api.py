@@ -158,7 +158,7 @@ def test_defgrad_takes_precedence():
     finally:
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom.pop(id(square_plus), None)
+        REGISTRY.drop_custom(square_plus)
         api.clear_cache()
 
 
@@ -193,7 +193,7 @@ def test_check_grads_reports_worst_entry():
     finally:
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom.pop(id(stepish), None)
+        REGISTRY.drop_custom(stepish)
         api.clear_cache()
 
 
@@ -259,7 +259,7 @@ def test_custom_rule_with_wrong_count_names_the_rule():
     finally:
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom.pop(id(scaled_sum), None)
+        REGISTRY.drop_custom(scaled_sum)
         api.clear_cache()
 
 
@@ -271,7 +271,7 @@ def test_custom_rule_with_wrong_shape_names_the_rule():
     finally:
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom.pop(id(scaled_sum), None)
+        REGISTRY.drop_custom(scaled_sum)
         api.clear_cache()
 
 
@@ -291,7 +291,7 @@ def test_custom_rule_is_differentiable_again():
     finally:
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom.pop(id(cube_plus), None)
+        REGISTRY.drop_custom(cube_plus)
         api.clear_cache()
 
 

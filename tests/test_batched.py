@@ -371,13 +371,13 @@ def test_user_rules_run_column_by_column_in_batched_mode():
     try:  # a rule defined after a first run: the cached batched program is not reused
         np.testing.assert_allclose(s2s_ad.jacobian(uses, mode="fwd")(x), 200.0 * np.eye(3))
     finally:
-        REGISTRY.custom_jvp.pop(id(_softplus), None)
+        REGISTRY.drop_custom(_softplus, jvp=True)
         clear_cache()
     s2s_ad.defgrad(_softplus, lambda g, x: g * 7.0)
     try:
         np.testing.assert_allclose(s2s_ad.jacobian(uses, mode="fwd")(x), 14.0 * np.eye(3))
     finally:
-        REGISTRY.custom.pop(id(_softplus), None)
+        REGISTRY.drop_custom(_softplus)
         clear_cache()
 
 

@@ -156,7 +156,7 @@ def test_defjvp_takes_precedence_in_forward_mode():
         from s2s_ad.api import clear_cache
         from s2s_ad.rules import REGISTRY
 
-        REGISTRY.custom_jvp.pop(id(softplus), None)
+        REGISTRY.drop_custom(softplus, jvp=True)
         clear_cache()
 
 

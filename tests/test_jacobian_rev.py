@@ -315,7 +315,7 @@ def test_a_defgrad_rule_falls_back_to_one_pullback_per_entry():
         assert batched_pullback(uses_cube, ("x",)) is None
         np.testing.assert_allclose(s2s_ad.jacobian(uses_cube)(x), np.diag(3 * x**2 + 1))
     finally:
-        del REGISTRY.custom[id(cube)]
+        REGISTRY.drop_custom(cube)
         api.clear_cache()
 
 
@@ -333,7 +333,7 @@ def test_a_defgrad_rule_reached_as_a_function_value_runs_once_per_row():
         assert batched_pullback(uses, ("x",)) is not None
         np.testing.assert_allclose(s2s_ad.jacobian(uses)(x), np.diag(2 * x + 1))
     finally:
-        del REGISTRY.custom[id(square)]
+        REGISTRY.drop_custom(square)
         api.clear_cache()
 
 

@@ -37,7 +37,7 @@ REFUSALS = (
 )
 #: Round-4 snippets refused whatever they are mixed with (each has a test below), not drawn.
 REFUSED = {
-    "property_params": "call to Lin",
+    "property_params": "property .bias of a differentiated Lin",
     # a local factory's inner def is inlined now; the function it returns is a value
     "local_factory": "local function make_scaler_g used as a value",
 }

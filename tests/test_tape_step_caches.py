@@ -2,7 +2,8 @@
 not be used: a block found again by the code object that runs it, the class of an
 object the block reads (``tape._OPAQUE``), the second tape of ``with a, b:`` leaving
 with what the first found and reading into the same dict until one of them resets,
-and the backward helpers taking a layer's kernel Variable as its array."""
+the backward helpers taking a layer's kernel Variable as its array, and the generated
+code the dispatcher keeps per callee, checked against the registry's version."""
 
 import importlib.util
 import linecache
@@ -196,3 +197,76 @@ def test_a_keras_mlp_step_matches_autograd():
         for got, want in zip(grads, reference(*params)):
             np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-5)
         opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+def _soft_clip(v):
+    return np.tanh(v)
+
+
+def _identity(v):
+    return v
+
+
+class _Activation(tf.keras.layers.Layer):
+    """A user's layer applying the callable it was built with (dispatched at run time)."""
+
+    def __init__(self, act):
+        super().__init__()
+        self.act = act
+
+    def call(self, x):
+        return self.act(x)
+
+
+def test_a_rule_registered_between_steps_replaces_the_kept_generated_code():
+    """The dispatcher keeps the generated code a layer's activation resolved to at the
+    first steps; a ``defgrad`` made after that must be used from the next step on, also
+    when another rule was dropped in between (the registry's sizes are then the same as
+    when the code was kept: the check by sizes used the stale code, a wrong gradient)."""
+    from s2s_ad import defgrad
+    from s2s_ad.rules.registry import REGISTRY
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3), _Activation(_soft_clip)])
+    x = np.linspace(-1.0, 1.0, 8).reshape(4, 2)
+    model(x)
+
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(model(x))
+        return tape.gradient(loss, model.trainable_variables)
+
+    defgrad(_identity, lambda g, v: g)
+    try:
+        kernel, bias = model.trainable_variables
+        for _ in range(3):
+            g_kernel, g_bias = step()
+            h = np.asarray(x) @ kernel.numpy() + bias.numpy()
+            slope = 1.0 - np.tanh(h) ** 2
+            np.testing.assert_allclose(g_bias, slope.sum(0), rtol=1e-5)
+        REGISTRY.drop_custom(_identity)
+        defgrad(_soft_clip, lambda g, v: 5.0 * g)
+        g_kernel, g_bias = step()
+        np.testing.assert_allclose(g_bias, np.full(3, 20.0), rtol=1e-6)
+        np.testing.assert_allclose(g_kernel, 5.0 * np.outer(x.sum(0), np.ones(3)), rtol=1e-5)
+    finally:
+        REGISTRY.drop_custom(_identity)
+        REGISTRY.drop_custom(_soft_clip)
+
+
+def test_every_change_of_the_registry_moves_its_version():
+    """Each way of changing the rules goes through one method that moves the version the
+    dispatcher's kept code is checked against."""
+    from s2s_ad.rules.registry import REGISTRY
+
+    def user_fn(v):
+        return v
+
+    seen = [REGISTRY.version]
+    REGISTRY.set_custom(user_fn, lambda g, v: g)
+    seen.append(REGISTRY.version)
+    REGISTRY.drop_custom(user_fn)
+    seen.append(REGISTRY.version)
+    REGISTRY.set_custom(user_fn, lambda t, v: t, jvp=True)
+    seen.append(REGISTRY.version)
+    REGISTRY.drop_custom(user_fn, jvp=True)
+    assert seen == sorted(set(seen)), seen

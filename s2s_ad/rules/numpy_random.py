@@ -95,7 +95,7 @@ def _register_draws() -> None:
             "through a generator reached at run time are refused"
         )
         for kind in (np.random.Generator, np.random.RandomState):
-            REGISTRY.instance_methods[(kind, name)] = rule
+            REGISTRY.add_instance_method(kind, name, rule)
 
 
 _register_draws()

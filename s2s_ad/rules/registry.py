@@ -154,20 +154,55 @@ class Registry:
         # ``as_strided`` reads ``__array_interface__``): a call without a rule is refused at
         # the user's line
         self.opaque_functions: set[str] = {"numpy"}
+        # bumped by every change below (each goes through a method of this class), so that
+        # what was resolved against the rules (``dispatch``'s fast path) is checked by one
+        # comparison
+        self.version = 0
 
-    def add(self, rule: Rule) -> Rule:
-        """Register a rule for each of its callables."""
+    def _changed(self) -> None:
+        self.version += 1
         self._methods_cache = None
+
+    def add(self, rule: Rule, *, method: str | None = None, attr: str | None = None) -> Rule:
+        """Register a rule for each of its callables (also as the array method or
+        attribute ``method``/``attr``: ``x.sum()``, ``x.T``)."""
         self.rules.append(rule)
         for func in rule.funcs:
             self._by_id[id(func)] = rule
             self._keep.append(func)
+        if method is not None:
+            self.methods[method] = rule
+        if attr is not None:
+            self.attrs[attr] = rule
+        self._changed()
         return rule
 
     def alias(self, func: Any, rule: Rule) -> None:
         """Look ``rule`` up for ``func`` too (a wrapper that calls the rule's callable)."""
         self._by_id[id(func)] = rule
         self._keep.append(func)
+        self._changed()
+
+    def add_instance_method(self, kind: type, name: str, rule: Rule) -> None:
+        """Look ``rule`` up for the method ``name`` of every instance of ``kind``."""
+        self.instance_methods[(kind, name)] = rule
+        self._changed()
+
+    def set_custom(self, func: Any, rule: Callable[..., Any], *, jvp: bool = False) -> None:
+        """Register a user rule (``defgrad``, or ``defjvp`` with ``jvp``) for ``func``."""
+        (self.custom_jvp if jvp else self.custom)[id(func)] = rule
+        self._keep.append(func)
+        self._changed()
+
+    def drop_custom(self, func: Any, *, jvp: bool = False) -> None:
+        """Forget the user rule of ``func``, if any (tests)."""
+        (self.custom_jvp if jvp else self.custom).pop(id(func), None)
+        self._changed()
+
+    def make_opaque(self, library: str) -> None:
+        """Never differentiate the source of ``library``'s functions (only its rules)."""
+        self.opaque_libraries.add(library)
+        self._changed()
 
     def lookup(self, func: Any) -> Rule | None:
         """The rule for a live callable, or ``None``.
@@ -351,9 +386,7 @@ def method(
         nondiff=nondiff,
         kw_samples=list(kw_samples or []),
     )
-    REGISTRY.methods[name] = rule
-    REGISTRY.rules.append(rule)
-    return rule
+    return REGISTRY.add(rule, method=name)
 
 
 def attribute(name: str, vjp: str | None, samples: Sequence[tuple[Any, ...]] = ()) -> Rule:
@@ -367,9 +400,7 @@ def attribute(name: str, vjp: str | None, samples: Sequence[tuple[Any, ...]] = (
         samples=list(samples),
         nondiff=vjp is None,
     )
-    REGISTRY.attrs[name] = rule
-    REGISTRY.rules.append(rule)
-    return rule
+    return REGISTRY.add(rule, attr=name)
 
 
 def set_jvps(rule: Rule, **templates: str) -> Rule:
