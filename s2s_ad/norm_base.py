@@ -36,6 +36,8 @@ class NormalizerBase:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        #: functions of the module whose bodies are inlined here (class methods)
+        self.foreign: list[ParsedFunction] = []
         #: for generated code: its line -> the user's line and source its comments name
         self.generated = user_lines(parsed.filename) or None
         #: (dotted) non-local name -> the object it resolved to while lowering
@@ -83,6 +85,8 @@ class NormalizerBase:
         self.src = ""
         self.out: list[ir.Stmt] = []
         self.nested: dict[str, cst.FunctionDef] = {}  # local defs, inlined where called
+        #: defs at the top of a local function's body: defined again at each call inlined
+        self.inner_top: set[cst.CSTNode] = set()
         self.partials: dict[str, Bound] = {}  # names of partials, called as their function
         #: a local function's default evaluated where it is defined -> the function's name
         self.default_of: dict[str, str] = {}
@@ -124,8 +128,13 @@ class NormalizerBase:
         return name
 
     def error(self, construct: str, node: cst.CSTNode, hint: str = "") -> Exception:
-        """A ``TransformError`` refusing ``construct`` at the user's node ``node`` came from."""
-        return self.p.error(construct, self.origin.get(node, node), hint)
+        """A ``TransformError`` refusing ``construct`` at the user's node ``node`` came from
+        (in a function of the module inlined here, at that function's line)."""
+        node = self.origin.get(node, node)
+        for parsed in self.foreign:
+            if parsed.positions.get(node) is not None:
+                return parsed.error(construct, node, hint)
+        return self.p.error(construct, node, hint)
 
     def emit(self, stmt: ir.Stmt) -> None:
         """Append a statement to the block being lowered."""

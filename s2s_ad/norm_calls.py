@@ -24,7 +24,9 @@ import numpy as np
 
 from . import ir
 from .built_objects import init_attributes, record_kind
+from .norm_append import lower_setdefault, setdefault_parts
 from .norm_base import MISSING, NormalizerBase
+from .norm_classmethod import inline_classmethod
 from .norm_passed import factory_argument_call
 from .norm_scan import binding_count
 from .ordering import lower_ordering
@@ -199,7 +201,7 @@ class CallLowering(NormalizerBase):
             return self.inline_lambda(self.lambdas[func.value], node)
         if isinstance(func, cst.Lambda) and not self.env:
             return self.inline_lambda(func, node)
-        if isinstance(func, cst.Name) and func.value in self.nested and not self.env:
+        if isinstance(func, cst.Name) and func.value in self.nested and func.value not in self.env:
             return self.inline_def(self.nested[func.value], node)
         if isinstance(func, cst.Name) and not self.env:
             inlined = factory_argument_call(self, node)
@@ -207,6 +209,12 @@ class CallLowering(NormalizerBase):
                 return inlined
         if any(a.star for a in node.args):
             return self.star_call(node)
+        if isinstance(func, cst.Attribute) and not self.env:
+            made = inline_classmethod(self, node)
+            if made is not None:  # Layer.init(W): a class method building through cls
+                return made
+        if setdefault_parts(self, node) is not None:
+            return self.expression(lower_setdefault(self, node))
         fields = self.namedtuple_method(node)
         if fields is not None:
             return fields

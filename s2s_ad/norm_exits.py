@@ -41,17 +41,22 @@ def _has_return(stmts: list[ir.Stmt]) -> bool:
     return False
 
 
-def single_exit(body: list[ir.Stmt], norm: NormalizerBase) -> list[ir.Stmt]:
+def single_exit(
+    body: list[ir.Stmt], norm: NormalizerBase, into: str | None = None
+) -> list[ir.Stmt]:
     """Rewrite returns so that the function has one ``Return``, at the end.
 
     A block whose every path returns needs no flag: each return becomes an assignment
     of ``_ret``. Returns inside loops, or followed by code on other paths, set the flag
     ``_returned``, break out of loops, and guard the statements after them.
+
+    With ``into``, ``body`` is a local function's body inlined at a call: each return
+    assigns ``into`` instead, and no ``Return`` ends the block (the caller goes on).
     """
     line, src = norm.line, norm.src
-    if body and isinstance(body[-1], ir.Return) and not _has_return(body[:-1]):
+    if into is None and body and isinstance(body[-1], ir.Return) and not _has_return(body[:-1]):
         return body
-    ret = norm.fresh("_ret")
+    ret = into or norm.fresh("_ret")
     flag = norm.fresh("_returned")
     state = {"flag": False}
 
@@ -106,10 +111,13 @@ def single_exit(body: list[ir.Stmt], norm: NormalizerBase) -> list[ir.Stmt]:
     falls_through = not _ends(body)
     new = rewrite(body, False)
     head: list[ir.Stmt] = []
+    first = norm.p.first_line if into is None else line
     if falls_through:
-        head.append(ir.Assign(norm.p.first_line, "", ret, ir.Copy(ir.Const("None"))))
+        head.append(ir.Assign(first, "", ret, ir.Copy(ir.Const("None"))))
     if state["flag"]:
-        head.append(ir.Assign(norm.p.first_line, "", flag, ir.Copy(ir.Const("False"))))
+        head.append(ir.Assign(first, "", flag, ir.Copy(ir.Const("False"))))
+    if into is not None:
+        return [*head, *new]
     return [*head, *new, ir.Return(line, src, ir.Var(ret))]
 
 

@@ -7,13 +7,14 @@
 * any other local ``def`` is recorded (:meth:`nested_def`) and its body inlined at each
   call, its locals renamed apart once, its final ``return`` an assignment
   (:meth:`inline_def`), the names it declares ``nonlocal`` left as the caller's own; a
-  generator runs to its end there, yielding into a list;
+  generator runs to its end there, yielding into a list; earlier returns assign the
+  call's result and guard what follows them (:meth:`_inline_returning`);
 * ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
   function it defines: the factory's body is inlined and ``step`` becomes that local
   function (:meth:`factory_call`).
 
-What cannot be inlined faithfully (recursion, decorators, ``*args``, early returns,
-nested definitions) is refused with the user's line.
+What cannot be inlined faithfully (recursion, decorators, ``*args``, a generator's early
+return, nested definitions) is refused with the user's line.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import libcst as cst
 
 from . import ir
 from .norm_base import NormalizerBase
+from .norm_exits import single_exit
 from .norm_queries import (
     all_params,
     declared_nonlocal,
@@ -133,19 +135,44 @@ class InnerFunctions(NormalizerBase):
             problem = "an async local function"
         elif name in self.locals:
             problem = f"local function {name} also assigned"
-        elif name in self.nested and not (
-            self._top_level(node) and self._top_level(self.nested[name])
+        elif (
+            name in self.nested
+            and not (self._top_level(node) and self._top_level(self.nested[name]))
+            and not self._inner_top(node)
         ):
             problem = f"local function {name} defined twice, not both at the top of the body"
-        elif any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) for n in inner_defs(node)):
-            problem = "a function or class defined inside a local function"
-        elif early_return(node):
-            problem = "a local function that returns before its last statement"
+        elif early_return(node) and own_nodes(node, cst.Yield):
+            problem = "a local generator that returns before its last statement"
         if problem:
             raise self.error(problem, node, "define the function at module level")
+        inner = self._misplaced_inner_def(node)
+        if inner is not None:
+            problem = (
+                "a class defined inside a local function"
+                if isinstance(inner, cst.ClassDef)
+                else "a function defined inside a branch, loop or 'with' of a local function"
+            )
+            raise self.error(problem, inner, "define the function at module level")
         if name in self.nested:  # defined again: the calls after this inline this body
             self.renames.pop(name, None)
         self.nested[name] = self.frozen_defaults(name, node)
+
+    def _misplaced_inner_def(self, node: cst.FunctionDef) -> cst.CSTNode | None:
+        """The first definition inside the local function ``node`` that is not a ``def``
+        among the statements of its own body (those are bound each time a call's inlined
+        body runs, and recorded for :meth:`_inner_top`), or ``None``."""
+        top = {id(st) for st in node.body.body if isinstance(st, cst.FunctionDef)}
+        found = inner_defs(node)
+        for inner in found:
+            if id(inner) not in top:
+                return inner
+        self.inner_top.update(self.origin.get(n, n) for n in found)
+        return None
+
+    def _inner_top(self, node: cst.FunctionDef) -> bool:
+        """Whether ``node`` is a ``def`` at the top of a local function's body: inlined
+        again at each call of that function, where it is defined again, as Python does."""
+        return self.origin.get(node, node) in self.inner_top
 
     def _top_level(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is a statement of the function's own body (not in a branch,
@@ -314,17 +341,31 @@ class InnerFunctions(NormalizerBase):
         if name in self.inlining:
             raise self.error(f"recursive call of the local function {name}", call)
         bound = self._bind_params(fdef, call, "a local function")
+        # called from an inlined one-return function: its parameters are not this body's
+        env, self.env = self.env, {}
+        try:
+            return self._inline_body(fdef, bound)
+        finally:
+            self.env = env
+
+    def _inline_body(self, fdef: cst.FunctionDef, bound: list[tuple[str, ir.Atom]]) -> ir.Expr:
+        """The body of a local function inlined at a call, its parameters ``bound``."""
+        name = fdef.name.value
         names = [param for param, _ in bound]
         scan = NameScan()
         fdef.body.visit(scan)
+        # the functions it defines are its own too (a caller's ``act`` is another one)
+        defs = {st.name.value for st in fdef.body.body if isinstance(st, cst.FunctionDef)}
         rename = self.renames.get(name)
         if rename is None:  # one set of names for every call: each call ends before the next
             # a ``nonlocal`` name is the enclosing function's own: written where inlined
-            local = sorted((scan.assigned | set(names)) - declared_nonlocal(fdef))
+            local = sorted((scan.assigned | set(names) | defs) - declared_nonlocal(fdef))
             rename = self.renames[name] = {n: self.reserve(f"{name}_{n}") for n in local}
-        self.locals.update(rename.values())
+        self.locals.update(v for k, v in rename.items() if k not in defs)
         self._bind_inlined(scan, rename, bound)
         body = list(fdef.body.body)
+        if early_return(fdef):
+            return self._inline_returning(fdef, body, Rename(rename, self.origin))
         last = body.pop() if body else None
         result_node: cst.BaseExpression | None = None
         if isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return):
@@ -357,6 +398,32 @@ class InnerFunctions(NormalizerBase):
         finally:
             self.inlining.pop()
             self.line, self.src, self.memo, self.items = line, src, memo, items
+        return ir.Copy(ir.Var(result))
+
+    def _inline_returning(
+        self, fdef: cst.FunctionDef, body: list[cst.BaseStatement], renamer: Rename
+    ) -> ir.Expr:
+        """Inline a local function that returns before its last statement: its body is
+        lowered apart, then each ``return`` assigns the call's result and the statements
+        after it run under a flag (:func:`single_exit` with ``into``), as for the
+        function's own returns."""
+        name = fdef.name.value
+        renamed = [stmt.visit(renamer) for stmt in body]
+        line, src, memo, out = self.line, self.src, self.memo, self.out
+        result = self.reserve(f"_{name}")
+        self.locals.add(result)
+        self.out = []
+        self.inlining.append(name)
+        try:
+            self.block(renamed)
+            lowered = self.out
+            self.line, self.src = line, src
+            lowered = single_exit(lowered, self, into=result)
+        finally:
+            self.inlining.pop()
+            self.out = out
+            self.line, self.src, self.memo = line, src, memo
+        self.out.extend(lowered)
         return ir.Copy(ir.Var(result))
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:

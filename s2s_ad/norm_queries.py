@@ -206,3 +206,48 @@ def declared_nonlocal(fdef: cst.FunctionDef) -> set[str]:
         if isinstance(node, cst.Nonlocal)
         for item in node.names
     }
+
+
+def bound_to_dicts(fdef: cst.CSTNode, name: str) -> bool:
+    """Whether every binding of ``name`` in ``fdef`` (at least one; a parameter has
+    none) is ``name = `` a dict display, a dict comprehension or a call of ``dict``."""
+    values: list[cst.BaseExpression] = []
+    other = False
+
+    class Bindings(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            nonlocal other
+            for t in node.targets:
+                if isinstance(t.target, cst.Name) and t.target.value == name:
+                    values.append(node.value)
+                elif name in target_names(t.target):
+                    other = True
+
+        def visit_Param(self, node: cst.Param) -> None:
+            nonlocal other
+            other = other or node.name.value == name
+
+        def visit_For(self, node: cst.For) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_AugAssign(self, node: cst.AugAssign) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+            nonlocal other
+            other = other or name in target_names(node.target)
+
+    fdef.visit(Bindings())
+
+    def is_dict(v: cst.BaseExpression) -> bool:
+        if isinstance(v, (cst.Dict, cst.DictComp)):
+            return True
+        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "dict"
+
+    return not other and bool(values) and all(is_dict(v) for v in values)

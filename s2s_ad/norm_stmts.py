@@ -21,10 +21,11 @@ import libcst as cst
 
 from . import ir
 from .lazy_values import changed_before_use
+from .norm_append import lower_entry_append, lower_setdefault, setdefault_parts
 from .norm_base import NormalizerBase
 from .norm_exprs import _literal_key
 from .norm_imports import local_import
-from .norm_queries import header, target_names
+from .norm_queries import bound_to_dicts, header, target_names
 from .norm_restore import restore_write, restores
 from .norm_scan import names_read
 from .partials import bind_partial
@@ -47,51 +48,6 @@ _AUGOPS = {
     cst.LeftShiftAssign: "<<",
     cst.RightShiftAssign: ">>",
 }
-
-
-def _bound_to_dicts(fdef: cst.CSTNode, name: str) -> bool:
-    """Whether every binding of ``name`` in ``fdef`` (at least one; a parameter has
-    none) is ``name = `` a dict display, a dict comprehension or a call of ``dict``."""
-    values: list[cst.BaseExpression] = []
-    other = False
-
-    class Bindings(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            nonlocal other
-            for t in node.targets:
-                if isinstance(t.target, cst.Name) and t.target.value == name:
-                    values.append(node.value)
-                elif name in target_names(t.target):
-                    other = True
-
-        def visit_Param(self, node: cst.Param) -> None:
-            nonlocal other
-            other = other or node.name.value == name
-
-        def visit_For(self, node: cst.For) -> None:
-            nonlocal other
-            other = other or name in target_names(node.target)
-
-        def visit_AugAssign(self, node: cst.AugAssign) -> None:
-            nonlocal other
-            other = other or name in target_names(node.target)
-
-        def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-            nonlocal other
-            other = other or name in target_names(node.target)
-
-        def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-            nonlocal other
-            other = other or name in target_names(node.target)
-
-    fdef.visit(Bindings())
-
-    def is_dict(v: cst.BaseExpression) -> bool:
-        if isinstance(v, (cst.Dict, cst.DictComp)):
-            return True
-        return isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and v.func.value == "dict"
-
-    return not other and bool(values) and all(is_dict(v) for v in values)
 
 
 class StatementLowering(NormalizerBase):
@@ -241,6 +197,10 @@ class StatementLowering(NormalizerBase):
                 self.emit(ir.ListPop(self.line, self.src, popped, self.fresh()))
             elif isinstance(value, cst.Call) and lower_ufunc_at(self, value):
                 pass  # np.add.at(buf, idx, v) into a local array: a scatter-add
+            elif isinstance(value, cst.Call) and lower_entry_append(self, value):
+                pass  # log["a"].append(v) on an entry of a local container: rebound
+            elif isinstance(value, cst.Call) and setdefault_parts(self, value) is not None:
+                lower_setdefault(self, value)  # d.setdefault(k, v), result unused
             elif isinstance(value, cst.Call):
                 call = self.call(value)
                 if self.generated and restores(call):
@@ -292,7 +252,7 @@ class StatementLowering(NormalizerBase):
             and isinstance(func.value, cst.Name)
             and func.value.value in self.locals
             and not any(a.star for a in call.args)
-            and _bound_to_dicts(self.p.node, func.value.value)
+            and bound_to_dicts(self.p.node, func.value.value)
         ):
             return False
         pairs: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []

@@ -185,11 +185,15 @@ _MISSING = object()
 DELETED = _MISSING
 
 
-def old_item(obj: Any, key: Any) -> Any:
-    """The entry about to be overwritten (a marker when a dict has no such key yet)."""
+def old_item(obj: Any, index: Any) -> Any:
+    """The entry about to be overwritten (a marker when a dict has no such key yet).
+
+    ``index`` (a list index or a dict key) is named as the other helpers' positions are:
+    an argument that never has a gradient, also when a tape hands it back in code
+    differentiated again."""
     if isinstance(obj, dict):
-        return copy(obj.get(key, _MISSING))
-    return copy(obj[key])
+        return copy(obj.get(index, _MISSING))
+    return copy(obj[index])
 
 
 def old_item_vjp(obj: Any, key: Any, g: Any) -> Any:
@@ -450,7 +454,11 @@ def zero_at(x_bar: Any, index: Any) -> Any:
         return out_d
     if isinstance(x_bar, (list, tuple)):
         out = list(x_bar)
-        out[index] = zeros_like(out[index])
+        # an entry that is a container: the symbolic zero (the entry the sweep restores
+        # may be a list of another length, ``rows[1] = rows[1] + [v]`` in a loop)
+        entry = out[index]
+        nested = not isinstance(index, slice) and isinstance(entry, (list, tuple, dict))
+        out[index] = 0.0 if nested else zeros_like(entry)
         return type(x_bar)(out)
     out_a = np.array(x_bar, dtype=float) if not isinstance(x_bar, np.ndarray) else x_bar.copy()
     out_a[index] = 0
@@ -542,7 +550,12 @@ def check_state_call(method: Any, *varied: Any) -> None:
 
 
 def not_a_view(
-    x: Any, *aliases: Any, entry: bool = False, at: Any = None, within: Any = None
+    x: Any,
+    *aliases: Any,
+    entry: bool = False,
+    at: Any = None,
+    within: Any = None,
+    grown: bool = False,
 ) -> None:
     """Refuse an in-place write that another name would see.
 
@@ -556,8 +569,13 @@ def not_a_view(
     (``h = H[t, :]; H[t + 1, :] = v``) is left alone; ``within``: ``x`` is the entry
     ``a[k]`` of the list, tuple or dict ``within`` about to be updated in place
     (``a[k] += v``), refused when another entry or one of ``aliases`` also holds it
-    (``a = [v, v]``): the generated code rebinds the entry.
+    (``a = [v, v]``): the generated code rebinds the entry; with ``grown``, ``x`` is a
+    list entry about to be appended to (``log["a"].append(v)``, rebound as a longer list):
+    refused unless it is a list that no other entry and none of ``aliases`` hold.
     """
+    if grown:
+        _check_grown(x, within, aliases)
+        return
     if within is not None:
         if isinstance(x, np.ndarray) and isinstance(within, (list, tuple, dict)):
             entries = within.values() if isinstance(within, dict) else within
@@ -601,6 +619,39 @@ def not_a_view(
             "(rows = [h]; h[0] = ...)",
             hint="store a copy (rows.append(h.copy())), or write into a new array",
         )
+
+
+def _check_grown(x: Any, within: Any, aliases: tuple[Any, ...]) -> None:
+    """Refuse ``within[k].append(v)`` where the entry ``x`` is not a list, or where the
+    list is also held by another entry of ``within`` (``rows = [[]] * 2``) or by one of
+    ``aliases`` (``hist = log["a"]``), which Python's append would change as well."""
+    if not isinstance(x, list):
+        raise _refusal_here(
+            f"an .append() on an entry of a container that is a {type(x).__name__}, not a list",
+            hint="store lists in the container, or build the value with +",
+        )
+    entries = within.values() if isinstance(within, dict) else within
+    seen = sum(1 for e in entries if e is x or _holds(e, x))
+    if seen > 1 or any(_reaches(a, x, within) for a in aliases):
+        raise _refusal_here(
+            "an .append() on a list in a container that another entry or variable also "
+            "holds (rows = [[]] * 2; rows[0].append(v))",
+            hint="build each entry as its own list (rows = [[] for _ in range(2)])",
+        )
+
+
+def _reaches(obj: Any, x: Any, skip: Any) -> bool:
+    """Whether ``obj`` is ``x`` or holds it (in lists, tuples and dicts, at any depth)
+    other than through the container ``skip``."""
+    if obj is x:
+        return True
+    if obj is skip:
+        return False
+    if isinstance(obj, dict):
+        return any(_reaches(e, x, skip) for e in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return any(_reaches(e, x, skip) for e in obj)
+    return False
 
 
 def _refusal_here(construct: str, hint: str) -> Exception:

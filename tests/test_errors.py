@@ -24,6 +24,7 @@ def uses_fft(x):
 
 
 def nested_def(x):
+    @np.vectorize
     def inner(y):
         if y > 0:
             return y * 2
@@ -63,7 +64,7 @@ writes_nonlocal = _counter()
         (gen, "generator function"),
         (with_global, "global"),
         (uses_fft, "np.fft.hfft"),
-        (nested_def, "returns before its last statement"),
+        (nested_def, "a decorated local function"),
         (with_try, "in-place method .append() inside a 'try' body"),
         (writes_nonlocal, "nonlocal"),
     ],

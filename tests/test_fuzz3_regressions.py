@@ -271,7 +271,7 @@ def test_roll_by_a_loop_counter_in_second_order():
     s2s_ad.check_grads(functools.partial(rolled_features, x), (params,), modes=("rev", "fwd"))
 
 
-# --- seeds that fail, not fixed yet --------------------------------------------------------
+# --- a local function with an early return ------------------------------------------------
 
 
 def clipped_loss(x, params):
@@ -285,16 +285,18 @@ def clipped_loss(x, params):
     return np.sum(pick(W @ x + b) ** 2)
 
 
-@pytest.mark.xfail(
-    raises=s2s_ad.TransformError,
-    strict=True,
-    reason="a local function that returns before its last statement is refused (SPEC: "
-    "return anywhere, local functions of any number of statements); a module-level "
-    "helper with the same body works",
-)
 def test_a_local_function_with_an_early_return():
-    params, x = _layers(), RS.randn(4)
-    s2s_ad.check_grads(functools.partial(clipped_loss, params=params), (x,))
+    # was refused: "a local function that returns before its last statement" (a
+    # module-level helper with the same body worked); its returns now assign the call's
+    # result, the statements after them guarded by a flag
+    params = _layers()
+    for x in (RS.randn(4), -RS.randn(4), 3.0 * RS.randn(4)):
+        loss = functools.partial(clipped_loss, params=params)
+        s2s_ad.check_grads(loss, (x,), order=2, modes=("rev", "fwd"))
+        s2s_ad.check_grads(functools.partial(clipped_loss, x), (params,), modes=("rev", "fwd"))
+
+
+# --- seeds that fail, not fixed yet --------------------------------------------------------
 
 
 def reused_name_loss(x, params):

@@ -148,12 +148,13 @@ def local_function_as_a_value(x):
 
 
 def early_return_local(x):
-    def clip(u):
-        if u > 1.0:
-            return 1.0
-        return u
+    def clipped(u):
+        for v in u:
+            if v > 1.0:
+                return
+            yield v
 
-    return clip(x)
+    return sum(clipped([x, 2.0 * x]))
 
 
 @pytest.mark.parametrize(
@@ -161,7 +162,7 @@ def early_return_local(x):
     [
         (recursive_local, "recursive call of the local function down"),
         (local_function_as_a_value, "local function sq used as a value"),
-        (early_return_local, "returns before its last statement"),
+        (early_return_local, "generator that returns before its last statement"),
     ],
 )
 def test_local_functions_we_do_not_inline_are_refused(f, message):

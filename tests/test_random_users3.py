@@ -37,10 +37,8 @@ REFUSED = {
     "list_methods": "in-place method call acc.reverse()",
     "helper_mutates": "call to bump_, which may write into its argument 'h'",
     "helper_puts": "call to put, which may write into its argument 'cache'",
-    "inherit_classmethod": "call to Shifted",
     "getitem_class": "Params defines __getitem__",
     "gen_late_binding": "call to next",
-    "dict_of_lists": ".append whose result is not used",
 }
 DRAWN = [s for s in SNIPPETS if s.name not in REFUSED]
 MIXED = DRAWN + [s for s in EARLIER if s.name != "list_concat_params"]

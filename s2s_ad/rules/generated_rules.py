@@ -308,9 +308,9 @@ _rule(
 _rule(rt.copy, "x", {"x": "g"}, {"x": "t"}, [(_A,), (1.5,), ([0.5, 1.5],)], linear=True)
 _rule(
     rt.old_item,
-    "obj key",
-    {"obj": "_ad.old_item_vjp(obj, key, g)"},
-    {"obj": "_ad.getitem(t, key)"},
+    "obj index",
+    {"obj": "_ad.old_item_vjp(obj, index, g)"},
+    {"obj": "_ad.getitem(t, index)"},
     [(_A, 1), (_V, 2), ([0.5, -1.5, 2.0], 1), (_T, (1, slice(0, 2))), ({"a": _V}, "a")],
     linear=True,
 )
