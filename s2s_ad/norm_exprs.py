@@ -264,6 +264,11 @@ class ExpressionLowering(NormalizerBase):
             else:
                 run.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
         flush()
+        return self._joined(pieces, callee)
+
+    def _joined(self, pieces: list[ir.Atom], callee: ir.Callee) -> ir.Expr:
+        """``pieces`` combined left to right by ``callee`` (two at a time, each partial
+        result in a fresh temporary); one piece is copied."""
         if len(pieces) == 1:
             return ir.Copy(pieces[0])
         joined = pieces[0]
@@ -295,15 +300,7 @@ class ExpressionLowering(NormalizerBase):
             else:
                 run.append(el.with_changes(comma=cst.MaybeSentinel.DEFAULT))
         flush()
-        if len(pieces) == 1:
-            return ir.Copy(pieces[0])
-        joined = pieces[0]
-        for piece in pieces[1:-1]:
-            tmp = self.fresh()
-            self.temps.add(tmp)
-            self.assign(tmp, ir.Call(callee, [joined, piece], []))
-            joined = ir.Var(tmp)
-        return ir.Call(callee, [joined, pieces[-1]], [])
+        return self._joined(pieces, callee)
 
     #: set while an operand of an arithmetic operation is lowered (``(a + b) * 2``: that
     #: ``a + b`` adds), read and cleared by the next :meth:`expression`

@@ -50,29 +50,8 @@ __all__ = [
     "stat_variance_vjp",
     "stat_dot",
 ]
-FROM_SOURCE = (
-    "moved_vjp",
-    "moved_jvp",
-    "insert_vjp",
-    "insert_jvp",
-    "vander_vjp",
-    "vander_jvp",
-    "tuple_first_vjp",
-    "frexp_vjp",
-    "tensorinv_vjp",
-    "tensorinv_jvp",
-    "tensorsolve_vjp_a",
-    "tensorsolve_vjp_b",
-    "tensorsolve_jvp_a",
-    "tensorsolve_jvp_b",
-    "cond_vjp",
-    "polyfit_vjp_x",
-    "polyfit_vjp_y",
-    "polyfit_jvp_x",
-    "stat_mean_vjp",
-    "stat_variance_vjp",
-    "stat_dot",
-)
+#: every helper but those computing indices or a source array only (no gradient of their own)
+FROM_SOURCE = tuple(n for n in __all__ if n not in ("positions", "running_source", "vander_powers"))
 
 
 # --- functions that copy entries: insert, delete, resize, extract, running maxima ----------
