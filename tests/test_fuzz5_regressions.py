@@ -1,0 +1,166 @@
+"""Regressions found by the fifth round of random user programs (``random_users5.py``),
+written as the user code that found them."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import autograd
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import s2s_ad
+
+
+class Dense:
+    def __init__(self, W, b, act=None):
+        self.W = W
+        self.b = b
+        self.act = act
+
+    def __call__(self, u):
+        z = self.W @ u + self.b
+        return z if self.act is None else self.act(z)
+
+
+class Model:
+    """A Keras-style model whose sublayers are built in ``__init__`` and called as
+    ``self.l1(u)``: the adjoint of ``self.l1`` is the attribute's, not the model's."""
+
+    def __init__(self, net):
+        self.l1 = Dense(net[0][0], net[0][1], np.tanh)
+        self.l2 = Dense(net[1][0], net[1][1])
+
+    def __call__(self, u):
+        return self.l2(self.l1(u))
+
+    def loss(self, u, target):
+        return np.mean((self(u) - target) ** 2)
+
+
+def _net(rng, n=3):
+    return [(0.5 * rng.normal(size=(n, n)), 0.3 * rng.normal(size=n)) for _ in range(2)]
+
+
+def _autograd_mlp(x, net):
+    (W1, b1), (W2, b2) = net
+    return anp.sum((W2 @ anp.tanh(W1 @ x + b1) + b2) ** 2)
+
+
+def test_model_with_sublayers_built_inside_the_loss():
+    def loss(x, net):
+        model = Model(net)
+        return np.sum(model(x) ** 2)
+
+    rng = np.random.default_rng(0)
+    x, net = rng.normal(size=3), _net(rng)
+    gx, gnet = s2s_ad.grad(loss, (0, 1))(x, net)
+    wx, wnet = autograd.grad(_autograd_mlp, (0, 1))(x, net)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10)
+    for (gW, gb), (wW, wb) in zip(gnet, wnet):
+        np.testing.assert_allclose(gW, wW, rtol=1e-10)
+        np.testing.assert_allclose(gb, wb, rtol=1e-10)  # the biases came back as zeros
+    s2s_ad.check_grads(loss, (x, net), modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda u: loss(u, net), (x,), order=2)
+
+
+def test_model_method_calling_its_sublayers_through_self():
+    def loss(x, net, target):
+        return Model(net).loss(x, target) + 1e-2 * sum(np.sum(W**2) for W, _ in net)
+
+    rng = np.random.default_rng(1)
+    x, net, target = rng.normal(size=3), _net(rng), rng.normal(size=3)
+    s2s_ad.check_grads(loss, (x, net, target), modes=("rev", "fwd"))
+    out, tangent = s2s_ad.jvp(loss, (x, net, target), (x, net, target))
+    assert np.isfinite(tangent)
+
+
+class Residual:
+    def __init__(self, inner, gain=0.5):
+        self.inner = inner
+        self.gain = gain
+
+    def __call__(self, u):
+        return u + self.gain * self.inner(u)
+
+
+def test_residual_wrapper_around_a_passed_sublayer():
+    def loss(x, W, b):
+        block = Residual(Dense(W, b, np.sin), gain=0.3)
+        return np.sum(np.tanh(block(block(x))))
+
+    rng = np.random.default_rng(2)
+    args = (rng.normal(size=3), 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3))
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda x: loss(x, *args[1:]), args[:1], order=2)
+
+
+class Encoder:
+    def __init__(self, params):
+        self.enc = Dense(*params["enc"], act=np.tanh)
+        self.scale = params["scale"]
+
+    def encode(self, u):
+        return self.enc(u) * self.scale
+
+    def __call__(self, u):
+        return np.sum(self.encode(u) ** 2)
+
+
+def test_sublayer_built_from_a_dict_entry_and_a_bound_method():
+    def loss(x, params):
+        return Encoder(params)(x)
+
+    rng = np.random.default_rng(3)
+    params = {"enc": (rng.normal(size=(3, 3)), rng.normal(size=3)), "scale": rng.normal(size=3)}
+    s2s_ad.check_grads(loss, (rng.normal(size=3), params), modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda wb: Dense(*wb),
+        lambda wb: Dense(*wb, act=np.tanh),
+        lambda wb: Dense(wb[0], *wb[1:]),
+        lambda wb: Dense(*wb[:1], wb[1], np.sin),
+    ],
+    ids=["star", "star_keyword", "lead_star", "star_then_positional"],
+)
+def test_layer_built_from_a_starred_tuple(build):
+    def loss(x, layers):
+        for wb in layers:
+            x = build(wb)(x)
+        return np.sum(x**2)
+
+    rng = np.random.default_rng(4)
+    args = (rng.normal(size=3), _net(rng))
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+
+
+@dataclasses.dataclass
+class Affine:
+    W: np.ndarray
+    b: np.ndarray
+    scale: float = 1.0
+
+    def apply(self, u):
+        return self.scale * (self.W @ u + self.b)
+
+
+class Layer(typing.NamedTuple):
+    W: np.ndarray
+    b: np.ndarray
+
+
+def test_dataclass_and_namedtuple_built_from_starred_parameters():
+    def loss(x, net):
+        h = np.tanh(Affine(*net[0], scale=0.5).apply(x))
+        layer = Layer(*net[1])
+        return np.sum(np.tanh(layer.W @ h + layer.b))
+
+    rng = np.random.default_rng(5)
+    args = (rng.normal(size=3), _net(rng))
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda x: loss(x, args[1]), args[:1], order=2)
