@@ -15,6 +15,7 @@ which has a rule (:meth:`CallLowering.freeze`, :meth:`CallLowering.frozen_method
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import itertools
 from typing import Any
@@ -169,6 +170,20 @@ class CallLowering(NormalizerBase):
         self.origin[mapped] = self.origin.get(node, node)
         return self.map_call(mapped, False) if self.resolve("map") is builtins.map else None
 
+    def _replace_call(self, node: cst.Call) -> ir.Call | None:
+        """``dataclasses.replace(obj, lr=x)``: a copy of a dataclass with fields changed, as
+        the helper of ``_replace`` (its rule gives each field's adjoint to one side)."""
+        args = node.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return None
+        if any(a.keyword is None or a.star for a in args[1:]):
+            return None
+        changes = cst.Dict(
+            [cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in args[1:]]
+        )
+        callee = ir.Callee("_ad.replace_fields", replace_fields, resolved=True)
+        return ir.Call(callee, [self.atom(args[0].value), self.atom(changes)], [])
+
     def namedtuple_method(self, node: cst.Call) -> ir.Call | None:
         """``q._replace(b=x)`` and ``q._asdict()`` (a namedtuple's methods, whose source
         builds the result with ``map``/``zip``) as calls of helpers with rules."""
@@ -219,6 +234,10 @@ class CallLowering(NormalizerBase):
         if fields is not None:
             return fields
         parts = self.dotted(func)
+        if parts is not None and self.resolve_dotted(parts) is dataclasses.replace:
+            replaced = self._replace_call(node)
+            if replaced is not None:
+                return replaced
         if parts is not None and self.resolve_dotted(parts) is dict:
             literal = self.dict_call(node)
             if literal is not None:

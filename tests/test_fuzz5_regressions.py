@@ -164,3 +164,41 @@ def test_dataclass_and_namedtuple_built_from_starred_parameters():
     args = (rng.normal(size=3), _net(rng))
     s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
     s2s_ad.check_grads(lambda x: loss(x, args[1]), args[:1], order=2)
+
+
+@dataclasses.dataclass(frozen=True)
+class Optim:
+    lr: float
+    momentum: np.ndarray
+
+
+def test_dataclasses_replace_of_a_layer_and_of_a_config():
+    def loss(x, W, b, v):
+        layer = Affine(W, b)
+        half = dataclasses.replace(layer, scale=0.5)
+        shifted = dataclasses.replace(half, b=b * v)  # an array field replaced
+        opt = dataclasses.replace(Optim(0.1, v), lr=0.2)
+        h = np.tanh(shifted.apply(x)) + layer.apply(x) * opt.lr
+        return np.sum(h**2) + np.sum(opt.momentum * x)
+
+    rng = np.random.default_rng(6)
+    args = (rng.normal(size=3), rng.normal(size=(3, 3)), rng.normal(size=3), rng.normal(size=3))
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda x: loss(x, *args[1:]), args[:1], order=2)
+
+
+def test_dataclasses_replace_of_a_dataclass_passed_in():
+    def loss(layer, x):
+        slow = dataclasses.replace(layer, scale=0.1)
+        return np.sum(slow.apply(x) ** 2) + np.sum(layer.apply(x))
+
+    rng = np.random.default_rng(7)
+    layer = Affine(rng.normal(size=(3, 3)), rng.normal(size=3), 2.0)
+    x = rng.normal(size=3)
+    g = s2s_ad.grad(loss)(layer, x)
+    eps = 1e-6
+    bumped = dataclasses.replace(layer, b=layer.b + eps * np.eye(3)[0])
+    want = (loss(bumped, x) - loss(layer, x)) / eps
+    got = g["b"][0] if isinstance(g, dict) else g.b[0]
+    assert abs(got - want) < 1e-4 * (1 + abs(want))
+    s2s_ad.check_grads(loss, (layer, x), modes=("rev",))

@@ -35,7 +35,6 @@ REFUSED = {
     "local_wraps": "a decorated local function",
     "inner_star_kwargs": "call of a local function with *args/**kwargs",
     "inner_forward_kwargs": "call of a local function with starred arguments",
-    "dataclass_replace": "call to replace",
     "namedtuple_fields_loop": "call to getattr (no gradient rule)",
     "match_act_names": "'match' statement",
     "match_specs": "'match' statement",
