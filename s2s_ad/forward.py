@@ -531,7 +531,7 @@ class Forward(SweepBase):
             # ``self.l1(u)``: the tangent of the attribute (a sublayer), or of the object
             # whose bound method is called
             got, method = call.callee.receiver, call.callee.method
-            callee = f"{self.ad}.member_tangent({got}, {method!r}, {receiver})"
+            callee = f"{self.ad}.member_tangent({receiver}, {got}, {method!r})"
         elif callee is None:
             callee = receiver
         if callee is not None:  # a function value with differentiated defaults, or a

@@ -366,7 +366,7 @@ class Contributions:
                 add(a, f"{self.ad}.in_container({tmp}[{pos}], {self.atom(a)})")
             elif pos == member:
                 method = call.callee.method
-                add(a, f"{self.ad}.member_grad({self.atom(a)}, {method!r}, {tmp}[{pos}])")
+                add(a, f"{self.ad}.member_grad({tmp}[{pos}], {self.atom(a)}, {method!r})")
             else:
                 add(a, f"{tmp}[{pos}]")
 

@@ -746,7 +746,7 @@ def reduce_start(count: int) -> None:
         raise TypeError("reduce() of empty iterable with no initial value")
 
 
-def member_grad(obj: Any, name: str, g: Any) -> Any:
+def member_grad(g: Any, obj: Any, name: str) -> Any:
     """Adjoint of ``obj`` from the callee's adjoint in a call ``obj.name(...)``: a bound
     method's is the object's own (``model.predict(x)``); an attribute holding a callable
     object (``self.l1(u)``, a sublayer) gives its adjoint to that attribute."""
@@ -757,7 +757,7 @@ def member_grad(obj: Any, name: str, g: Any) -> Any:
     return g if index is WHOLE else add_at(0.0, obj, index, g)
 
 
-def member_tangent(obj: Any, name: str, t: Any) -> Any:
+def member_tangent(t: Any, obj: Any, name: str) -> Any:
     """Tangent of the callee ``obj.name`` from ``obj``'s tangent ``t`` (see
     :func:`member_grad`)."""
     member = getattr(obj, name, None)

@@ -23,6 +23,8 @@ from ..runtime import (
     add,
     build_record,
     field_index,
+    member_grad,
+    member_tangent,
     new_record,
     new_record_parts,
     new_record_tangent,
@@ -702,6 +704,13 @@ for _vjp, _jvp, _params in (
     _args = ", ".join(_params[1:])
     _linear_helper(_vjp.__name__, _vjp, _params, f"_ad.{_jvp.__name__}({{}}, {_args})")
     _linear_helper(_jvp.__name__, _jvp, _params, f"_ad.{_vjp.__name__}({{}}, {_args})")
+# the callee's adjoint of ``self.l1(u)`` given to the attribute, and back (runtime.py)
+_linear_helper(
+    "member_grad", member_grad, ("g", "obj", "name"), "_ad.member_tangent({}, obj, name)"
+)
+_linear_helper(
+    "member_tangent", member_tangent, ("g", "obj", "name"), "_ad.member_grad({}, obj, name)"
+)
 _linear_helper(
     "get_default_vjp", get_default_vjp, ("g", "d", "key"), "_ad.get_default_vjp({}, d, key)"
 )
