@@ -202,3 +202,19 @@ def test_dataclasses_replace_of_a_dataclass_passed_in():
     got = g["b"][0] if isinstance(g, dict) else g.b[0]
     assert abs(got - want) < 1e-4 * (1 + abs(want))
     s2s_ad.check_grads(loss, (layer, x), modes=("rev",))
+
+
+def test_gradient_with_respect_to_a_model_passed_in():
+    def loss(model, x):
+        return np.sum(model(x) ** 2)
+
+    rng = np.random.default_rng(8)
+    net, x = _net(rng), rng.normal(size=3)
+    model = Model(net)
+    g = s2s_ad.grad(loss)(model, x)
+    want = autograd.grad(_autograd_mlp, 1)(x, net)
+    for layer, (wW, wb) in zip((g.l1, g.l2), want):
+        np.testing.assert_allclose(layer.W, wW, rtol=1e-10)
+        np.testing.assert_allclose(layer.b, wb, rtol=1e-10)  # zeros before
+    s2s_ad.check_grads(loss, (model, x), modes=("rev",))
+    s2s_ad.check_grads(lambda u: loss(model, u), (x,), modes=("rev", "fwd"), order=2)
