@@ -218,3 +218,49 @@ def test_gradient_with_respect_to_a_model_passed_in():
         np.testing.assert_allclose(layer.b, wb, rtol=1e-10)  # zeros before
     s2s_ad.check_grads(loss, (model, x), modes=("rev",))
     s2s_ad.check_grads(lambda u: loss(model, u), (x,), modes=("rev", "fwd"), order=2)
+
+
+def euler(fun, y, dt, n):
+    for _ in range(n):
+        y = y + dt * fun(y)
+    return y
+
+
+def rk4(fun, y, dt, n):
+    for _ in range(n):
+        k1 = fun(y)
+        k2 = fun(y + 0.5 * dt * k1)
+        k3 = fun(y + 0.5 * dt * k2)
+        k4 = fun(y + dt * k3)
+        y = y + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return y
+
+
+def test_ode_right_hand_side_written_as_a_lambda_in_the_call():
+    # refused before ("lambda used as a value"): the integrator is inlined at the call
+    def loss(y0, k, A):
+        y = euler(lambda y: -k * y + np.sin(y), y0, 0.05, 10)
+        z = rk4(lambda u: A @ u - 0.2 * u, y, dt=0.1, n=4)
+        return np.sum(z**2)
+
+    rng = np.random.default_rng(9)
+    args = (rng.normal(size=3), np.exp(rng.normal(size=3)), 0.3 * rng.normal(size=(3, 3)))
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda y0: loss(y0, *args[1:]), args[:1], order=2)
+
+    def twin(y0, k, A):
+        y = y0
+        for _ in range(10):
+            y = y + 0.05 * (-k * y + anp.sin(y))
+        for _ in range(4):
+            k1 = A @ y - 0.2 * y
+            k2 = A @ (y + 0.05 * k1) - 0.2 * (y + 0.05 * k1)
+            k3 = A @ (y + 0.05 * k2) - 0.2 * (y + 0.05 * k2)
+            k4 = A @ (y + 0.1 * k3) - 0.2 * (y + 0.1 * k3)
+            y = y + 0.1 / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        return anp.sum(y**2)
+
+    got = s2s_ad.grad(loss, (0, 1, 2))(*args)
+    want = autograd.grad(twin, (0, 1, 2))(*args)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-9)
