@@ -101,6 +101,14 @@ def factory_argument_call(
         and arg.value.value not in norm.locals
         and factory_of(norm.resolve(arg.value.value), globals_) is not None
     }
+    local = {
+        arg.value.value
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and (arg.value.value in norm.nested or arg.value.value in norm.lambdas)
+        and arg.value.value not in norm.env
+    }
+    passed_names = passed_names | local  # ``rk4(rhs, y0, ...)`` of a local ``def rhs``
     factories |= passed_names
     if not factories and any(isinstance(arg.value, cst.Lambda) for arg in call.args):
         return _lambda_argument_call(norm, call)

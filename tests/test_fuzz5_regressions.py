@@ -264,3 +264,32 @@ def test_ode_right_hand_side_written_as_a_lambda_in_the_call():
     want = autograd.grad(twin, (0, 1, 2))(*args)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-9)
+
+
+def rk4_t(fun, y, t0, t1, n):
+    dt = (t1 - t0) / n
+    t = t0
+    for _ in range(n):
+        k1 = fun(t, y)
+        k2 = fun(t + dt / 2, y + dt / 2 * k1)
+        k3 = fun(t + dt / 2, y + dt / 2 * k2)
+        k4 = fun(t + dt, y + dt * k3)
+        y = y + dt * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+        t = t + dt
+    return y
+
+
+def test_pendulum_right_hand_side_as_a_local_function_passed_to_the_integrator():
+    # refused before ("local function 'rhs' used as a value")
+    def loss(y0, g):
+        def rhs(t, y):
+            acc = -g * np.sin(y[0])
+            return np.array([y[1], acc + 0.1 * t])
+
+        y = rk4_t(rhs, y0, 0.0, 1.0, 8)
+        return np.sum(y**2) + np.sum(rhs(0.0, y0))
+
+    rng = np.random.default_rng(10)
+    args = (rng.normal(size=2), 1.3)
+    s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda y0: loss(y0, 1.3), args[:1], order=2)

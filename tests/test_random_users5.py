@@ -24,9 +24,6 @@ REFUSALS: tuple[str, ...] = ()
 #: Families refused whatever they are mixed with (each checked below), not drawn: what
 #: the transformer does not model, refused with the construct and the line.
 REFUSED = {
-    # a local function handed to a module function (an ODE right-hand side; a lambda
-    # written in the call is inlined with the function)
-    "rk4_pendulum": "local function 'rhs' used as a value",
     # a module factory returning a closure of a differentiated value
     "factory_loss": "local function 'loss' used as a value",
     "np_piecewise": "np.piecewise (no gradient rule)",
