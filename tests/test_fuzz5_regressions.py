@@ -293,3 +293,31 @@ def test_pendulum_right_hand_side_as_a_local_function_passed_to_the_integrator()
     args = (rng.normal(size=2), 1.3)
     s2s_ad.check_grads(loss, args, modes=("rev", "fwd"))
     s2s_ad.check_grads(lambda y0: loss(y0, 1.3), args[:1], order=2)
+
+
+def sine_energy(y, g):
+    return np.sum(np.sin(y) * g)
+
+
+def cubic_energy(y, g):
+    return np.sum(y**3 * g)
+
+
+ENERGY = sine_energy  # rebound below, as a loop at a script's top level does
+
+
+def test_second_derivatives_after_a_global_function_name_is_rebound():
+    # the second-order code of the same lambda was cached with the first function
+    global ENERGY
+    y = np.array([0.3, -0.7])
+    try:
+        for fn, want in ((sine_energy, -np.sin(y) * 1.3), (cubic_energy, 6 * y * 1.3)):
+            ENERGY = fn
+            np.testing.assert_allclose(np.diag(s2s_ad.hessian(_energy_at)(y)), want)
+            s2s_ad.check_grads(_energy_at, (y,), order=2)
+    finally:
+        ENERGY = sine_energy
+
+
+def _energy_at(u):
+    return ENERGY(u, 1.3)
