@@ -87,15 +87,18 @@ class _GradSpec:
     def __init__(self, fun: Any, wrt: tuple[str, ...], single: bool) -> None:
         self.fun, self.wrt, self.single = fun, wrt, single
         self._pure: Any = None
+        self._compiled: Any = None  # what made _pure, from _target (made again when stale)
+        self._target: Any = None
         self.owner: Any = None  # the gradient function it describes (targets.spec_of)
 
     def pure_function(self) -> Any:
-        if self._pure is None:
+        if self._pure is None or not _pins_hold(self._compiled, self._target):
             target = primal(self.fun)
             bound = inspect.ismethod(target)
             if bound:
                 target = primal(target.__func__)
             compiled = compile_adjoint(target, self.wrt, pure="one" if self.single else "many")
+            self._compiled, self._target = compiled, target
             self._pure = compiled.bind(target)["grad"]
             if bound:  # a Python function of the method's own parameters
                 self._pure = bind_first(self._pure, self.fun.__self__, signature(self.fun))
@@ -121,7 +124,7 @@ def compile_adjoint(
     func = python_function(func, "register a gradient rule with s2s_ad.defgrad")
     key = _key(func, wrt, has_aux, scalars, vectors, pure, variables)
     hit = _CACHE.get(key)
-    if hit is not None:
+    if hit is not None and _pins_hold(hit, func):
         return hit
     _IN_PROGRESS.add(key)
     try:
@@ -162,16 +165,32 @@ def _compile_adjoint(
     # which 1-d arrays: a variant whose sets answer its questions alike gets the same code
     made = _VARIANTS.setdefault((*key[:3], *key[5:]), [])
     for normal, scalar, vector, compiled in made:
-        if normal is fn and scalar.agrees(rev.scalar.names) and vector.agrees(rev.vectors.names):
+        if (
+            normal is fn
+            and scalar.agrees(rev.scalar.names)
+            and vector.agrees(rev.vectors.names)
+            and _pins_hold(compiled, func)
+        ):
             _CACHE[key] = compiled
             return compiled
     sweeps = rev.run()
     returned = str(rev.returned)
     origin = user_origin(parsed.filename, parsed.first_line)
     compiled = emit(sweeps, func, fn.name, fn.params, rev.ad, rev.tape, returned, origin, pure)
+    compiled.pinned = dict(rev.pinned)
     _CACHE[key] = compiled
     made.append((fn, rev.scalar, rev.vectors, compiled))
     return compiled
+
+
+def _pins_hold(compiled: Compiled, func: Any) -> bool:
+    """Whether the global names of user functions that ``compiled`` (a gradient
+    differentiated again) calls still name those functions."""
+    pinned = getattr(compiled, "pinned", None)
+    if not pinned:
+        return True
+    scope = getattr(func, "__globals__", {})
+    return all(scope.get(name) is obj for name, obj in pinned.items())
 
 
 def python_function(func: Any, hint: str = "") -> types.FunctionType:

@@ -70,6 +70,7 @@ class Compiled:
         self.program = program
         self.names, self.bindings, self.params = names, bindings, params
         self.tangent_params, self.pure = tangent_params, pure
+        self.pinned: dict[str, Any] = {}  # global user callees of pure code (api._pins_hold)
 
     @property
     def text(self) -> str:

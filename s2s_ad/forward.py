@@ -525,7 +525,15 @@ class Forward(SweepBase):
     def call_through(self, s: ir.Assign, call: ir.Call, has: set[str]) -> list[Item]:
         """A call to a Python function: its own tangent program, made on first use."""
         labels = []
-        callee = self.tangent(call.callee.var, has) or self.tangent(call.callee.receiver, has)
+        callee = self.tangent(call.callee.var, has)
+        receiver = self.tangent(call.callee.receiver, has)
+        if callee is None and receiver is not None and call.callee.method:
+            # ``self.l1(u)``: the tangent of the attribute (a sublayer), or of the object
+            # whose bound method is called
+            got, method = call.callee.receiver, call.callee.method
+            callee = f"{self.ad}.member_tangent({receiver}, {got}, {method!r})"
+        elif callee is None:
+            callee = receiver
         if callee is not None:  # a function value with differentiated defaults, or a
             labels.append((DEFAULTS, callee))  # method of an object built from them
         for pos, a in enumerate(call.args):

@@ -15,6 +15,7 @@ which has a rule (:meth:`CallLowering.freeze`, :meth:`CallLowering.frozen_method
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import functools
 import itertools
 from typing import Any
@@ -169,6 +170,20 @@ class CallLowering(NormalizerBase):
         self.origin[mapped] = self.origin.get(node, node)
         return self.map_call(mapped, False) if self.resolve("map") is builtins.map else None
 
+    def _replace_call(self, node: cst.Call) -> ir.Call | None:
+        """``dataclasses.replace(obj, lr=x)``: a copy of a dataclass with fields changed, as
+        the helper of ``_replace`` (its rule gives each field's adjoint to one side)."""
+        args = node.args
+        if not args or args[0].keyword is not None or args[0].star:
+            return None
+        if any(a.keyword is None or a.star for a in args[1:]):
+            return None
+        changes = cst.Dict(
+            [cst.DictElement(cst.SimpleString(repr(a.keyword.value)), a.value) for a in args[1:]]
+        )
+        callee = ir.Callee("_ad.replace_fields", replace_fields, resolved=True)
+        return ir.Call(callee, [self.atom(args[0].value), self.atom(changes)], [])
+
     def namedtuple_method(self, node: cst.Call) -> ir.Call | None:
         """``q._replace(b=x)`` and ``q._asdict()`` (a namedtuple's methods, whose source
         builds the result with ``map``/``zip``) as calls of helpers with rules."""
@@ -219,6 +234,10 @@ class CallLowering(NormalizerBase):
         if fields is not None:
             return fields
         parts = self.dotted(func)
+        if parts is not None and self.resolve_dotted(parts) is dataclasses.replace:
+            replaced = self._replace_call(node)
+            if replaced is not None:
+                return replaced
         if parts is not None and self.resolve_dotted(parts) is dict:
             literal = self.dict_call(node)
             if literal is not None:
@@ -261,8 +280,12 @@ class CallLowering(NormalizerBase):
             if static and obj in (builtins.divmod, np.divmod) and len(node.args) == 2:
                 if not any(a.keyword or a.star for a in node.args):
                     return self._divmod(node)
-            if static and record_kind(obj) is not None:
-                built = self.record_call(obj, node)
+            if (
+                static
+                and record_kind(obj) is not None
+                and node is not self.__dict__.get("_starred")
+            ):
+                built = self.record_call(obj, node)  # not ``Dense(*wb)``: called as it is
                 if built is not None:
                     return built
             callee = ir.Callee(".".join(parts), obj if static else None, resolved=static)
@@ -339,7 +362,9 @@ class CallLowering(NormalizerBase):
             init_attributes(cls)
         except ValueError:
             return None
-        positional: list[ir.Atom] = []
+        if any(arg.star == "**" for arg in node.args):
+            return None
+        pieces: list[list[ir.Atom] | ir.Atom] = [[]]  # ``Dense(*wb, act=f)``: star pieces
         named: list[ir.Atom] = []
         keys: list[str] = []
         for arg in node.args:
@@ -347,13 +372,27 @@ class CallLowering(NormalizerBase):
             if arg.keyword is not None:
                 keys.append(arg.keyword.value)
                 named.append(value)
+            elif arg.star == "*":
+                pieces += [value, []]
             else:
-                positional.append(value)
+                pieces[-1].append(value)  # type: ignore[union-attr]
         kind = self.atom(node.func)
         parts = self.fresh("_parts")
-        self.assign(parts, ir.Build("tuple", positional + named))
+        if len(pieces) == 1:
+            self.assign(parts, ir.Build("tuple", pieces[0] + named))  # type: ignore[operator]
+        else:
+            pieces[-1] += named  # type: ignore[operator]
+            atoms = [p if not isinstance(p, list) else self._tuple(p) for p in pieces if p != []]
+            callee = ir.Callee("_ad.pack_args", pack_args, resolved=True)
+            self.assign(parts, ir.Call(callee, atoms, []))
         callee = ir.Callee("_ad.build_record", build_record, resolved=True)
         return ir.Call(callee, [kind, ir.Var(parts), ir.Const(repr(tuple(keys)))], [])
+
+    def _tuple(self, atoms: list[ir.Atom]) -> ir.Var:
+        tmp = self.fresh()
+        self.temps.add(tmp)
+        self.assign(tmp, ir.Build("tuple", atoms))
+        return ir.Var(tmp)
 
     def star_call(self, node: cst.Call) -> ir.Expr:
         """``f(a, *parts, k=v, **opts)``: the positional arguments after the first star are
@@ -373,6 +412,13 @@ class CallLowering(NormalizerBase):
             return ir.Call(callee, [self.atom(node.args[0].value)], [])
         if isinstance(func, cst.Name) and (func.value in self.nested or func.value in self.lambdas):
             raise self.error("star-call of a local function", node, "define it at module level")
+        parts = self.dotted(func)
+        if parts is not None and self._stable_root(parts[0]):
+            obj = self.resolve_dotted(parts)
+            if record_kind(obj) is not None:
+                built = self.record_call(obj, node)  # ``Dense(*wb)``
+                if built is not None:
+                    return built
         regular = node.with_changes(args=[])
         lead: list[cst.Arg] = []
         pieces: list[list[cst.Arg] | cst.BaseExpression] = []
@@ -391,7 +437,8 @@ class CallLowering(NormalizerBase):
                 pieces[-1].append(arg)  # type: ignore[union-attr]
             else:
                 lead.append(arg)
-        call = self.call(regular.with_changes(args=[*lead, *keywords]))
+        self._starred = regular.with_changes(args=[*lead, *keywords])
+        call = self.call(self._starred)
         if not isinstance(call, ir.Call):
             raise self.error("this call with * or ** arguments", node)
         atoms: list[ir.Atom] = []

@@ -84,9 +84,12 @@ def _arguments(fdef: cst.FunctionDef, call: cst.Call) -> dict[str, cst.Arg] | No
     return out
 
 
-def factory_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
-    """Inline ``call`` when it passes a function factory of the module to a function of
-    the module that only calls it (see the module's docstring); ``None`` otherwise."""
+def factory_argument_call(
+    norm: Any, call: cst.Call, passed_names: frozenset[str] = frozenset()
+) -> ir.Expr | None:
+    """Inline ``call`` when it passes a function factory of the module (or a lambda bound
+    to one of ``passed_names``) to a function of the module that only calls it (see the
+    module's docstring); ``None`` otherwise."""
     func = call.func
     if norm.env or not isinstance(func, cst.Name) or func.value in norm.locals:
         return None
@@ -98,6 +101,17 @@ def factory_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
         and arg.value.value not in norm.locals
         and factory_of(norm.resolve(arg.value.value), globals_) is not None
     }
+    local = {
+        arg.value.value
+        for arg in call.args
+        if isinstance(arg.value, cst.Name)
+        and (arg.value.value in norm.nested or arg.value.value in norm.lambdas)
+        and arg.value.value not in norm.env
+    }
+    passed_names = passed_names | local  # ``rk4(rhs, y0, ...)`` of a local ``def rhs``
+    factories |= passed_names
+    if not factories and any(isinstance(arg.value, cst.Lambda) for arg in call.args):
+        return _lambda_argument_call(norm, call)
     if not factories:
         return None
     callee = norm.resolve(func.value)
@@ -119,7 +133,9 @@ def factory_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
     own = {p.name.value for p in all_params(fdef.params)} | scan.assigned
     if any(p in scan.assigned or p in scan.value_reads for p in passed):
         return None  # the factory parameter is rebound or used other than by a call
-    caller = norm.locals | set(norm.nested) | set(norm.lambdas) | set(norm.partials)
+    caller = (
+        norm.locals | set(norm.nested) | set(norm.lambdas) | set(norm.partials)
+    ) - passed_names
     outside = (scan.all - own) | set(passed.values())
     if outside & caller:
         return None  # a global of the callee would read the caller's name
@@ -146,3 +162,35 @@ def factory_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
         rename[n] for n in counts.calls if counts.count[n] == 1 and n in rename
     )
     return norm.inline_def(inlined, plain)
+
+
+def _lambda_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
+    """``euler(lambda y: -k * y, y0, dt, n)``: a lambda written in the call, passed to a
+    plain function of the module that only calls it (an ODE right-hand side, a
+    function to minimise), inlined as a factory is: the lambda is bound to a fresh local
+    name the inlined body calls, where it is inlined in turn."""
+    callee = norm.resolve(call.func.value)
+    if not _plain_function(callee, norm.p.globals):
+        return None
+    fdef = _callee_def(callee)
+    if fdef is None or fdef.name.value in norm.inlining:
+        return None
+    given = _arguments(fdef, call)
+    if given is None:
+        return None
+    lambdas = {k: a.value for k, a in given.items() if isinstance(a.value, cst.Lambda)}
+    if any(
+        isinstance(lam.params.star_arg, cst.Param) or lam.params.star_kwarg is not None
+        for lam in lambdas.values()
+    ):
+        return None
+    scan = NameScan()
+    fdef.body.visit(scan)
+    if any(p in scan.assigned or p in scan.value_reads for p in lambdas):
+        return None  # the function parameter is rebound or used other than by a call
+    names = {k: norm.reserve(f"_{fdef.name.value}_{k}") for k in lambdas}
+    args = [a.with_changes(value=cst.Name(names[k])) if k in names else a for k, a in given.items()]
+    for k, lam in lambdas.items():
+        norm.lambdas[names[k]] = lam
+    # the lambdas' names are globals of the callee for factory_argument_call's checks
+    return factory_argument_call(norm, call.with_changes(args=args), frozenset(names.values()))

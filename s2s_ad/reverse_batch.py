@@ -315,7 +315,9 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         out = cotangents.rows(one, g)
         if not isinstance(out, (tuple, list)):
             return tuple(0.0 for _ in labels)
-        given = [args[label] if isinstance(label, int) else kwargs[label] for label in labels]
+        given = [  # (the callee itself for DEFAULTS, a method's object: not reshaped)
+            args[label] if isinstance(label, int) else kwargs.get(label) for label in labels
+        ]
         return tuple(cotangents.shaped(o, x) for o, x in zip(out, given))
 
     return value, per_row

@@ -116,6 +116,8 @@ def plan_calls(sw: SweepBase, token: str | None = None) -> dict[int, CallPlan]:
             sw._refuse_written_arguments(call, s)
             params = tuple(str(label) for label, _ in plan.labels)
             pair = sw.resolver(info.func, params)
+            if sw.user_globals.get(call.callee.code) is info.func and sw.pure:
+                sw.pinned[call.callee.code] = info.func
             if sw.user_globals.get(call.callee.code) is info.func and not sw.pure:
                 # a global name may be rebound later (a notebook cell run again)
                 key = (call.callee.code, params)

@@ -18,6 +18,7 @@ from .codegen import Item, Line
 from .ir import expr_atoms
 from .object_state import STATE
 from .rules import REGISTRY
+from .rules.defaults import DEFAULTS
 from .rules.operators import BINARY, UNARY
 from .rules.registry import Rule, substitute
 from .simplify import fold, times_partial, to_math
@@ -336,6 +337,9 @@ class Contributions:
         else:
             head = f"{self.ad}.rule_grads({plan.aux}({g}), {args}, {name})"
             targets = list(call.args)
+        member = -1  # ``self.l1(u)``: the callee's adjoint goes to the attribute .l1
+        if info.kind == "dynamic" and call.callee.method and call.callee.receiver is not None:
+            member = next((k for k, (label, _) in enumerate(plan.labels) if label == DEFAULTS), -1)
         fresh = [a for a in targets if self.active(a)]
         names = [a.name for a in fresh if isinstance(a, ir.Var)]
         if not targets:
@@ -347,6 +351,7 @@ class Contributions:
             and len(set(names)) == len(names)
             and not any(n in self._live_now for n in names)
             and info.kind in ("user", "dynamic")
+            and member < 0
         ):
             lhs = ", ".join(self.bar(n) for n in names) + ("," if len(names) == 1 else "")
             pre.append(self.line(f"{lhs} = {head}"))
@@ -359,6 +364,9 @@ class Contributions:
             if info.kind == "dynamic" and pos in packed:
                 # the entries of a ``*``/``**`` argument, back in its container type
                 add(a, f"{self.ad}.in_container({tmp}[{pos}], {self.atom(a)})")
+            elif pos == member:
+                method = call.callee.method
+                add(a, f"{self.ad}.member_grad({tmp}[{pos}], {self.atom(a)}, {method!r})")
             else:
                 add(a, f"{tmp}[{pos}]")
 

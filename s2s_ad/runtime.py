@@ -746,6 +746,27 @@ def reduce_start(count: int) -> None:
         raise TypeError("reduce() of empty iterable with no initial value")
 
 
+def member_grad(g: Any, obj: Any, name: str) -> Any:
+    """Adjoint of ``obj`` from the callee's adjoint in a call ``obj.name(...)``: a bound
+    method's is the object's own (``model.predict(x)``); an attribute holding a callable
+    object (``self.l1(u)``, a sublayer) gives its adjoint to that attribute."""
+    member = getattr(obj, name, None)
+    if is_zero(g) or getattr(member, "__self__", None) is obj:
+        return g
+    index = field_index(obj, name)
+    return g if index is WHOLE else add_at(0.0, obj, index, g)
+
+
+def member_tangent(t: Any, obj: Any, name: str) -> Any:
+    """Tangent of the callee ``obj.name`` from ``obj``'s tangent ``t`` (see
+    :func:`member_grad`)."""
+    member = getattr(obj, name, None)
+    if is_zero(t) or getattr(member, "__self__", None) is obj:
+        return t
+    index = field_index(obj, name)
+    return t if index is WHOLE else getitem(t, index)
+
+
 def field_index(obj: Any, name: str) -> int:
     """The position of the field ``name`` of a namedtuple ``obj`` (reading ``obj.name`` of
     a differentiated value); any other object is refused."""

@@ -96,6 +96,10 @@ class SweepBase:
         # pure: no in-place updates of adjoints (code that will be differentiated again)
         self.pure = pure
         self.user_globals = user_globals or {}
+        #: Global names of user functions a gradient differentiated again calls, and the
+        #: functions they named when it was made (its cached code is made again when one
+        #: is rebound: a loop at module level, a notebook cell run again).
+        self.pinned: dict[str, Any] = {}
         self.wrt = wrt
         self.resolver = resolver
         self.reserved = set(fn.names) | set(fn.params)

@@ -11,16 +11,20 @@ build: ``tests/test_containers.py`` checks them on programs against finite diffe
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
 
 from ..along import along_axes
+from ..built_objects import _dense as dense
 from ..runtime import (
     _refusal_here,
     add,
     build_record,
     field_index,
+    member_grad,
+    member_tangent,
     new_record,
     new_record_parts,
     new_record_tangent,
@@ -582,8 +586,25 @@ def _entry_of(g: Any, i: int) -> Any:
     return 0.0 if is_zero(g) or g[i] is None else g[i]
 
 
+def _dataclass_fields(obj: Any) -> tuple[str, ...] | None:
+    """The field names of a dataclass instance (``None`` for anything else)."""
+    if not dataclasses.is_dataclass(obj) or isinstance(obj, type):
+        return None
+    return tuple(f.name for f in dataclasses.fields(obj))
+
+
+def _attr_of(g: Any, name: str) -> Any:
+    """The adjoint of the field ``name`` in a dataclass's adjoint ``g`` (a dict of
+    attribute adjoints, or an instance)."""
+    got = g.get(name) if isinstance(g, dict) else getattr(g, name, None)
+    return 0.0 if got is None else got
+
+
 def replace_fields(obj: Any, changes: dict[str, Any]) -> Any:
-    """``obj._replace(**changes)`` of a namedtuple ``obj``."""
+    """``obj._replace(**changes)`` of a namedtuple ``obj``, ``dataclasses.replace(obj,
+    **changes)`` of a dataclass."""
+    if _dataclass_fields(obj) is not None:
+        return dataclasses.replace(obj, **changes)
     _fields(obj)
     return obj._replace(**changes)
 
@@ -592,11 +613,21 @@ def replace_obj_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
     """Adjoint of ``obj`` for :func:`replace_fields`: ``g`` but at the replaced fields."""
     if is_zero(g):
         return 0.0
+    names = _dataclass_fields(obj)
+    if names is not None:
+        return {f: _attr_of(g, f) for f in names if f not in changes}
     return tuple(0.0 if f in changes else _entry_of(g, i) for i, f in enumerate(_fields(obj)))
 
 
 def replace_obj_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
-    """What the tangent of ``obj`` gives the tangent of :func:`replace_fields`."""
+    """What the tangent of ``obj`` gives the tangent of :func:`replace_fields` (for a
+    dataclass, a dict of every field's tangent, zeros of arrays as arrays: the tangent
+    code of its methods needs them)."""
+    names = _dataclass_fields(obj)
+    if names is not None:
+        new = {**{f: getattr(obj, f) for f in names}, **changes}
+        kept = {f: 0.0 if is_zero(t) or f in changes else _attr_of(t, f) for f in names}
+        return {f: dense(kept[f], new[f]) for f in names}
     return replace_obj_vjp(t, obj, changes)
 
 
@@ -604,12 +635,19 @@ def replace_changes_vjp(g: Any, obj: Any, changes: dict[str, Any]) -> Any:
     """Adjoint of ``changes`` for :func:`replace_fields`: ``g`` at the replaced fields."""
     if is_zero(g):
         return 0.0
+    if _dataclass_fields(obj) is not None:
+        return {k: _attr_of(g, k) for k in changes}
     fields = _fields(obj)
     return {k: _entry_of(g, fields.index(k)) for k in changes}
 
 
 def replace_changes_jvp(t: Any, obj: Any, changes: dict[str, Any]) -> Any:
     """What the tangent of ``changes`` gives the tangent of :func:`replace_fields`."""
+    names = _dataclass_fields(obj)
+    if names is not None:
+        new = {**{f: getattr(obj, f) for f in names}, **changes}
+        given = {f: 0.0 if is_zero(t) or f not in changes else t.get(f, 0.0) for f in names}
+        return {f: dense(given[f], new[f]) for f in names}
     return tuple(0.0 if is_zero(t) or f not in changes else t.get(f, 0.0) for f in _fields(obj))
 
 
@@ -666,6 +704,13 @@ for _vjp, _jvp, _params in (
     _args = ", ".join(_params[1:])
     _linear_helper(_vjp.__name__, _vjp, _params, f"_ad.{_jvp.__name__}({{}}, {_args})")
     _linear_helper(_jvp.__name__, _jvp, _params, f"_ad.{_vjp.__name__}({{}}, {_args})")
+# the callee's adjoint of ``self.l1(u)`` given to the attribute, and back (runtime.py)
+_linear_helper(
+    "member_grad", member_grad, ("g", "obj", "name"), "_ad.member_tangent({}, obj, name)"
+)
+_linear_helper(
+    "member_tangent", member_tangent, ("g", "obj", "name"), "_ad.member_grad({}, obj, name)"
+)
 _linear_helper(
     "get_default_vjp", get_default_vjp, ("g", "d", "key"), "_ad.get_default_vjp({}, d, key)"
 )
