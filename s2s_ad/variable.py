@@ -293,7 +293,11 @@ class Variable:
         value = self.value
         for seen in READS:  # (_read, inline)
             seen.setdefault(id(self), value)
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None:
+            return value.astype(dtype)
+        # ``np.array(v)`` asks for a copy, and NumPy 2 trusts ``__array__`` to make it:
+        # the Variable's own array would be written through it
+        return value.copy() if copy else value
 
     # NumPy's own default: a ufunc or an operator between an array and a Variable then
     # works as when the attribute is missing (NumPy skips the default; the Variable is
@@ -306,7 +310,9 @@ class Variable:
     def __getitem__(self, index: Any) -> Tensor:
         if READS:
             _read(self)
-        return tensor(self.value[index])
+        out = tensor(self.value[index])
+        out._sliced = (self, index)  # its ``assign`` writes there (see ``tf/scatter.py``)
+        return out
 
     def __repr__(self) -> str:
         return (
