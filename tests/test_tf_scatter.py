@@ -171,3 +171,26 @@ def test_a_training_step_that_rewrites_rows_of_a_table():
         table.assign_sub(0.5 * np.asarray(g))
         table.scatter_nd_update([[0]], [[0.0, 0.0, 0.0]])
     np.testing.assert_array_equal(table.numpy()[0], 0.0)
+
+
+class _Counting(tf.Module):
+    """A module that keeps statistics in a non-trainable Variable by index in its call."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tf.Variable(np.array([1.0, 2.0, 3.0]))
+        self.seen = tf.Variable(np.zeros(3), trainable=False)
+
+    def __call__(self, x):
+        self.seen[1].assign(tf.reduce_sum(x))
+        self.seen.scatter_nd_add([[2]], [1.0])
+        return tf.reduce_sum(x * self.w)
+
+
+def test_writes_by_index_inside_a_called_module_happen_once_per_step():
+    module, x = _Counting(), np.array([0.5, 1.0, 2.0])
+    for step in range(1, 3):
+        with tf.GradientTape() as tape:
+            y = module(x)
+        np.testing.assert_allclose(tape.gradient(y, module.w), x)
+        np.testing.assert_array_equal(module.seen.numpy(), [0.0, 3.5, float(step)])
