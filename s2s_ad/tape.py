@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import enum
-import operator
 import sys
 import types
 import warnings
@@ -340,9 +339,23 @@ class GradientTape:
         the block (``reset`` parts them) and the recording of its draws, which keeps no
         calls of layers (as when each tape had its own: a call made by the blocks of two
         tapes is not kept)."""
-        state = self.__dict__
-        state.update(zip(_SHARED, _shared_of(other)))  # (in C: no opcode per attribute)
-        state.update(_SHARING)
+        # (attribute by attribute: reading ``self.__dict__`` would make the instance keep
+        # a dict instead of its attributes' inline values, which costs more than it saves)
+        self._entry = other._entry
+        self._before = other._before
+        self._objects = other._objects
+        self._code = other._code
+        self._user_code = other._user_code
+        self._user_functions = other._user_functions
+        self._arrays = other._arrays
+        self._held = other._held
+        self._holders = other._holders
+        self._refill = other._refill
+        self._read = other._read
+        self._frame = other._frame
+        self._recording = other._recording
+        self._facts = _EMPTY
+        self._shared_read = self._shares_recording = True
         self._partner = other
         other._shared_read = other._shares_recording = True
         recording = other._recording
@@ -1466,26 +1479,6 @@ _CODE_KINDS: dict[int, tuple[Any, bool]] = {}
 # of ``_take_inputs`` decide by the class alone): their objects are taken at once
 _OPAQUE: set[type] = set()
 _MODULE = types.ModuleType
-# what the second tape of ``with a, b:`` takes from the first (see ``_share_inputs``)
-_SHARED = (
-    "_entry",
-    "_before",
-    "_objects",
-    "_code",
-    "_user_code",
-    "_user_functions",
-    "_arrays",
-    "_held",
-    "_holders",
-    "_refill",
-    "_read",
-    "_frame",
-    "_recording",
-)
-_SHARING = types.MappingProxyType(
-    {"_facts": _EMPTY, "_shared_read": True, "_shares_recording": True}
-)
-_shared_of = operator.attrgetter(*_SHARED)
 _CODE_KINDS_OF = frozenset((types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type))
 
 
