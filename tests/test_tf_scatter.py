@@ -194,3 +194,24 @@ def test_writes_by_index_inside_a_called_module_happen_once_per_step():
             y = module(x)
         np.testing.assert_allclose(tape.gradient(y, module.w), x)
         np.testing.assert_array_equal(module.seen.numpy(), [0.0, 3.5, float(step)])
+
+
+def test_writes_by_index_between_losses_of_a_persistent_tape_as_tensorflow():
+    """TensorFlow 2.21 printed these: a loss before the write is differentiated at the
+    old values, one after it at the new ones, also from a gradient called in the block."""
+    w = tf.Variable([1.0, 2.0, 3.0])
+    x = tf.constant([0.5, 1.5, 2.5])
+    with tf.GradientTape(persistent=True) as tape:
+        y1 = tf.reduce_sum(w * w * x)
+        w.scatter_nd_update([[1]], [10.0])
+        y2 = tf.reduce_sum(w * w)
+    np.testing.assert_allclose(tape.gradient(y1, w), [1.0, 6.0, 15.0])
+    np.testing.assert_allclose(tape.gradient(y2, w), [2.0, 20.0, 6.0])
+    with tf.GradientTape(persistent=True) as tape:
+        y1 = tf.reduce_sum(w * w * x)
+        w[0].assign(4.0)
+        inside = tape.gradient(y1, w)
+        y2 = tf.reduce_sum(w * w)
+    np.testing.assert_allclose(inside, [1.0, 30.0, 15.0])
+    np.testing.assert_allclose(tape.gradient(y2, w), [8.0, 20.0, 6.0])
+    np.testing.assert_allclose(tape.gradient(y1, w), [1.0, 30.0, 15.0])
