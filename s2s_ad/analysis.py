@@ -197,12 +197,14 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
 
 def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
     """The names holding an object generated code built from its fields
-    (``_ad.build_record``, ``_ad.new_record``) or a method read from one or from ``self``
-    (a method of an object calling another of its methods; any other name may hold a
-    module or an array, whose functions and methods carry nothing): as the callee
-    of a dispatched call (``_ad.vjp_apply(_t3.forward, (0,), g, x)`` in a gradient with
-    respect to ``x``) the object's fields reach the result, which a derivative with
-    respect to them (a mixed second derivative) follows (second_order._held_callee)."""
+    (``_ad.build_record``, ``_ad.new_record``) or an attribute read from any name (a
+    method of ``self``, of a record built here, of an object passed in: ``other.project``
+    inside another layer's method): as the callee of a dispatched call
+    (``_ad.vjp_apply(_t3.forward, (0,), g, x)`` in a gradient with respect to ``x``) the
+    object's fields reach the result, which a derivative with respect to them (a mixed
+    second derivative) follows (second_order._held_callee). An edge from a name that holds
+    a module or an array does no harm: neither is differentiated with a tangent of its own
+    (a varied array's method without a rule is refused by the dispatcher)."""
     records = {
         s.target
         for s in stmts
@@ -216,7 +218,6 @@ def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
         if isinstance(s, ir.Assign)
         and isinstance(s.value, ir.Attr)
         and isinstance(s.value.obj, ir.Var)
-        and (s.value.obj.name in records or s.value.obj.name == "self")
     }
     return records | methods
 
