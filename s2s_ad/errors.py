@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import linecache
+import os
+import sys
 
 
 class TransformError(Exception):
@@ -10,6 +12,10 @@ class TransformError(Exception):
 
     The message names the construct, the file and line, shows the source line
     with a caret under the offending column, and, when there is one, a hint.
+
+    One raised while generated code runs (a rule refusing its arguments, a callee known
+    only then) without a location of its own is located at the user's line the innermost
+    generated frame on the stack comes from (its ``# L<n>:`` comment).
 
     Attributes:
         construct: Short name of what was refused (e.g. ``"yield"``).
@@ -28,6 +34,10 @@ class TransformError(Exception):
         hint: str = "",
         line_text: str | None = None,
     ) -> None:
+        if lineno <= 0 and filename == "<unknown>" and type(self) is TransformError:
+            placed = _running_line()
+            if placed is not None:
+                filename, lineno, line_text = placed
         self.construct = construct
         self.filename = filename
         self.lineno = lineno
@@ -56,6 +66,25 @@ class TransformError(Exception):
         if self.hint:
             parts.append("hint: " + self.hint)
         return "\n".join(parts)
+
+
+def _running_line() -> tuple[str, int, str] | None:
+    """The user's file, line and source text of the generated code running innermost on
+    the stack (a ``<s2s_ad:...>`` frame under a ``# L<n>:`` comment; code generated from
+    s2s_ad's own helpers, differentiated again, is passed over), or ``None``."""
+    from .source import user_lines, user_origin
+
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith("<s2s_ad:"):
+            path = user_origin(filename, 0).rsplit(":", 1)[0]
+            if not path.startswith(package):
+                where = user_lines(filename).get(frame.f_lineno)
+                return None if where is None else (path, where[0], where[1])
+        frame = frame.f_back
+    return None
 
 
 class OutputError(TypeError, ValueError):

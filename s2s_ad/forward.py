@@ -48,6 +48,7 @@ class Forward(SweepBase):
     """
 
     reads_again = False  # one sweep: a state write is seen by what follows it only
+    comment_pairs = True
 
     def __init__(
         self,

@@ -6,7 +6,6 @@ it wherever an adjoint can be zero.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,6 @@ from .built_objects import (  # noqa: F401 (build_record, *record_*: called as _
 from .endless import endless as _endless
 from .errors import TransformError
 from .passed_objects import computed_attribute
-from .source import user_lines, user_origin
 from .view_checks import view_of  # noqa: F401 (called as _ad.view_of)
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
@@ -655,17 +653,9 @@ def _reaches(obj: Any, x: Any, skip: Any) -> bool:
 
 
 def _refusal_here(construct: str, hint: str) -> Exception:
-    """A ``TransformError`` for a write refused when it runs, located at the user's line
-    that the generated code making the write comes from (its ``# L<n>:`` comment)."""
-    frame = sys._getframe(2)  # the generated code that called the check, or a helper of it
-    while frame.f_back is not None and not frame.f_code.co_filename.startswith("<s2s_ad:"):
-        frame = frame.f_back
-    filename = frame.f_code.co_filename
-    where = user_lines(filename).get(frame.f_lineno)
-    if where is None:
-        return TransformError(construct, hint=hint)
-    path = user_origin(filename, 0).rsplit(":", 1)[0]
-    return TransformError(construct, path, where[0], hint=hint, line_text=where[1])
+    """A ``TransformError`` for a write refused when it runs: located, as any raised while
+    generated code runs, at the user's line that code comes from (see ``errors``)."""
+    return TransformError(construct, hint=hint)
 
 
 def _overlaps(a: Any, x: np.ndarray, at: Any) -> bool:
@@ -872,12 +862,7 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         from .dispatch import call_with_pullback
 
         call.append(call_with_pullback)
-    try:
-        return call[0](func, labels, args, kwargs)
-    except TransformError as error:
-        if error.lineno > 0 or type(error) is not TransformError:
-            raise
-        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
+    return call[0](func, labels, args, kwargs)  # a refusal: at the user's line (errors.py)
 
 
 _CALL_WITH_PULLBACK: list[Any] = []  # dispatch.call_with_pullback, imported on first use
@@ -1008,12 +993,7 @@ def jvp_call(
     """
     from .dispatch import call_with_tangent
 
-    try:
-        return call_with_tangent(func, labels, tangents, args, kwargs)
-    except TransformError as error:
-        if error.lineno > 0 or type(error) is not TransformError:
-            raise
-        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
+    return call_with_tangent(func, labels, tangents, args, kwargs)
 
 
 # --- variables mode (tapes) -----------------------------------------------------------------

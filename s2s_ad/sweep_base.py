@@ -77,6 +77,9 @@ class SweepBase:
     #: Whether a later sweep reads values again (``self.w`` in the backward sweep), so
     #: that a state write between (``self.w = ...``, ``self.calls += 1``) is refused.
     reads_again = True
+    #: Whether a user line whose statement becomes several (its tangent's code after it)
+    #: has its ``# L<n>:`` comment: a refusal raised there then names its own line.
+    comment_pairs = False
 
     def __init__(
         self,
@@ -277,12 +280,14 @@ class SweepBase:
                 if pushes:
                     out[start:] = self.arrange_pushes(out[start:])
                 start, pushes = len(out), False
-            # code that is differentiated again marks every line: its comments then name them
+            self._fwd_enclosing = key
+            items = one(s)
+            # code that is differentiated again marks every line: its comments then name
+            # them; so does a tangent program each line followed by its tangent's code
+            several = several or (self.comment_pairs and len(items) > 1)
             if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
-            self._fwd_enclosing = key
-            items = one(s)
             out.extend(items)
             pushes = pushes or any(isinstance(i, Push) for i in items)
         if pushes:

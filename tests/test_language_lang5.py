@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import sys
 import types
 from typing import Any
@@ -120,3 +121,71 @@ def test_the_mixed_hessian_block_through_another_layers_method(fun, mode, monkey
 def test_layers_calling_each_other_against_finite_differences(fun):
     x, W, V = _point()
     s2s_ad.check_grads(fun, (x, W, V), order=2, modes=("rev", "fwd"))
+
+
+# 4. refusals raised when the generated code runs (a rule refusing its arguments) name the
+# user's file and line and show it, in reverse and forward mode; np.pad pads with a
+# statistic of the edges (maximum, minimum, median): the gradient goes to what it picks
+
+
+def padded_features(x, params):
+    W, b = params[0]
+    h = np.tanh(W @ x + b)
+    grid = np.outer(h, x)
+    edges = np.pad(grid, ((1, 2), (2, 1)), mode="maximum")
+    low = np.pad(h, (2, 1), mode="minimum", stat_length=2)
+    mid = np.pad(grid, 1, mode="median")  # 3 rows, 3 columns: the middle entry
+    even = np.pad(h, 2, mode="median", stat_length=(2, 4))  # two middle entries, half each
+    return np.sum(edges**2) + np.sum(np.sin(low)) + np.sum(mid**3) + np.sum(even * h[0])
+
+
+def test_np_pad_with_the_edges_statistic_in_a_layer():
+    # autograd has no np.pad rule for these modes: finite differences only
+    params = [(RS.standard_normal((4, 3)) * 0.5, RS.standard_normal(4) * 0.1)]
+    for _ in range(3):
+        _check(padded_features, RS.standard_normal(3), params, oracle=False)
+
+
+def odd_reflection(x):
+    y = np.tanh(x) * 2.0
+    z = np.pad(y, 2, mode="reflect", reflect_type="odd")
+    return np.sum(z**2)
+
+
+def weighted_average(x):
+    a = np.outer(x, x)
+    m = np.average(a, weights=np.array([1.0, 3.0]), axis=(1,))
+    return np.sum(m * 2.0)
+
+
+_PAD_ODD = (odd_reflection, "np.pad with mode='reflect', reflect_type='odd'", "np.pad(y, 2")
+_AVERAGE = (weighted_average, "np.average: weights of another shape", "np.average(a, weights")
+
+
+@pytest.mark.parametrize(
+    ("fun", "message", "line", "how"),
+    [
+        (*_PAD_ODD, "grad"),
+        (*_PAD_ODD, "jvp"),
+        (*_PAD_ODD, "hessian"),
+        (*_AVERAGE, "grad"),  # forward mode has a rule for these weights
+        (*_AVERAGE, "hessian"),
+    ],
+)
+def test_a_rule_refusing_its_arguments_when_it_runs_names_the_line(fun, message, line, how):
+    x = np.array([0.3, -0.4])
+    with pytest.raises(s2s_ad.TransformError, match=re.escape(message)) as info:
+        if how == "grad":
+            s2s_ad.grad(fun)(x)
+        elif how == "jvp":
+            s2s_ad.jvp(fun, (x,), (np.ones(2),))
+        else:
+            s2s_ad.hessian(fun)(x)
+    assert f"test_language_lang5.py:{_line_of(fun, line)})" in str(info.value)
+    assert line in str(info.value)
+
+
+def _line_of(fun: Any, text: str) -> int:
+    """The file line of ``fun``'s source line holding ``text``."""
+    lines, first = inspect.getsourcelines(fun)
+    return first + next(k for k, s in enumerate(lines) if text in s)
