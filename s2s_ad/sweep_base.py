@@ -51,6 +51,9 @@ STRUCTURAL = frozenset(
 #: differentiated twice), ``np.pad``'s widths (its transformed VJP pads index arrays).
 #: A differentiated value there is refused: its gradient would silently be zero.
 COUNTS = frozenset("n k ord repeats indices shift pad_width stat_length".split())
+#: A dict's key (``d.get(key, 0.0)``): a key read back from a tape in code differentiated
+#: again looks differentiated and is left out there; in the user's code it is refused.
+KEYS = frozenset(["key"])
 _COMPOUND = (ir.If, ir.For, ir.While)
 #: Where the library's own source lives (its helpers are transformed for third derivatives).
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -202,7 +205,7 @@ class SweepBase:
         """
         # (the library's own helpers transformed for a higher derivative count as well)
         generated = self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
-        if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
+        if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or generated)):
             return True
         if param in COUNTS:
             raise self.error(
