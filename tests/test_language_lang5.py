@@ -236,3 +236,65 @@ def test_dict_get_with_a_loop_key_to_second_order(fun):
     want = autograd.hessian(_twin(fun))(x, params)
     np.testing.assert_allclose(hessian, want, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(twice, want, rtol=1e-7, atol=1e-9)
+
+
+# 2. a factory defined in the loss (``make_act(alpha)`` returning the ``act`` it defines):
+# its body inlined at the call, the name bound to the closure inlined where it is called
+
+
+def factory_mlp(x, params):
+    def make_act(alpha, shift=0.0):
+        scale = 1.0 + alpha
+
+        def act(z):
+            return np.where(z > 0, z, alpha * z) * scale + np.tanh(z + shift)
+
+        return act
+
+    def make_gate(width):
+        return lambda z: z * np.tanh(z[:width].sum())
+
+    act = make_act(0.1)
+    head = make_act(0.3, shift=-0.2)
+    gate = make_gate(2)
+    h = x
+    for W, b in params[:-1]:
+        h = gate(act(W @ h + b))
+    W, b = params[-1]
+    return np.sum(head(W @ h + b) ** 2)
+
+
+def residual_factory(x, params):
+    W, b = params[0]
+    base = np.tanh(W @ x + b)
+
+    def make_block(weight):
+        def block(u):
+            return u + weight @ np.sin(u) + base  # reads the loss's base, as the closure
+
+        return block
+
+    block = make_block(0.5 * np.eye(4))
+    return np.sum(block(block(base)) ** 2)
+
+
+@pytest.mark.parametrize("fun", [factory_mlp, residual_factory])
+def test_a_factory_defined_in_the_loss(fun):
+    for _ in range(2):
+        _check(fun, RS.standard_normal(3), _net())
+
+
+def test_a_factory_whose_function_escapes_stays_refused():
+    def loss(x):
+        def make_act(alpha):
+            def act(z):
+                return alpha * z
+
+            return act
+
+        acts = [make_act(0.1), make_act(0.2)]
+        return sum(a(x) for a in acts)
+
+    with pytest.raises(s2s_ad.TransformError, match="used as a value") as info:
+        s2s_ad.grad(loss)(0.5)
+    assert "test_language_lang5.py" in str(info.value)
