@@ -298,3 +298,40 @@ def test_a_factory_whose_function_escapes_stays_refused():
     with pytest.raises(s2s_ad.TransformError, match="used as a value") as info:
         s2s_ad.grad(loss)(0.5)
     assert "test_language_lang5.py" in str(info.value)
+
+
+# 3. a class method inlined where it is called: its generated lines carry its own
+# ``# L<n>:`` comments, not the caller's line
+
+
+class Scaled:
+    """A layer built by a factory class method."""
+
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    @classmethod
+    def from_pair(cls, pair, scale=1.0):
+        W, b = pair
+        if scale == 1.0:
+            return cls(W, b)
+        return cls(W * scale, b * np.tanh(scale))
+
+    def __call__(self, h):
+        return np.tanh(self.W @ h + self.b)
+
+
+def scaled_net(x, params):
+    first = Scaled.from_pair(params[0], scale=2.0)
+    head = Scaled.from_pair(params[1])
+    return np.sum(head(first(x)) ** 2)
+
+
+def test_an_inlined_class_method_shows_its_own_lines():
+    _check(scaled_net, RS.standard_normal(3), _net(), oracle=False)
+    shown = s2s_ad.source(s2s_ad.grad(scaled_net))
+    for text in ("W, b = pair", "if scale == 1.0:", "return cls(W * scale, b * np.tanh(scale))"):
+        assert f"# L{_line_of(Scaled.from_pair, text)}: {text}" in shown
+    caller = _line_of(scaled_net, "first = Scaled.from_pair")
+    assert shown.count(f"# L{caller}:") <= 2  # the parameters bound, the result taken
