@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import linecache
 import os
+import re
 import sys
 
 
@@ -47,6 +48,18 @@ class TransformError(Exception):
             line_text = linecache.getline(filename, lineno).rstrip("\n")
         self.line_text = line_text or ""
         super().__init__(self._format())
+
+    def with_names(self, names: dict[str, str]) -> TransformError:
+        """This refusal with the variables ``names`` renames (``g_2``, a name the user
+        reused for unrelated values renamed apart) shown as the user's (``g``)."""
+        if not names or type(self) is not TransformError:
+            return self
+        found = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
+        construct = found.sub(lambda m: names[m.group(1)], self.construct)
+        hint = found.sub(lambda m: names[m.group(1)], self.hint)
+        if construct == self.construct and hint == self.hint:
+            return self
+        return TransformError(construct, self.filename, self.lineno, self.col, hint, self.line_text)
 
     def _format(self) -> str:
         where = f"{self.filename}:{self.lineno}"

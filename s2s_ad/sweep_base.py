@@ -192,7 +192,8 @@ class SweepBase:
         return isinstance(atom, ir.Var) and self.activity.active(atom.name)
 
     def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
-        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
+        error = TransformError(construct, self.fn.filename, stmt.line, None, hint)
+        return error.with_names(self.fn.user_names)
 
     def no_gradient(self, rule: Rule, param: str, s: ir.Stmt) -> bool:
         """Whether a differentiated argument of ``rule`` that has no derivative template is

@@ -335,3 +335,23 @@ def test_an_inlined_class_method_shows_its_own_lines():
         assert f"# L{_line_of(Scaled.from_pair, text)}: {text}" in shown
     caller = _line_of(scaled_net, "first = Scaled.from_pair")
     assert shown.count(f"# L{caller}:") <= 2  # the parameters bound, the result taken
+
+
+# 5. a name reused for unrelated values is renamed apart (``g``, then ``g_2``): a refusal
+# names the user's variable
+
+
+def reused_then_escaping(x, params):
+    W, b = params[0]
+    g = np.tanh(W @ x + b)  # g: an activation
+    scale = np.sum(g)
+    g = lambda u: u * scale  # noqa: E731  (g again: a function, kept as a value below)
+    heads = [g]
+    return heads[0](1.0)
+
+
+def test_a_refusal_after_a_name_split_names_the_users_variable():
+    with pytest.raises(s2s_ad.TransformError, match="local function 'g' used as a value") as info:
+        s2s_ad.grad(reused_then_escaping)(RS.standard_normal(3), _net())
+    assert "g_2" not in str(info.value)
+    assert "g = lambda u: u * scale" in str(info.value)
