@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import TransformError
 from .rules import vjps as one_row
-from .runtime import WHOLE
+from .runtime import UNREACHED, WHOLE
 
 _ndarray = np.ndarray
 
@@ -161,6 +161,8 @@ def getitem(t: Any, index: Any) -> Any:
         return t[(slice(None), *full)]
     if index is WHOLE:  # a bound method read from a record: its tangent is the record's
         return t
+    if index is UNREACHED:
+        return 0.0
     if isinstance(t, dict):
         return t.get(index, 0.0)
     if isinstance(t, (list, tuple)):

@@ -6,6 +6,7 @@ it wherever an adjoint can be zero.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -166,7 +167,7 @@ def getitem(g: Any, index: Any) -> Any:
     """
     if type(g) is _ndarray and type(index) is int and g.ndim == 1:
         return g[index]
-    if is_zero(g):
+    if is_zero(g) or index is UNREACHED:
         return 0.0
     if index is WHOLE:
         return g
@@ -218,7 +219,7 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 
     Returns a new value; ``x_bar`` is not modified (it may alias another adjoint).
     """
-    if is_zero(g) or index is HANDED:
+    if is_zero(g) or index is HANDED or index is UNREACHED:
         return x_bar
     if index is WHOLE:
         return add(x_bar, g)
@@ -310,7 +311,7 @@ def _basic(index: Any) -> bool:
 
 def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
-    if index is HANDED:
+    if index is HANDED or index is UNREACHED:
         return x_bar
     if index is WHOLE or (type(index) is str and is_record(x)):
         return add_at(x_bar, x, index, g)
@@ -736,9 +737,12 @@ def reduce_start(count: int) -> None:
         raise TypeError("reduce() of empty iterable with no initial value")
 
 
-def field_index(obj: Any, name: str) -> int:
+def field_index(obj: Any, name: str, again: bool = False) -> Any:
     """The position of the field ``name`` of a namedtuple ``obj`` (reading ``obj.name`` of
-    a differentiated value); any other object is refused."""
+    a differentiated value), a record's field name or :data:`WHOLE` for its method; any
+    other object is refused, but in code differentiated ``again`` (a gradient's), where a
+    module or an array only looks differentiated (read back from the saved values, the
+    callee of a dispatched call: ``np.tanh``, ``A.dot``), :data:`UNREACHED`."""
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
@@ -756,6 +760,11 @@ def field_index(obj: Any, name: str) -> int:
         if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
             return WHOLE  # a bound method: its adjoint is the object's
         return name  # a dataclass's field, or an attribute of an object built or passed in
+    if again and (
+        isinstance(obj, types.ModuleType)
+        or (isinstance(obj, np.ndarray) and callable(getattr(obj, name, None)))
+    ):
+        return UNREACHED  # a module's function, an array's method: the user's code refused
     slots = "" if hasattr(obj, "__dict__") or not hasattr(obj, "__slots__") else " with __slots__"
     raise _refusal_here(
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}{slots}, not a "
@@ -784,6 +793,18 @@ class _Handed:
 
 
 HANDED = _Handed()
+
+
+class _Unreached:
+    """The index :func:`field_index` gives, in code differentiated again, for a module's
+    function or an array's method read as a callee: no derivative reaches it (its tangent
+    is zero, ``add_at`` adds nothing)."""
+
+    def __repr__(self) -> str:
+        return "UNREACHED"
+
+
+UNREACHED = _Unreached()
 
 
 def attr_index(obj: Any, name: str, g: Any) -> Any:

@@ -195,6 +195,18 @@ class SweepBase:
         error = TransformError(construct, self.fn.filename, stmt.line, None, hint)
         return error.with_names(self.fn.user_names)
 
+    @property
+    def again(self) -> bool:
+        """Whether the code is generated code differentiated again (the library's own
+        helpers transformed for a higher derivative count as well)."""
+        return self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
+
+    def field_index_args(self, obj: str, name: str) -> str:
+        """The arguments of ``_ad.field_index`` for ``obj.name`` read from a differentiated
+        value (in code differentiated again, told so)."""
+        again = ", True" if self.again else ""
+        return f"({obj}, {name!r}{again})"
+
     def no_gradient(self, rule: Rule, param: str, s: ir.Stmt) -> bool:
         """Whether a differentiated argument of ``rule`` that has no derivative template is
         left out (an axis, a shape, a flag); refuses a count or order that may be a float.
@@ -204,9 +216,7 @@ class SweepBase:
         back from a tape looks differentiated: counts are left out there (the user's code
         was checked when it was transformed).
         """
-        # (the library's own helpers transformed for a higher derivative count as well)
-        generated = self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
-        if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or generated)):
+        if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or self.again)):
             return True
         if param in COUNTS:
             raise self.error(
