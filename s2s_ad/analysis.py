@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
-from .built_objects import build_record, new_record
 from .custom import CustomGradient
 from .ir import expr_atoms, walk
 from .normal_forms import code_key, normalized_parts
@@ -167,17 +166,20 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
         for r in reads:
             edges.setdefault(r, []).extend(targets)
 
-    held = _record_callees(stmts)
     for s in stmts:
         if isinstance(s, ir.Assign):
             add(diff_reads(s.value), [s.target])
             value = s.value
+            # the callee of a dispatched call (``_ad.vjp_apply(layer, (0,), g, h)`` in a
+            # gradient): a record's fields (``layer`` of a loop over a list of layers,
+            # ``other.project`` read from a parameter) reach the result, which a mixed
+            # second derivative follows (second_order._held_callee); a module's function
+            # or an array's method only looks differentiated there (_ad.field_index)
             if (
                 isinstance(value, ir.Call)
                 and getattr(value.callee.obj, "_s2s_dispatched", False)
                 and value.args
                 and isinstance(value.args[0], ir.Var)
-                and value.args[0].name in held
             ):
                 add([value.args[0].name], [s.target])
         elif isinstance(s, ir.Unpack):
@@ -193,33 +195,6 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
             if isinstance(recv, ir.Var) and s.value.callee.method != "add_loss":
                 add(diff_reads(s.value), [recv.name])
     return edges
-
-
-def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
-    """The names holding an object generated code built from its fields
-    (``_ad.build_record``, ``_ad.new_record``) or an attribute read from any name (a
-    method of ``self``, of a record built here, of an object passed in: ``other.project``
-    inside another layer's method): as the callee of a dispatched call
-    (``_ad.vjp_apply(_t3.forward, (0,), g, x)`` in a gradient with respect to ``x``) the
-    object's fields reach the result, which a derivative with respect to them (a mixed
-    second derivative) follows (second_order._held_callee). An edge from a name that holds
-    a module or an array does no harm: neither is differentiated with a tangent of its own
-    (a varied array's method without a rule is refused by the dispatcher)."""
-    records = {
-        s.target
-        for s in stmts
-        if isinstance(s, ir.Assign)
-        and isinstance(s.value, ir.Call)
-        and s.value.callee.obj in (build_record, new_record)
-    }
-    methods = {
-        s.target
-        for s in stmts
-        if isinstance(s, ir.Assign)
-        and isinstance(s.value, ir.Attr)
-        and isinstance(s.value.obj, ir.Var)
-    }
-    return records | methods
 
 
 def _reach(start: set[str], edges: dict[str, list[str]]) -> set[str]:
