@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
+from .built_objects import build_record, new_record
 from .custom import CustomGradient
 from .ir import expr_atoms, walk
 from .normal_forms import code_key, normalized_parts
@@ -166,20 +167,17 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
         for r in reads:
             edges.setdefault(r, []).extend(targets)
 
+    held = _held_callees(stmts)
     for s in stmts:
         if isinstance(s, ir.Assign):
             add(diff_reads(s.value), [s.target])
             value = s.value
-            # the callee of a dispatched call (``_ad.vjp_apply(layer, (0,), g, h)`` in a
-            # gradient): a record's fields (``layer`` of a loop over a list of layers,
-            # ``other.project`` read from a parameter) reach the result, which a mixed
-            # second derivative follows (second_order._held_callee); a module's function
-            # or an array's method only looks differentiated there (_ad.field_index)
             if (
                 isinstance(value, ir.Call)
                 and getattr(value.callee.obj, "_s2s_dispatched", False)
                 and value.args
                 and isinstance(value.args[0], ir.Var)
+                and value.args[0].name in held
             ):
                 add([value.args[0].name], [s.target])
         elif isinstance(s, ir.Unpack):
@@ -195,6 +193,27 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
             if isinstance(recv, ir.Var) and s.value.callee.method != "add_loss":
                 add(diff_reads(s.value), [recv.name])
     return edges
+
+
+def _held_callees(stmts: list[ir.Stmt]) -> set[str]:
+    """The names that, as the callee of a dispatched call (``_ad.vjp_apply(layer, (0,),
+    g, h)`` in a gradient), may hold a record whose fields reach the result, which a mixed
+    second derivative follows (second_order._held_callee): an attribute read
+    (``other.project``, ``self.head``), an item of a container (``layer`` of a loop over
+    a list of layers, read back from the tape) or a record built here. A module's
+    function or an array's method read so only looks differentiated (_ad.field_index);
+    a function passed in as a parameter is left out (no derivative reaches it)."""
+    return {
+        s.target
+        for s in stmts
+        if (isinstance(s, ir.Assign) and isinstance(s.value, (ir.Attr, ir.Subscript)))
+        or (
+            isinstance(s, ir.Assign)
+            and isinstance(s.value, ir.Call)
+            and s.value.callee.obj in (build_record, new_record)
+        )
+        or isinstance(s, ir.ListPop)
+    }
 
 
 def _reach(start: set[str], edges: dict[str, list[str]]) -> set[str]:
