@@ -192,6 +192,8 @@ class Contributions:
             # the symbolic zero: a tuple result whose adjoint nothing reached yet)
             zero = s.target in self.zero_filled or s.target == self.output
             for elt, key in zip(value.elts, keys):
+                if zero and isinstance(elt, ir.Var):
+                    self.zero_filled.add(elt.name)  # a part of a zero is the zero too
                 if zero or value.kind == "dict":
                     add(elt, f"{self.ad}.getitem({g}, {key})")
                 else:

@@ -139,7 +139,9 @@ class ControlFlow:
             end.discard(bound)
             zeros = {self.bar(v) for v in head - end}
             owned_end = self.owned | zeros
-            dense_end = self.dense | {self.bar(v) for v in (head - end) & indexed}
+            # an adjoint the trip ends by zeroing is dense again only if the zero is a
+            # dense array (self.zero: an indexed variable), else it is the symbolic 0.0
+            dense_end = (self.dense - zeros) | {self.bar(v) for v in (head - end) & indexed}
             if end <= head and owned_head <= owned_end and dense_head <= dense_end:
                 break
             head |= end

@@ -344,8 +344,14 @@ def zero_at_owned(x_bar: Any, index: Any) -> Any:
 
 
 def pack(x: Any, parts: Any) -> Any:
-    """Adjoint of unpacking ``a, b = x``: the parts' adjoints in the structure of ``x``."""
-    parts = [zeros_like(v) if p is None else p for v, p in zip(x, parts)]
+    """Adjoint of unpacking ``a, b = x``: the parts' adjoints in the structure of ``x``.
+
+    A container part no adjoint reached is the symbolic zero: its structure may have
+    changed since (a saved tape a backward sweep has already popped)."""
+    parts = [
+        (0.0 if isinstance(v, (list, tuple, dict)) else zeros_like(v)) if p is None else p
+        for v, p in zip(x, parts)
+    ]
     if isinstance(x, np.ndarray):
         return np.stack([np.broadcast_to(p, x.shape[1:]) for p in parts])
     if isinstance(x, list):
