@@ -1,0 +1,137 @@
+"""Wrong derivatives and internal errors found by the fifth round of random programs
+(``random_programs5.py``), each as a user would write it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import s2s_ad
+
+
+def horner_free_poly(x, coefs):
+    """A polynomial the way it is first written: ``sum c[k] * x ** k`` in a loop."""
+    total = 0.0 * x
+    for k in range(len(coefs)):
+        total = total + coefs[k] * x**k
+    return total
+
+
+def poly_loss(x):
+    return np.sum(horner_free_poly(x, [1.0, -2.0, 0.5, 0.25]) ** 2)
+
+
+def test_polynomial_with_a_constant_term_at_zero():
+    # d/dx x ** 0 was 0 * x ** -1: NaN on an array entry 0, ZeroDivisionError on 0.0
+    x = np.array([0.0, 0.5, -1.0])
+    want = 2 * horner_free_poly(x, [1.0, -2.0, 0.5, 0.25]) * (-2.0 + x + 0.75 * x**2)
+    np.testing.assert_allclose(s2s_ad.grad(poly_loss)(x), want)
+    assert s2s_ad.grad(lambda u: horner_free_poly(u, [1.0, 3.0]))(0.0) == 3.0
+    assert s2s_ad.jvp(lambda u: horner_free_poly(u, [1.0, 3.0]), (0.0,), (1.0,))[1] == 3.0
+    s2s_ad.check_grads(poly_loss, (x,), order=2, modes=("rev", "fwd"))
+
+
+def activations(x, slope):
+    """A leaky activation written inline: linear above 1, identity on (0, 1], leaky below."""
+    out = 0.0
+    for k in range(x.shape[0]):
+        u = x[k]
+        out = out + np.tanh(slope * u if u > 1.0 else (u if u > 0.0 else 0.1 * u)) ** 2
+    return out
+
+
+def test_forward_mode_through_a_nested_conditional_expression():
+    # the value of ``a if c else (b if d else e)`` lost its tangent in forward mode (the
+    # inner ``if`` assigns it on both paths, which the merge did not see)
+    x = np.array([1.5, 0.4, -0.7])
+    g = s2s_ad.grad(activations, (0, 1))(x, 2.0)
+    _, tangent = s2s_ad.jvp(activations, (x, 2.0), (np.ones(3), 1.0))
+    assert tangent == pytest.approx(float(np.sum(g[0]) + g[1]))
+    s2s_ad.check_grads(activations, (x, 2.0), modes=("rev", "fwd"))
+
+
+def first_above(v, limit):
+    """The first entry above ``limit`` (doubled), or a tenth of the sum."""
+    for i in range(v.shape[0]):
+        if v[i] > limit:
+            return v[i] * 2.0
+    return np.sum(v) * 0.1
+
+
+def smoothed_scores(x, shift):
+    h = x * 1.0
+    score = 0.0
+    for _ in range(2):
+        score = first_above(h, 0.5)
+        h = np.sin(h + shift)
+    return score
+
+
+def test_second_order_through_a_helper_with_an_early_return_called_in_a_loop():
+    # the helper's split backward got the symbolic zero as its tuple cotangent
+    x = np.array([0.1, 0.2, -0.2, 0.3])
+    shift = np.array([-0.5, -0.4, -0.3, -0.2])
+    s2s_ad.check_grads(smoothed_scores, (x, shift), order=2, modes=("rev", "fwd"))
+
+
+def features(u, degree):
+    out = 0.0 * u
+    for p in range(degree):
+        out = out + u ** (p + 1) / (p + 1)
+    return out
+
+
+def residual_layer(x, W):
+    h = np.sin(x)
+    h = h + W[0] * features(h, 3)
+    return np.sum(h**2)
+
+
+def test_hessian_of_a_residual_layer_over_a_looping_helper():
+    # differentiating the gradient again read the helper's saved tape after the first
+    # backward sweep had popped it (list index out of range)
+    x = np.array([0.1, 0.2, -0.2, 0.3])
+    W = np.arange(12.0).reshape(3, 4) * 0.1 - 0.5
+    s2s_ad.check_grads(residual_layer, (x, W), order=2, modes=("rev", "fwd"))
+    hess = s2s_ad.hessian(residual_layer, 1)(x, W)
+    assert hess.shape == (3, 4, 3, 4)
+    assert np.all(hess[1:] == 0.0)
+
+
+def ping_pong(x, s):
+    """Two buffers swapped on every entry, then one entry damped in place."""
+    a = x.copy()
+    b = np.zeros_like(x) + 0.1 * s
+    if s > 10.0:
+        a = np.tanh(features(a, 3))
+    for _ in range(2):
+        for _entry in a:
+            a, b = b, a
+        a[2] *= np.cos(a[1] * s)
+    return np.sum(a * b)
+
+
+def test_second_order_with_buffers_swapped_in_an_inner_loop():
+    # the inner backward loop left an adjoint the symbolic zero while the outer loop
+    # still wrote into it in place (a_bar[2] = 0.0 on a float)
+    x = np.array([0.1, 0.2, -0.2, 0.3])
+    s2s_ad.check_grads(ping_pong, (x, 0.7), order=2, modes=("rev", "fwd"))
+
+
+def centred(x, M):
+    W = M * 1.0
+    if np.sum(x) > 0.0:
+        W = W + x
+    for _ in range(2):
+        W[0] = np.tanh(np.mean(W, axis=0))
+    return np.sum(np.mean(W, axis=0) ** 2)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_forward_mode_reduces_along_an_axis_after_a_branch(sign):
+    # the branch not taken left W's tangent the scalar 0.0: np.mean(W_dot, 0) raised
+    x = sign * np.array([0.1, 0.2, -0.2, 0.3])
+    M = np.arange(12.0).reshape(3, 4) * 0.1 - 0.5
+    s2s_ad.check_grads(centred, (x, M), modes=("rev", "fwd"))
+    _, tangent = s2s_ad.jvp(lambda u: centred(u, M), (x,), (np.ones(4),))
+    assert tangent == pytest.approx(float(np.sum(s2s_ad.grad(centred)(x, M))))
