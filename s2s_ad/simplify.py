@@ -133,10 +133,9 @@ def _constant_test(test: ast.AST) -> bool | None:
 class _Folder(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         node = super().generic_visit(node)
-        if (
-            isinstance(node, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Attribute, ast.Compare))
-            and _value(node)
-        ):
+        if isinstance(
+            node, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Attribute, ast.Compare)
+        ) and _value(node):
             try:
                 code = compile(ast.fix_missing_locations(ast.Expression(node)), "<fold>", "eval")
                 folded = _number(eval(code, dict(_MODULES)))  # noqa: S307 (numbers only)

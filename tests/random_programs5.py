@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-HELPERS = '''
+HELPERS = """
 
 def poly(u, k):
     out = 0.0 * u
@@ -66,7 +66,7 @@ def squash(u):
     if np.sum(u) > 0.0:
         return np.tanh(u)
     return 0.5 * np.sin(u)
-'''
+"""
 
 IMPORTS = {"": "import numpy as np\n", "autograd": "import autograd.numpy as np\n"}
 _counter = itertools.count()
@@ -355,7 +355,6 @@ class _Gen:
         return lines
 
     def s_for(self, d: int) -> list[str]:
-        p = self.pad(d)
         c = f"i{d}"
         k = self.rng.randrange(9)
         float_vars: list[str] = []
@@ -380,9 +379,7 @@ class _Gen:
         elif k == 7:
             pre = self.s_append(d)
             self.prog.kinds.add("for_items")
-            return pre + self._loop_body(
-                d, f"for it{d} in items:", _Loop(None, 0), [], [f"it{d}"]
-            )
+            return pre + self._loop_body(d, f"for it{d} in items:", _Loop(None, 0), [], [f"it{d}"])
         else:
             head, loop = f"for {c} in range(0, n + 1, 2):", _Loop(c, 3)
         return self._loop_body(d, head, loop, float_vars, vec_vars)
@@ -463,7 +460,12 @@ class Refused(Exception):
 def inputs(seed: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """``(x, M, s, n)`` and a direction for ``(x, M, s)``."""
     rng = np.random.default_rng(seed)
-    args = (rng.normal(size=4) * 0.8, rng.normal(size=(3, 4)) * 0.8, float(rng.normal()), 2 + seed % 2)
+    args = (
+        rng.normal(size=4) * 0.8,
+        rng.normal(size=(3, 4)) * 0.8,
+        float(rng.normal()),
+        2 + seed % 2,
+    )
     along = (rng.normal(size=4), rng.normal(size=(3, 4)), float(rng.normal()))
     return args, along
 
