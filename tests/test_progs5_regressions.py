@@ -135,3 +135,35 @@ def test_forward_mode_reduces_along_an_axis_after_a_branch(sign):
     s2s_ad.check_grads(centred, (x, M), modes=("rev", "fwd"))
     _, tangent = s2s_ad.jvp(lambda u: centred(u, M), (x,), (np.ones(4),))
     assert tangent == pytest.approx(float(np.sum(s2s_ad.grad(centred)(x, M))))
+
+
+def damped_rows(x, M, s):
+    W = M * 1.0
+    W = np.tanh(W - np.mean(W, axis=1, keepdims=True) * (np.sin(s) + (-0.75) ** 2))
+    return np.sum(W * x)
+
+
+def test_a_negative_constant_raised_to_a_power():
+    # (-0.75) ** 2 was written -0.75 ** 2 in the generated code: the value and the
+    # derivatives came out with the wrong sign
+    x = np.array([0.1, 0.9, -0.2, 0.3])
+    M = np.arange(12.0).reshape(3, 4) * 0.1 - 0.5
+    value, _ = s2s_ad.value_and_grad(damped_rows)(x, M, 0.7)
+    assert value == pytest.approx(damped_rows(x, M, 0.7))
+    assert s2s_ad.jvp(damped_rows, (x, M, 0.7), (x, M, 1.0))[0] == pytest.approx(value)
+    s2s_ad.check_grads(damped_rows, (x, M, 0.7), modes=("rev", "fwd"))
+
+
+def shifted(x, s, cap):
+    v = x * 0.5 + (np.max(x) if x[0] > cap else s)
+    return np.sum(v**2)
+
+
+@pytest.mark.parametrize("cap", [-5.0, 5.0])
+def test_a_conditional_expression_broadcast_against_an_array(cap):
+    # both branches' values are broadcast against x: the branch reversed second kept the
+    # adjoint's broadcast dimensions (the float s got a gradient of shape (4,))
+    x = np.array([0.1, 0.9, -0.2, 0.3])
+    gx, gs = s2s_ad.grad(shifted, (0, 1))(x, 0.7, cap)
+    assert np.shape(gs) == ()
+    s2s_ad.check_grads(shifted, (x, 0.7, cap), modes=("rev", "fwd"))
