@@ -42,7 +42,10 @@ STRUCTURAL = frozenset(
     "index axis axes axis1 axis2 keepdims dtype shape newshape reps "
     "num decimals order kind mode out where retstep endpoint subscripts source destination "
     # booleans whatever flows into them (np.where's, np.compress's, np.select's)
-    "condition condlist".split()
+    "condition condlist "
+    # a dict's key (d.get(k, 0.0)), also a loop counter read back from a tape in code
+    # differentiated twice
+    "key".split()
 )
 #: Integer parameters that also take a float without complaint: ``polygamma(n, x)``, a
 #: Poisson's ``k``, ``np.triu(m, k)``, ``np.repeat``'s counts, ``np.take``'s indices, and

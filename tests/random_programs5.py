@@ -176,6 +176,9 @@ class _Gen:
         if r < 0.7:
             return f"W[{self.index(3)}]"
         if r < 0.8:
+            c = self.counter(99)
+            if c and self.pick([0, 1]):
+                return f"items[{c} % len(items)]"  # a list of arrays indexed by a counter
             return f"items[{self.pick(['-1', '0'])}]"
         if r < 0.9:
             red = self.pick(["np.sum", "np.mean", "np.max"])
@@ -328,6 +331,9 @@ class _Gen:
         return [f"{self.pad(d)}items.append(np.tanh({self.vexpr()}))"]
 
     def s_dict(self, d: int) -> list[str]:
+        c = self.counter(99)
+        if c and self.pick([0, 1, 2]) == 0:  # keyed by a loop counter, read back with .get
+            return [f"{self.pad(d)}E[{c}] = E.get({c}, 0.0) + 0.2 * np.tanh({self.fexpr()})"]
         key = self.pick(['"a"', '"b"'])
         if self.pick([0, 1]):
             return [f"{self.pad(d)}D[{key}] += 0.2 * np.tanh({self.fexpr()})"]
@@ -429,6 +435,7 @@ PRELUDE = [
     "    acc = 0.0",
     "    items = [x * 0.5]",
     '    D = {"a": s * 1.0, "b": 0.0}',
+    "    E = {}",
 ]
 
 
@@ -436,7 +443,7 @@ def generate(seed: int) -> Program:
     """The program of ``seed``."""
     gen = _Gen(random.Random(seed))
     body = gen.block(0, 2, 5)
-    ret = RETURNS[0] + ' + D["b"] + np.sum(z)'
+    ret = RETURNS[0] + ' + D["b"] + np.sum(z) + sum(E.values())'
     gen.prog.source = "\n".join(["def f(x, M, s, n):", *PRELUDE, *body, f"    return {ret}", ""])
     return gen.prog
 

@@ -167,3 +167,24 @@ def test_a_conditional_expression_broadcast_against_an_array(cap):
     gx, gs = s2s_ad.grad(shifted, (0, 1))(x, 0.7, cap)
     assert np.shape(gs) == ()
     s2s_ad.check_grads(shifted, (x, 0.7, cap), modes=("rev", "fwd"))
+
+
+def binned_energy(x, width):
+    """Energies accumulated per bin in a dict while walking the signal."""
+    bins = {}
+    k = 0
+    while k < x.shape[0] - 1:
+        k += 1
+        if k % 3 == 0:
+            continue
+        key = k % 2
+        bins[key] = bins.get(key, 0.0) + np.tanh(x[k] / width) ** 2
+    return sum(bins.values())
+
+
+def test_hessian_of_a_dict_accumulated_in_a_while_loop():
+    # differentiating the gradient again saw the key (a counter read back from the
+    # tape) as differentiated: "argument 'key' of ndarray.get (no gradient rule)"
+    x = np.array([0.1, 0.9, -0.2, 0.3, 0.5, -0.4])
+    s2s_ad.check_grads(binned_energy, (x, 0.8), order=2, modes=("rev", "fwd"))
+    assert s2s_ad.hessian(binned_energy)(x, 0.8).shape == (6, 6)

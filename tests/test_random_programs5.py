@@ -59,6 +59,8 @@ def test_the_grammar_reaches_every_construct():
         " < ",
         " if ",
         "settle(",
+        "E.get(",
+        "% len(items)]",
     ):
         assert construct in text, construct
     # the same seed gives the same program
