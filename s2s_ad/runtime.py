@@ -728,6 +728,17 @@ def sequence(xs: Any) -> Any:
     return list(xs) if counting is None else counting
 
 
+def sequence_now(xs: Any) -> Any:
+    """:func:`sequence` as it is now, for a loop whose body writes into ``xs`` in place
+    (``for i, v in enumerate(h): h[i] = ...``): a copy of an array or a list, so that the
+    element a trip read stays what it was when the backward sweep reads it again."""
+    if isinstance(xs, np.ndarray):
+        return xs.copy()
+    if isinstance(xs, list):
+        return list(xs)
+    return sequence(xs)
+
+
 def sequence_part(t: Any, xs: Any) -> Any:
     """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
     entries, except that a dict's or a set's sequence holds its keys, which carry none."""

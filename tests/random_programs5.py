@@ -208,6 +208,8 @@ class _Gen:
             return f"poly({a}, {self.pick(['2', '3', 'n'])})"
         if k == 8:
             return f"np.sum(W * {a}, axis=0, keepdims=True)[0]"
+        if k == 9 and self.pick([0, 1]):
+            return f"(W.T @ np.tanh(W @ {a}))"
         op = self.pick(["+", "-", "*"])
         return f"({a} {op} {self.vexpr(depth + 1)})"
 
@@ -285,14 +287,24 @@ class _Gen:
                 f"{p}mask = {v} > {self.pick(['0.0', '0.25'])}",
                 f"{p}{v}[mask] = {self.pick(['0.5', 'np.sin(x[mask])', f'{v}[mask] * 0.5'])}",
             ]
+        if self.pick([0, 1]):
+            return [f"{p}{v}[::-1] = np.tanh({self.vexpr()} + {v})"]  # a write through a view
         return [f"{p}{v}[{self.index(4)}] *= np.cos({self.fexpr()})"]
 
     def s_matwrite(self, d: int) -> list[str]:
         p = self.pad(d)
-        k = self.rng.randrange(6)
+        k = self.rng.randrange(9)
         if k == 0:
             self.prog.writes = True
             return [f"{p}W[:, {self.index(4)}] *= np.cos({self.fexpr()})"]
+        if k == 6:
+            self.prog.writes = True
+            return [f"{p}W[:, {self.index(4)}] = np.tanh(np.sum(W, axis=1) * {self.fexpr()})"]
+        if k == 7:
+            self.prog.writes = True
+            return [f"{p}W[1:3, ::2] += 0.2 * np.tanh(W[0:2, 1::2] * {self.fexpr()})"]
+        if k == 8:
+            return [f"{p}W = np.tanh(W + 0.2 * np.outer(np.mean(W, axis=1), {self.vexpr()}))"]
         if k == 1:
             self.prog.writes = True
             return [f"{p}W[{self.index(3)}] = np.tanh({self.vexpr()})"]

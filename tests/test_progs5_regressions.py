@@ -188,3 +188,39 @@ def test_hessian_of_a_dict_accumulated_in_a_while_loop():
     x = np.array([0.1, 0.9, -0.2, 0.3, 0.5, -0.4])
     s2s_ad.check_grads(binned_energy, (x, 0.8), order=2, modes=("rev", "fwd"))
     assert s2s_ad.hessian(binned_energy)(x, 0.8).shape == (6, 6)
+
+
+def squash_in_place(x, gain):
+    h = x * gain
+    for i, v in enumerate(h):
+        h[i] = v * np.sin(v)
+    return np.sum(h**2)
+
+
+def smooth_forward(x, alpha):
+    """A first-order recursive filter run in place over the signal."""
+    h = x * 1.0
+    for i, v in enumerate(h[:-1]):
+        h[i + 1] += alpha * v
+    return np.sum(h**2)
+
+
+def drift(x, rate):
+    y = x * 1.0
+    z = x * rate
+    acc = 0.0
+    for i, (a, b) in enumerate(zip(y, z)):
+        z -= 0.2 * rate * i
+        acc += np.tanh(b) * a
+    return acc + np.sum(z)
+
+
+@pytest.mark.parametrize("fun", [squash_in_place, smooth_forward, drift])
+def test_a_loop_over_an_array_it_writes_into(fun):
+    # the element a trip read was taken from the array as it was before the loop (or,
+    # in the backward sweep, as it was after it): wrong gradients, and for zip(y, z)
+    # with z -= ... in the body a wrong value too
+    x = np.array([0.1, 0.9, -0.2, 0.3])
+    value, _ = s2s_ad.value_and_grad(fun)(x.copy(), 0.7)
+    assert value == pytest.approx(fun(x.copy(), 0.7))
+    s2s_ad.check_grads(fun, (x, 0.7), order=2, modes=("rev", "fwd"))

@@ -59,6 +59,10 @@ def test_the_grammar_reaches_every_construct():
         " < ",
         " if ",
         "settle(",
+        "W.T @ ",
+        "np.outer(",
+        "W[1:3, ::2] +=",
+        "[::-1] = np.tanh(",
         "E.get(",
         "% len(items)]",
     ):
