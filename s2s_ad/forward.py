@@ -163,7 +163,9 @@ class Forward(SweepBase):
                 return [line, *self.kill(s.target, has)]
             d = self.dot(s.obj)
             has.add(s.target)
-            return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
+            value = "" if self.batched else f", {s.target}"  # (batched: a leading axis)
+            pop = f"{self.ad}.pop_tangent({d}{value})"
+            return [line, Line(f"{self.dot(s.target)}, {d} = {pop}")]
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
             if isinstance(s.value, ir.Opaque):

@@ -979,12 +979,17 @@ def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:
     return out
 
 
-def pop_tangent(t: Any) -> tuple[Any, Any]:
-    """Tangents of ``v`` and of the list after ``v = xs.pop()``."""
+def pop_tangent(t: Any, value: Any = None) -> tuple[Any, Any]:
+    """Tangents of ``v`` and of the list after ``v = xs.pop()``; the tangent of an array
+    ``value`` (``v``) as zeros of its shape where it is zero (a tape hands back the
+    symbolic zero, and a matrix product or ``np.ravel`` reads it as an array)."""
     if is_zero(t):
-        return 0.0, 0.0
-    out = list(t)
-    last = out.pop()
+        last, out = 0.0, 0.0
+    else:
+        out = list(t)
+        last = out.pop()
+    if type(value) is np.ndarray and is_zero(last):
+        last = np.zeros(value.shape, value.dtype if value.dtype.kind in "fc" else np.float64)
     return last, out
 
 

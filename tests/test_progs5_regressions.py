@@ -224,3 +224,21 @@ def test_a_loop_over_an_array_it_writes_into(fun):
     value, _ = s2s_ad.value_and_grad(fun)(x.copy(), 0.7)
     assert value == pytest.approx(fun(x.copy(), 0.7))
     s2s_ad.check_grads(fun, (x, 0.7), order=2, modes=("rev", "fwd"))
+
+
+def rank_one_updates(x, M):
+    """A matrix grown by rank-one updates along a state that changes every step."""
+    z = x * 0.1
+    W = M * 1.0
+    for _ in range(2):
+        z = np.tanh(z + x)
+        W = np.tanh(W + 0.2 * np.outer(np.mean(W, axis=1), z))
+    return np.sum(np.tanh(W)) + np.sum(z)
+
+
+def test_second_order_forward_over_a_loop_of_outer_products():
+    # jvp of the gradient along one argument popped a symbolic-zero tangent off the tape
+    # and np.ravel made it an array of shape (1,) for the matrix product (matmul error)
+    x = np.array([0.1, 0.9, -0.2, 0.3])
+    M = np.arange(12.0).reshape(3, 4) * 0.1 - 0.5
+    s2s_ad.check_grads(rank_one_updates, (x, M), order=2, modes=("rev", "fwd"))
