@@ -189,9 +189,18 @@ class ControlFlowLowering(NormalizerBase):
         # an array the body writes into in place is read as it is at each trip, as
         # Python's iterator does (h[i + 1] += h[i]: a running update)
         self.memo = {}  # (not the value read before the loop)
+        writes = [_writes(it, node.body.body) for it in iterables]
+        if any(w.in_place and w.rebound for w in writes):
+            # the iterator keeps the first array: updated in place until the name is rebound
+            raise self.error(
+                "a for loop over an array its body both updates in place and rebinds "
+                "(for v in z: z += ...; z = ...)",
+                node.iter,
+                "loop over range(len(z)) and read z[k], or copy the array before the loop",
+            )
         seqs = [
-            self._sequence(it, now=True) if _written_in_place(it, node.body.body) else seq
-            for it, seq in zip(iterables, seqs)
+            self._sequence(it, now=True) if w.in_place else seq
+            for it, seq, w in zip(iterables, seqs, writes)
         ]
         for seq, part in zip(seqs, parts):
             item = ir.Subscript(seq, ir.Index(index, (index,)))
@@ -236,22 +245,20 @@ def _root(node: cst.BaseExpression) -> str | None:
             return None
 
 
-def _written_in_place(iterable: cst.BaseExpression, body: Sequence[cst.CSTNode]) -> bool:
+def _writes(iterable: cst.BaseExpression, body: Sequence[cst.CSTNode]) -> _Writes:
     """Whether ``body`` writes into the array ``iterable`` reads through (``h[k] = ...``,
-    ``h[k] += ...``, ``h += ...``) and never rebinds its name."""
-    name = _root(iterable)
-    if name is None:
-        return False
-    finder = _Writes(name)
-    for stmt in body:
-        stmt.visit(finder)
-    return finder.in_place and not finder.rebound
+    ``h[k] += ...``, ``h += ...``), and whether it rebinds its name."""
+    finder = _Writes(_root(iterable))
+    if finder.name is not None:
+        for stmt in body:
+            stmt.visit(finder)
+    return finder
 
 
 class _Writes(cst.CSTVisitor):
     """In-place writes into a name, and rebindings of it, outside nested functions."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str | None) -> None:
         self.name = name
         self.in_place = False
         self.rebound = False

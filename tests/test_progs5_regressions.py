@@ -242,3 +242,22 @@ def test_second_order_forward_over_a_loop_of_outer_products():
     x = np.array([0.1, 0.9, -0.2, 0.3])
     M = np.arange(12.0).reshape(3, 4) * 0.1 - 0.5
     s2s_ad.check_grads(rank_one_updates, (x, M), order=2, modes=("rev", "fwd"))
+
+
+def relax_then_reset(x, rate):
+    y = x * 1.0
+    z = x * rate
+    for i, (a, b) in enumerate(zip(y, z)):
+        z += 0.2 * (a - b)
+        if i == 1:
+            y, z = np.sin(z), y
+    return np.sum(y * z)
+
+
+def test_a_loop_over_an_array_updated_in_place_then_rebound_is_refused():
+    # Python's iterator keeps reading the first z until the name moves on: refused,
+    # naming the loop (it gave a wrong gradient)
+    x = np.array([0.1, 0.9, -0.2, 0.3])
+    with pytest.raises(s2s_ad.TransformError, match="updates in place and rebinds") as info:
+        s2s_ad.grad(relax_then_reset)(x, 0.7)
+    assert "for i, (a, b) in enumerate(zip(y, z))" in str(info.value)

@@ -18,7 +18,7 @@ import os
 import pytest
 import random_programs5 as rp
 
-ALIASING = ("also names", "also holds")
+ALIASING = ("also names", "also holds", "updates in place and rebinds")
 SEEDS = range(int(os.environ.get("S2S_AD_PROGS5", "36")))
 
 
