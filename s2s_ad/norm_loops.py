@@ -190,6 +190,13 @@ class ControlFlowLowering(NormalizerBase):
         # Python's iterator does (h[i + 1] += h[i]: a running update)
         self.memo = {}  # (not the value read before the loop)
         writes = [_writes(it, node.body.body) for it in iterables]
+        if any(w.resized for w in writes):
+            raise self.error(
+                "a for loop over a list its body appends to or removes from (Python's "
+                "iterator visits the entries added)",
+                node.iter,
+                "iterate over a copy (for v in list(items)), or use a while loop over an index",
+            )
         if any(w.in_place and w.rebound for w in writes):
             # the iterator keeps the first array: updated in place until the name is rebound
             raise self.error(
@@ -255,6 +262,9 @@ def _writes(iterable: cst.BaseExpression, body: Sequence[cst.CSTNode]) -> _Write
     return finder
 
 
+_RESIZING = frozenset({"append", "extend", "insert", "pop", "remove", "clear"})
+
+
 class _Writes(cst.CSTVisitor):
     """In-place writes into a name, and rebindings of it, outside nested functions."""
 
@@ -262,6 +272,7 @@ class _Writes(cst.CSTVisitor):
         self.name = name
         self.in_place = False
         self.rebound = False
+        self.resized = False  # items.append(v), items.pop(), ... on the list iterated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
         return False
@@ -287,6 +298,16 @@ class _Writes(cst.CSTVisitor):
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._target(node.target, True)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in _RESIZING
+            and isinstance(func.value, cst.Name)
+            and func.value.value == self.name
+        ):
+            self.resized = True
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._target(node.target, False)

@@ -42,10 +42,7 @@ STRUCTURAL = frozenset(
     "index axis axes axis1 axis2 keepdims dtype shape newshape reps "
     "num decimals order kind mode out where retstep endpoint subscripts source destination "
     # booleans whatever flows into them (np.where's, np.compress's, np.select's)
-    "condition condlist "
-    # a dict's key (d.get(k, 0.0)), also a loop counter read back from a tape in code
-    # differentiated twice
-    "key".split()
+    "condition condlist".split()
 )
 #: Integer parameters that also take a float without complaint: ``polygamma(n, x)``, a
 #: Poisson's ``k``, ``np.triu(m, k)``, ``np.repeat``'s counts, ``np.take``'s indices, and
@@ -204,6 +201,8 @@ class SweepBase:
         generated = self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
         if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
             return True
+        if param == "key" and rule.name == "ndarray.get" and generated:
+            return True  # a dict's key (d.get(k, 0.0)): a loop counter read back from a tape
         if param in COUNTS:
             raise self.error(
                 f"argument '{param}' of {rule.name} with a differentiated value (an integer "

@@ -261,3 +261,22 @@ def test_a_loop_over_an_array_updated_in_place_then_rebound_is_refused():
     with pytest.raises(s2s_ad.TransformError, match="updates in place and rebinds") as info:
         s2s_ad.grad(relax_then_reset)(x, 0.7)
     assert "for i, (a, b) in enumerate(zip(y, z))" in str(info.value)
+
+
+def worklist(x):
+    """Entries derived from the ones before, appended to the list being walked."""
+    items = [x]
+    for v in items:
+        if len(items) < 3:
+            items.append(np.sin(v) * 2.0)
+    total = 0.0
+    for v in items:
+        total = total + np.sum(v)
+    return total
+
+
+def test_a_loop_over_a_list_it_appends_to_is_refused():
+    # the generated loop ran the trips of the list's first length: a wrong value
+    with pytest.raises(s2s_ad.TransformError, match="appends to or removes from") as info:
+        s2s_ad.grad(worklist)(np.array([0.3, 0.5]))
+    assert "for v in items:" in str(info.value)
