@@ -89,8 +89,9 @@ def custom_gradient(fun: Callable[..., Any]) -> CustomGradient:
 def _register_runtime_rules() -> None:
     # a dict's sequence is its keys: they carry no tangent, and the adjoint a float key
     # gets where it is used as a number (``k * d[k]``) does not flow back into the dict
-    seq = vjp_rule("sequence", [runtime.sequence], ("xs",), {"xs": "_ad.sequence_part(g, xs)"}, [])
-    set_jvps(seq, xs="_ad.sequence_part(t, xs)")
+    for name, fn in (("sequence", runtime.sequence), ("sequence_now", runtime.sequence_now)):
+        seq = vjp_rule(name, [fn], ("xs",), {"xs": "_ad.sequence_part(g, xs)"}, [])
+        set_jvps(seq, xs="_ad.sequence_part(t, xs)")
     part = vjp_rule(
         "sequence_part",
         [runtime.sequence_part],

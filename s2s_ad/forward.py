@@ -164,7 +164,9 @@ class Forward(SweepBase):
                 return [line, *self.kill(s.target, has)]
             d = self.dot(s.obj)
             has.add(s.target)
-            return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
+            value = "" if self.batched else f", {s.target}"  # (batched: a leading axis)
+            pop = f"{self.ad}.pop_tangent({d}{value})"
+            return [line, Line(f"{self.dot(s.target)}, {d} = {pop}")]
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
             if isinstance(s.value, ir.Opaque):
@@ -232,11 +234,20 @@ class Forward(SweepBase):
         # (a conditional expression's value) lives on
         both = {t for t in _assigns(s.body) & _assigns(s.orelse)}
         union = {v for v in left | right if v in has or v not in self.fn.all_temps or v in both}
-        body += [Line(f"{self.dot(v)} = 0.0") for v in sorted(union - left)]
-        orelse += [Line(f"{self.dot(v)} = 0.0") for v in sorted(union - right)]
+        bound = has | self.bound_at_loops.get(id(s), set())
+        body += [self._merge_zero(v, bound, s.body) for v in sorted(union - left)]
+        orelse += [self._merge_zero(v, bound, s.orelse) for v in sorted(union - right)]
         has.clear()
         has.update(union)
         return [Suite(f"if {self.atom(s.test)}:", body, orelse)]
+
+    def _merge_zero(self, v: str, bound: set[str], branch: list[ir.Stmt]) -> Line:
+        """The zero tangent of ``v`` at the end of a branch that gave it none, while the
+        other branch did: shaped like ``v`` where ``v`` is bound there (a reduction with an
+        axis or a matrix product after the merge reads it as an array)."""
+        if self.batched or (v not in bound and v not in _assigns(branch)):
+            return Line(f"{self.dot(v)} = 0.0")
+        return Line(f"{self.dot(v)} = {self.ad}.zeros_like({v})")
 
     def _loop_body(
         self, stmts: list[ir.Stmt], has: set[str], bound: str | None = None
@@ -565,11 +576,11 @@ class Forward(SweepBase):
 
 
 def _bound_at_loops(body: list[ir.Stmt], params: set[str]) -> dict[int, set[str]]:
-    """For each loop (by ``id``), the names bound on every path that reaches it."""
+    """For each loop and ``if`` (by ``id``), the names bound on every path that reaches it."""
     out: dict[int, set[str]] = {}
 
     def visit(s: ir.Stmt, definite: set[str], possible: set[str]) -> None:
-        if isinstance(s, (ir.For, ir.While)):
+        if isinstance(s, (ir.For, ir.While, ir.If)):
             out[id(s)] = set(definite)
 
     ir.scan_bound(body, params, visit)
@@ -610,7 +621,15 @@ def _nested_in_branch(target: ir.Stmt, stmts: list[ir.Stmt]) -> bool:
 
 
 def _assigns(stmts: list[ir.Stmt]) -> set[str]:
-    return {s.target for s in stmts if isinstance(s, ir.Assign)}
+    """The names ``stmts`` assign on every path: their assignments, and those both
+    branches of a nested ``if`` make (``a if c else (b if d else e)``)."""
+    out: set[str] = set()
+    for s in stmts:
+        if isinstance(s, ir.Assign):
+            out.add(s.target)
+        elif isinstance(s, ir.If) and not s.guard:
+            out |= _assigns(s.body) & _assigns(s.orelse)
+    return out
 
 
 def _index(code: str, np_name: str) -> str:

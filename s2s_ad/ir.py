@@ -426,7 +426,10 @@ def expr_source(expr: Expr, atom: Callable[[Atom], str] = str) -> str:
     if isinstance(expr, Copy):
         return atom(expr.value)
     if isinstance(expr, BinOp):
-        return f"{atom(expr.left)} {expr.op} {atom(expr.right)}"
+        left = atom(expr.left)
+        if expr.op == "**" and left.startswith("-"):
+            left = f"({left})"  # a negative constant base: -0.75 ** 2 is -(0.75 ** 2)
+        return f"{left} {expr.op} {atom(expr.right)}"
     if isinstance(expr, UnaryOp):
         sep = " " if expr.op == "not" else ""
         return f"{expr.op}{sep}{atom(expr.operand)}"

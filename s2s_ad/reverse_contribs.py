@@ -41,6 +41,7 @@ class Contributions:
     plans: dict[int, CallPlan]
     expanded: set[str]
     zero_filled: set[str]
+    output: str
     owned: set[str]
     dense: set[str]
     _live_now: set[str]
@@ -189,8 +190,13 @@ class Contributions:
                 return pre, out, (value.obj.name, index_value(value.index.code, self.np))
         elif isinstance(value, ir.Build):
             keys = value.keys or [str(pos) for pos in range(len(value.elts))]
+            # (the output's adjoint in a split ``_bwd`` is a caller's cotangent, which may be
+            # the symbolic zero: a tuple result whose adjoint nothing reached yet)
+            zero = s.target in self.zero_filled or s.target == self.output
             for elt, key in zip(value.elts, keys):
-                if s.target in self.zero_filled or value.kind == "dict":
+                if zero and isinstance(elt, ir.Var):
+                    self.zero_filled.add(elt.name)  # a part of a zero is the zero too
+                if zero or value.kind == "dict":
                     add(elt, f"{self.ad}.getitem({g}, {key})")
                 else:
                     add(elt, f"{g}[{key}]")

@@ -54,12 +54,15 @@ class ControlFlow:
         if any(self._backward_test(s) in flags for flags in self._quiet_loops().values()):
             return self.bwd_block(s.orelse, live)  # a jump not taken in the trips reversed
         left, right = set(live), set(live)
-        owned, dense = set(self.owned), set(self.dense)
+        owned, dense, expanded = set(self.owned), set(self.dense), set(self.expanded)
         body = self.bwd_block(s.body, left)
-        owned_left, dense_left = self.owned, self.dense
-        self.owned, self.dense = set(owned), set(dense)
+        owned_left, dense_left, expanded_left = self.owned, self.dense, self.expanded
+        # each branch starts from the adjoints as they are after the if (one branch summing
+        # out a broadcast adjoint's dimensions does not do it for the other)
+        self.owned, self.dense, self.expanded = set(owned), set(dense), set(expanded)
         orelse = self.bwd_block(s.orelse, right)
         owned_right, dense_right = self.owned, self.dense
+        self.expanded = expanded_left | self.expanded
         union = left | right
         filled_left, filled_right = sorted(union - left), sorted(union - right)
         body += [self._zero_line(v) for v in filled_left]
@@ -139,7 +142,9 @@ class ControlFlow:
             end.discard(bound)
             zeros = {self.bar(v) for v in head - end}
             owned_end = self.owned | zeros
-            dense_end = self.dense | {self.bar(v) for v in (head - end) & indexed}
+            # an adjoint the trip ends by zeroing is dense again only if the zero is a
+            # dense array (self.zero: an indexed variable), else it is the symbolic 0.0
+            dense_end = (self.dense - zeros) | {self.bar(v) for v in (head - end) & indexed}
             if end <= head and owned_head <= owned_end and dense_head <= dense_end:
                 break
             head |= end

@@ -343,8 +343,14 @@ def zero_at_owned(x_bar: Any, index: Any) -> Any:
 
 
 def pack(x: Any, parts: Any) -> Any:
-    """Adjoint of unpacking ``a, b = x``: the parts' adjoints in the structure of ``x``."""
-    parts = [zeros_like(v) if p is None else p for v, p in zip(x, parts)]
+    """Adjoint of unpacking ``a, b = x``: the parts' adjoints in the structure of ``x``.
+
+    A container part no adjoint reached is the symbolic zero: its structure may have
+    changed since (a saved tape a backward sweep has already popped)."""
+    parts = [
+        (0.0 if isinstance(v, (list, tuple, dict)) else zeros_like(v)) if p is None else p
+        for v, p in zip(x, parts)
+    ]
     if isinstance(x, np.ndarray):
         return np.stack([np.broadcast_to(p, x.shape[1:]) for p in parts])
     if isinstance(x, list):
@@ -713,6 +719,17 @@ def sequence(xs: Any) -> Any:
     return list(xs) if counting is None else counting
 
 
+def sequence_now(xs: Any) -> Any:
+    """:func:`sequence` as it is now, for a loop whose body writes into ``xs`` in place
+    (``for i, v in enumerate(h): h[i] = ...``): a copy of an array or a list, so that the
+    element a trip read stays what it was when the backward sweep reads it again."""
+    if isinstance(xs, np.ndarray):
+        return xs.copy()
+    if isinstance(xs, list):
+        return list(xs)
+    return sequence(xs)
+
+
 def sequence_part(t: Any, xs: Any) -> Any:
     """The tangent (or adjoint) of ``sequence(xs)`` from that of ``xs``, or back: the same
     entries, except that a dict's or a set's sequence holds its keys, which carry none."""
@@ -989,12 +1006,17 @@ def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:
     return out
 
 
-def pop_tangent(t: Any) -> tuple[Any, Any]:
-    """Tangents of ``v`` and of the list after ``v = xs.pop()``."""
+def pop_tangent(t: Any, value: Any = None) -> tuple[Any, Any]:
+    """Tangents of ``v`` and of the list after ``v = xs.pop()``; the tangent of an array
+    ``value`` (``v``) as zeros of its shape where it is zero (a tape hands back the
+    symbolic zero, and a matrix product or ``np.ravel`` reads it as an array)."""
     if is_zero(t):
-        return 0.0, 0.0
-    out = list(t)
-    last = out.pop()
+        last, out = 0.0, 0.0
+    else:
+        out = list(t)
+        last = out.pop()
+    if type(value) is np.ndarray and is_zero(last):
+        last = np.zeros(value.shape, value.dtype if value.dtype.kind in "fc" else np.float64)
     return last, out
 
 

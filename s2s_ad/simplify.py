@@ -66,6 +66,8 @@ def _value(node: ast.AST) -> bool:
         )
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         return _value(node.operand)
+    if _number_test(node):
+        return True
     if isinstance(node, ast.BinOp) and isinstance(
         node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
     ):
@@ -82,9 +84,21 @@ def _value(node: ast.AST) -> bool:
     return False
 
 
+def _number_test(node: ast.AST) -> bool:
+    """Whether ``node`` is ``a == b`` or ``a != b`` of two numbers (folded to 0 or 1, as
+    the power rule's ``y - 1 + (y == 0)`` is for a constant exponent)."""
+    return (
+        isinstance(node, ast.Compare)
+        and len(node.ops) == 1
+        and isinstance(node.ops[0], (ast.Eq, ast.NotEq))
+        and _value(node.left)
+        and _value(node.comparators[0])
+    )
+
+
 def _number(value: object) -> ast.AST | None:
     if isinstance(value, (bool, np.bool_)):
-        return None
+        return ast.Constant(int(value))
     if isinstance(value, (int, np.integer)):
         return ast.Constant(int(value))
     if isinstance(value, (float, np.floating)) and math.isfinite(float(value)):
@@ -119,7 +133,9 @@ def _constant_test(test: ast.AST) -> bool | None:
 class _Folder(ast.NodeTransformer):
     def generic_visit(self, node: ast.AST) -> ast.AST:
         node = super().generic_visit(node)
-        if isinstance(node, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Attribute)) and _value(node):
+        if isinstance(
+            node, (ast.BinOp, ast.Call, ast.UnaryOp, ast.Attribute, ast.Compare)
+        ) and _value(node):
             try:
                 code = compile(ast.fix_missing_locations(ast.Expression(node)), "<fold>", "eval")
                 folded = _number(eval(code, dict(_MODULES)))  # noqa: S307 (numbers only)

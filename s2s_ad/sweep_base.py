@@ -222,6 +222,8 @@ class SweepBase:
         """
         if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or self.again)):
             return True
+        if param == "key" and rule.name == "ndarray.get" and generated:
+            return True  # a dict's key (d.get(k, 0.0)): a loop counter read back from a tape
         if param in COUNTS:
             raise self.error(
                 f"argument '{param}' of {rule.name} with a differentiated value (an integer "

@@ -25,7 +25,9 @@ power = elementwise(
     "**",
     [operator.pow, np.power],
     ("x", "y"),
-    ("y * x ** (y - 1)", "ans * _ad.safe_log(x)"),
+    # ``+ (y == 0)``: ``x ** 0`` has the derivative 0, also at ``x = 0`` (``k * x ** (k - 1)``
+    # of a polynomial's constant term would be ``0 * inf``); a constant ``y`` folds it away
+    ("y * x ** (y - 1 + (y == 0))", "ans * _ad.safe_log(x)"),
     _P,
     sympy="Pow",
 )
