@@ -175,6 +175,8 @@ def getitem(g: Any, index: Any) -> Any:
         return g.get(index, 0.0)
     if type(index) is str and is_record(g):  # a field of a dataclass tangent
         return getattr(g, index)
+    if type(index) is str and type(g) is _ndarray and not g.any():
+        return 0.0  # a record's zero made dense (zeros of a 0-d shape) has zero fields
     part = g[index]
     return part.copy() if isinstance(part, _ndarray) else part
 
