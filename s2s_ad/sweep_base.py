@@ -220,9 +220,9 @@ class SweepBase:
         back from a tape looks differentiated: counts are left out there (the user's code
         was checked when it was transformed).
         """
-        if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or self.again)):
+        if param in STRUCTURAL or (param in COUNTS and (self.variables or self.again)):
             return True
-        if param == "key" and rule.name == "ndarray.get" and generated:
+        if param in KEYS and rule.name == "ndarray.get" and self.again:
             return True  # a dict's key (d.get(k, 0.0)): a loop counter read back from a tape
         if param in COUNTS:
             raise self.error(
