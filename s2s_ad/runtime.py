@@ -95,9 +95,12 @@ def _reduce_to(g: Any, xshape: tuple[int, ...], array: bool = True) -> Any:
 def unbroadcast_vjp(ct: Any, like: Any) -> Any:
     """Adjoint of ``g`` in ``unbroadcast(g, x)`` where ``g`` was ``like``: ``ct``
     broadcast back to ``like``'s shape; ``ct`` as it is where ``like`` is a container
-    (a tuple of saved values, which ``unbroadcast`` returns unchanged)."""
+    (a tuple of saved values, which ``unbroadcast`` returns unchanged); summed down where
+    ``ct`` is larger than ``like`` (a scalar zero ``g`` returned as it is, then broadcast)."""
     if isinstance(like, (list, tuple, dict)) or like is None:
         return ct
+    if np.size(ct) > np.size(like):
+        return unbroadcast(ct, like)
     return np.broadcast_to(ct, np.shape(like))
 
 
