@@ -13,8 +13,8 @@
   function it defines: the factory's body is inlined and ``step`` becomes that local
   function (:meth:`factory_call`).
 
-What cannot be inlined faithfully (recursion, decorators, ``*args``, a generator's early
-return, nested definitions) is refused with the user's line.
+What cannot be inlined faithfully (recursion, a generator's early return, nested
+definitions in branches) is refused with the user's line.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from .norm_queries import (
     single_return,
 )
 from .norm_scan import NameScan, binding_count, names_read
+from .norm_variadic import bind_variadic, expand_kwargs, is_variadic
 from .source import parse_function
 
 _Def = TypeVar("_Def", cst.FunctionDef, cst.Lambda)
@@ -251,14 +252,14 @@ class InnerFunctions(NormalizerBase):
         fdef: cst.FunctionDef | cst.Lambda,
         call: cst.Call,
         what: str,
-        variadic: str = "*args/**kwargs",
     ) -> list[tuple[str, ir.Atom]]:
-        """A call's arguments bound to a function's parameters (defaults filled in);
-        ``what`` names the function in refusals, ``variadic`` what a ``*args``/``**kwargs``
-        parameter is refused as."""
+        """A call's arguments bound to a function's parameters (defaults filled in; a
+        ``*args``/``**kwargs`` parameter to a tuple/dict, :func:`bind_variadic`); ``what``
+        names the function in refusals."""
         params = fdef.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
-            raise self.error(f"call of {what} with {variadic}", call)
+        if is_variadic(params):
+            return bind_variadic(self, fdef, call, what)
+        call = expand_kwargs(self, call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
         given: dict[str, cst.BaseExpression | ir.Atom] = {}
@@ -330,6 +331,8 @@ class InnerFunctions(NormalizerBase):
         self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var) and atom.name in self.packs:  # *args or **kwargs
+                self.packs[rename[param]] = self.packs[atom.name]
             if isinstance(atom, ir.Var):
                 self.copies.append((rename[param], atom.name))
 
@@ -428,7 +431,7 @@ class InnerFunctions(NormalizerBase):
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local lambda or one-return nested function."""
-        bound = dict(self._bind_params(lam, call, "a local function", "starred arguments"))
+        bound = dict(self._bind_params(lam, call, "a local function"))
         body = lam.body if isinstance(lam, cst.Lambda) else single_return(lam)
         assert body is not None
         saved = self.env

@@ -28,8 +28,6 @@ REFUSED = {
     "factory_loss": "local function 'loss' used as a value",
     "np_piecewise": "np.piecewise (no gradient rule)",
     "local_wraps": "a decorated local function",
-    "inner_star_kwargs": "call of a local function with *args/**kwargs",
-    "inner_forward_kwargs": "call of a local function with starred arguments",
     "namedtuple_fields_loop": "call to getattr (no gradient rule)",
     "match_act_names": "'match' statement",
     "match_specs": "'match' statement",

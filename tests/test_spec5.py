@@ -7,6 +7,7 @@ from __future__ import annotations
 import autograd
 import autograd.numpy as anp
 import numpy as np
+import pytest
 
 import s2s_ad
 
@@ -83,3 +84,116 @@ def test_grad_of_grad_through_a_kalman_filter_whose_caller_reuses_q():
     s2s_ad.check_grads(smoothed_loss, (x, F0), modes=("rev", "fwd"))
     s2s_ad.check_grads(lambda u: smoothed_loss(u, F0), (x,), order=2, modes=("rev", "fwd"))
     s2s_ad.check_grads(lambda Fm: kalman_2d(x, Fm, 0.2 * np.eye(2), np.eye(1)), (F0,), order=2)
+
+
+def _mlp(rng, n=3):
+    return [(0.5 * rng.normal(size=(n, n)), 0.3 * rng.normal(size=n)) for _ in range(2)]
+
+
+def test_local_function_with_star_args_and_keyword_weights():
+    def loss(x, net):
+        def combine(*parts, **weights):
+            tot = 0.0
+            for k, part in enumerate(parts):
+                tot = tot + weights.get(f"w{k}", 1.0) * part
+            return tot
+
+        (W1, b1), (W2, b2) = net
+        h = np.tanh(W1 @ x + b1)
+        h = combine(h, np.sin(h), x, w0=0.5, w2=0.1)
+        return np.sum((W2 @ h + b2) ** 2)
+
+    def oracle(x, net):
+        (W1, b1), (W2, b2) = net
+        h = anp.tanh(W1 @ x + b1)
+        h = 0.5 * h + anp.sin(h) + 0.1 * x
+        return anp.sum((W2 @ h + b2) ** 2)
+
+    rng = np.random.default_rng(2)
+    x, net = rng.normal(size=3), _mlp(rng)
+    gx, gnet = s2s_ad.grad(loss, (0, 1))(x, net)
+    wx, wnet = autograd.grad(oracle, (0, 1))(x, net)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10)
+    for got, want in zip(gnet, wnet):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-10)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, net), modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda u: loss(u, net), (x,), order=2, modes=("rev", "fwd"))
+
+
+def test_local_function_forwarding_its_keywords_and_a_star_call():
+    def loss(x, W, gain):
+        def act(u, gain=1.0, bias=0.0):
+            return np.tanh(gain * u + bias)
+
+        def apply(u, **kw):
+            return act(u, **kw)
+
+        def total(*terms):
+            out = 0.0
+            for t in terms:
+                out = out + np.sum(t**2)
+            return out
+
+        h = W @ x
+        parts = [apply(h, gain=gain) + apply(h), apply(h, bias=0.1 * x)]
+        return total(*parts) + total(x, 2.0 * h)
+
+    def oracle(x, W, gain):
+        h = W @ x
+        a = anp.tanh(gain * h) + anp.tanh(h)
+        b = anp.tanh(h + 0.1 * x)
+        return anp.sum(a**2) + anp.sum(b**2) + anp.sum(x**2) + anp.sum((2.0 * h) ** 2)
+
+    rng = np.random.default_rng(3)
+    x, W, gain = rng.normal(size=3), 0.5 * rng.normal(size=(3, 3)), 0.7
+    got = s2s_ad.grad(loss, (0, 1, 2))(x, W, gain)
+    want = autograd.grad(oracle, (0, 1, 2))(x, W, gain)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, W, gain), modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda u, g: loss(u, W, g), (x, gain), order=2, modes=("rev", "fwd"))
+
+
+def test_layer_with_extra_inputs_keyword_only_scale_and_options():
+    def loss(x, W):
+        def layer(u, M, *extra, scale=1.0, **opts):
+            z = M @ u * scale
+            for e in extra:
+                z = z + e
+            if opts.get("act", "tanh") == "tanh":
+                z = np.tanh(z)
+            return z
+
+        h = layer(x, W, 0.1 * x, x**2, scale=0.5, act="tanh")
+        h = layer(h, W, act="linear")
+        return np.sum(h**2)
+
+    def oracle(x, W):
+        h = anp.tanh(W @ x * 0.5 + 0.1 * x + x**2)
+        return anp.sum((W @ h) ** 2)
+
+    rng = np.random.default_rng(4)
+    x, W = rng.normal(size=3), 0.5 * rng.normal(size=(3, 3))
+    got = s2s_ad.grad(loss, (0, 1))(x, W)
+    want = autograd.grad(oracle, (0, 1))(x, W)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, W), modes=("rev", "fwd"), order=2)
+
+
+def test_keywords_forwarded_after_the_dict_is_written_are_refused():
+    def loss(x):
+        def act(u, gain=1.0):
+            return np.tanh(gain * u)
+
+        def apply(u, **kw):
+            kw["gain"] = 2.0
+            return act(u, **kw)
+
+        return np.sum(apply(x, gain=0.5))
+
+    with pytest.raises(s2s_ad.TransformError) as info:
+        s2s_ad.grad(loss)(np.ones(3))
+    message = str(info.value)
+    assert "starred arguments" in message and "return act(u, **kw)" in message, message
