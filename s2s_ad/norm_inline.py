@@ -380,6 +380,9 @@ class InnerFunctions(NormalizerBase):
         renamer = Rename(rename, self.origin)
         renamed = [stmt.visit(renamer) for stmt in body]
         line, src, memo, items = self.line, self.src, self.memo, self.items
+        # the body's names are bound again at each call: no expression of an earlier call's
+        # (``k * u`` of ``act(h) + act(x)`` in one statement) is reused
+        self.memo = {}
         # a generator runs to its end where it is called: the items it yields, as a list
         self.items = self.fresh(f"_{name}_items") if own_nodes(fdef, cst.Yield) else None
         if self.items is not None:
@@ -415,7 +418,7 @@ class InnerFunctions(NormalizerBase):
         line, src, memo, out = self.line, self.src, self.memo, self.out
         result = self.reserve(f"_{name}")
         self.locals.add(result)
-        self.out = []
+        self.out, self.memo = [], {}
         self.inlining.append(name)
         try:
             self.block(renamed)

@@ -197,3 +197,30 @@ def test_keywords_forwarded_after_the_dict_is_written_are_refused():
         s2s_ad.grad(loss)(np.ones(3))
     message = str(info.value)
     assert "starred arguments" in message and "return act(u, **kw)" in message, message
+
+
+def make_act(k):
+    def act(u):
+        return np.tanh(k * u)
+
+    return act
+
+
+def test_factory_closure_called_twice_in_one_statement():
+    """Was a wrong gradient: the second ``act(x)`` reused ``k * u`` of ``act(W @ x)``
+    (the inlined body's expressions shared the caller's per-statement memo)."""
+
+    def loss(x, W):
+        act = make_act(0.5)
+        return np.sum(act(W @ x) + act(x))
+
+    def oracle(x, W):
+        return anp.sum(anp.tanh(0.5 * (W @ x)) + anp.tanh(0.5 * x))
+
+    rng = np.random.default_rng(5)
+    x, W = rng.normal(size=3), 0.5 * rng.normal(size=(3, 3))
+    got = s2s_ad.grad(loss, (0, 1))(x, W)
+    want = autograd.grad(oracle, (0, 1))(x, W)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, W), modes=("rev", "fwd"), order=2)
