@@ -2,11 +2,11 @@
 
 A local function's ``*parts`` is bound to a tuple of the call's extra positional atoms
 (or to the sequence ``seq`` of a call ``h(a, *seq)`` that fills the named parameters
-first), its ``**weights`` to a dict of the call's extra keywords. The length of such a
-tuple and the keys of such a dict are known where they are made: a call
-``fn(*args, **kw)`` inside the body passes ``args[0], args[1]`` and ``gain=kw['gain']``,
-so a function forwarding its arguments (a decorator's wrapper) is inlined too, unless the
-body rebinds them or writes the dict (then a starred call is refused as before).
+first), its ``**weights`` to a dict of the call's extra keywords. The entries of such a
+tuple or dict are known where it is made: a call ``fn(*args, **kw)`` inside the body
+passes the atoms they were made of, as positionals and keywords, so a function
+forwarding its arguments (a decorator's wrapper) is inlined too, unless the body rebinds
+them or writes the dict (then a starred call is refused as before).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def bind_variadic(
     """A call's arguments bound to the parameters of ``fdef``, which has ``*args`` or
     ``**kwargs``: named parameters as :meth:`_bind_params` binds them, the star parameter
     to a tuple of the extra positional atoms, the double-star one to a dict of the extra
-    keywords (their length and keys recorded in ``norm.packs``)."""
+    keywords (their entries recorded in ``norm.packs``)."""
     params = fdef.params
     star = params.star_arg if isinstance(params.star_arg, cst.Param) else None
     kwstar = params.star_kwarg
@@ -84,15 +84,16 @@ def bind_variadic(
         if spread is not None:
             atom = norm.atom(spread)
         else:
-            atom = _build(norm, "tuple", [norm.atom(e) for e in extras], [])
+            atoms = [norm.atom(e) for e in extras]
+            atom = _build(norm, "tuple", atoms, [])
             if not _rebinds(fdef, star.name.value, entries=False):
-                norm.packs[atom.name] = len(extras)
+                norm.packs[atom.name] = [(None, a) for a in atoms]
         bound.append((star.name.value, atom))
     if kwstar is not None:
-        keys = [repr(k) for k in extra_kw]
-        atom = _build(norm, "dict", [norm.atom(v) for v in extra_kw.values()], keys)
+        atoms = [norm.atom(v) for v in extra_kw.values()]
+        atom = _build(norm, "dict", atoms, [repr(k) for k in extra_kw])
         if not _rebinds(fdef, kwstar.name.value, entries=True):
-            norm.packs[atom.name] = list(extra_kw)
+            norm.packs[atom.name] = list(zip(extra_kw, atoms))
         bound.append((kwstar.name.value, atom))
     return bound
 
@@ -163,27 +164,23 @@ def _names(node: cst.CSTNode) -> list[cst.Name]:
 
 
 def expand_kwargs(norm: InnerFunctions, call: cst.Call) -> cst.Call:
-    """``call`` with each ``*args`` and ``**kw`` whose length or keys are known (a local
-    function's ``*args``/``**kwargs``, see :func:`bind_variadic`) written out
-    (``args[0], args[1]``, ``gain=kw['gain']``)."""
+    """``call`` with each ``*args`` and ``**kw`` whose entries are known (a local
+    function's ``*args``/``**kwargs``, see :func:`bind_variadic`) written out as the
+    atoms they were made of (``fn(*args, **kw)`` as ``fn(_t1, x, gain=_t2)``)."""
     args: list[cst.Arg] = []
     changed = False
     for arg in call.args:
         pack = _known_pack(norm, arg.value) if arg.star else None
-        if pack is None or isinstance(pack, int) != (arg.star == "*"):
+        if pack is None or any((key is None) != (arg.star == "*") for key, _ in pack):
             args.append(arg)
             continue
         changed = True
-        entries = range(pack) if isinstance(pack, int) else pack
-        for entry in entries:
-            key = (
-                cst.Integer(str(entry)) if isinstance(entry, int) else cst.SimpleString(repr(entry))
-            )
-            value = cst.Subscript(value=arg.value, slice=[cst.SubscriptElement(cst.Index(key))])
-            if isinstance(entry, int):
+        for key, atom in pack:
+            value = cst.parse_expression(str(atom))
+            if key is None:
                 new = cst.Arg(value=value)
             else:
-                new = cst.Arg(value=value, keyword=cst.Name(entry), equal=cst.AssignEqual())
+                new = cst.Arg(value=value, keyword=cst.Name(key), equal=cst.AssignEqual())
             norm.origin[new] = norm.origin.get(arg, arg)
             norm.origin[value] = norm.origin.get(arg.value, arg.value)
             args.append(new)
@@ -194,8 +191,11 @@ def expand_kwargs(norm: InnerFunctions, call: cst.Call) -> cst.Call:
     return new_call
 
 
-def _known_pack(norm: InnerFunctions, value: cst.BaseExpression) -> list[str] | int | None:
-    """The length of the tuple or the keys of the dict ``value`` names when known."""
+def _known_pack(
+    norm: InnerFunctions, value: cst.BaseExpression
+) -> list[tuple[str | None, ir.Atom]] | None:
+    """The entries of the tuple or dict ``value`` names when known (``None`` keys for a
+    tuple's)."""
     if not isinstance(value, cst.Name):
         return None
     name = value.value

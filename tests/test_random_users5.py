@@ -27,7 +27,6 @@ REFUSED = {
     # a module factory returning a closure of a differentiated value
     "factory_loss": "local function 'loss' used as a value",
     "np_piecewise": "np.piecewise (no gradient rule)",
-    "local_wraps": "a decorated local function",
     "namedtuple_fields_loop": "call to getattr (no gradient rule)",
     "match_act_names": "'match' statement",
     "match_specs": "'match' statement",

@@ -4,6 +4,8 @@ local functions), written as the user code that found them."""
 
 from __future__ import annotations
 
+import functools
+
 import autograd
 import autograd.numpy as anp
 import numpy as np
@@ -224,3 +226,110 @@ def test_factory_closure_called_twice_in_one_statement():
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-10)
     s2s_ad.check_grads(loss, (x, W), modes=("rev", "fwd"), order=2)
+
+
+def traced(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def scaled_by(k):
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(u, *args, **kwargs):
+            return k * fn(u, *args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
+def test_local_functions_decorated_by_module_decorators():
+    def loss(x, W, c):
+        @traced
+        def energy(u, w):
+            return np.sum(w * u**2)
+
+        @scaled_by(0.5)
+        @traced
+        def smooth(u, c=1.0):
+            return np.log(np.cosh(c * u))
+
+        h = np.tanh(W @ x)
+        return 0.1 * energy(h, W[1]) + np.sum(smooth(h, c=c)) + np.sum(smooth(x))
+
+    def oracle(x, W, c):
+        h = anp.tanh(W @ x)
+        smooth = 0.5 * anp.log(anp.cosh(c * h)) + 0.5 * anp.log(anp.cosh(x))
+        return 0.1 * anp.sum(W[1] * h**2) + anp.sum(smooth)
+
+    rng = np.random.default_rng(6)
+    x, W, c = rng.normal(size=3), 0.5 * rng.normal(size=(3, 3)), 0.7
+    got = s2s_ad.grad(loss, (0, 1, 2))(x, W, c)
+    want = autograd.grad(oracle, (0, 1, 2))(x, W, c)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, W, c), modes=("rev", "fwd"), order=2)
+
+
+def test_layer_decorated_by_a_local_wraps_decorator():
+    def loss(x, net):
+        def logged(fn):
+            @functools.wraps(fn)
+            def inner(*args, **kwargs):
+                return fn(*args, **kwargs)
+
+            return inner
+
+        @logged
+        def layer(u, W, b=0.0):
+            return np.tanh(W @ u + b)
+
+        h = x
+        for W, b in net:
+            h = layer(h, W, b=b)
+        return np.sum(h**2) + np.sum(layer(x, net[0][0]))
+
+    def oracle(x, net):
+        h = x
+        for W, b in net:
+            h = anp.tanh(W @ h + b)
+        return anp.sum(h**2) + anp.sum(anp.tanh(net[0][0] @ x))
+
+    rng = np.random.default_rng(7)
+    x, net = rng.normal(size=3), _mlp(rng)
+    gx, gnet = s2s_ad.grad(loss, (0, 1))(x, net)
+    wx, wnet = autograd.grad(oracle, (0, 1))(x, net)
+    np.testing.assert_allclose(gx, wx, rtol=1e-10)
+    for got, want in zip(gnet, wnet):
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-10)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, net), modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda u: loss(u, net), (x,), order=2)
+
+
+def counted(fn):
+    calls = []
+
+    def wrapper(*args):
+        calls.append(1)
+        return fn(*args)
+
+    return wrapper
+
+
+def test_a_decorator_that_keeps_state_is_refused_with_the_line():
+    def loss(x):
+        @counted
+        def sq(u):
+            return u**2
+
+        return np.sum(sq(x))
+
+    with pytest.raises(s2s_ad.TransformError) as info:
+        s2s_ad.grad(loss)(np.ones(3))
+    message = str(info.value)
+    assert "a decorated local function" in message and "def sq(u):" in message, message
