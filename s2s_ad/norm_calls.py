@@ -209,6 +209,10 @@ class CallLowering(NormalizerBase):
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
+        if isinstance(func, cst.Call):
+            made = self.factory_result_call(node)  # make_loss(t)(h)
+            if made is not None:
+                return made
         if isinstance(func, cst.Name) and func.value in self.partials:
             if func.value not in self.env:
                 return self.call(expand_partial(self, node))

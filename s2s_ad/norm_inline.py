@@ -11,7 +11,8 @@
   call's result and guard what follows them (:meth:`_inline_returning`);
 * ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
   function it defines: the factory's body is inlined and ``step`` becomes that local
-  function (:meth:`factory_call`).
+  function (:meth:`factory_call`); ``make_step(a)(x)`` calls such a function at once
+  (:meth:`factory_result_call`).
 
 What cannot be inlined faithfully (recursion, a generator's early return, nested
 definitions in branches) is refused with the user's line.
@@ -246,6 +247,27 @@ class InnerFunctions(NormalizerBase):
             self.line, self.src, self.memo = line, src, memo
         self.nested[target] = self.nested[rename[inner]]
         return True
+
+    def factory_result_call(self, node: cst.Call) -> ir.Expr | None:
+        """``make_loss(t)(h)``: the factory call bound to a fresh local function (as
+        :meth:`factory_call` binds ``loss = make_loss(t)``), which is then called; ``None``
+        when ``node`` is not such a call."""
+        made = node.func
+        if (
+            self.env
+            or not isinstance(made, cst.Call)
+            or not isinstance(made.func, cst.Name)
+            or made.func.value in self.locals | self.nested.keys() | self.lambdas.keys()
+            or factory_of(self.resolve(made.func.value), self.p.globals) is None
+        ):
+            return None
+        name = self.reserve(f"_{made.func.value}_made")
+        self._frozen_names.add(name)
+        if not self.factory_call([cst.Name(name)], made):
+            return None
+        call = node.with_changes(func=cst.Name(name))
+        self.origin[call] = self.origin.get(node, node)
+        return self.inline_def(self.nested[name], call)
 
     def _bind_params(
         self,

@@ -333,3 +333,38 @@ def test_a_decorator_that_keeps_state_is_refused_with_the_line():
         s2s_ad.grad(loss)(np.ones(3))
     message = str(info.value)
     assert "a decorated local function" in message and "def sq(u):" in message, message
+
+
+def make_loss(target, weight=1.0):
+    def loss(u):
+        return weight * np.sum((u - target) ** 2)
+
+    return loss
+
+
+def make_leaky(a, shift):
+    return lambda u: np.where(u > 0, u, a * u) + 0.1 * np.tanh(u - shift)
+
+
+def test_closures_returned_by_module_factories_called_at_once_and_later():
+    def objective(x, W, shift):
+        act = make_leaky(0.1, shift)
+        h = act(W @ x)
+        fit = make_loss(x, weight=0.5)
+        return fit(h) + make_loss(W[0])(h) + np.sum(act(h) ** 2)
+
+    def oracle(x, W, shift):
+        def act(u):
+            return anp.where(u > 0, u, 0.1 * u) + 0.1 * anp.tanh(u - shift)
+
+        h = act(W @ x)
+        return 0.5 * anp.sum((h - x) ** 2) + anp.sum((h - W[0]) ** 2) + anp.sum(act(h) ** 2)
+
+    rng = np.random.default_rng(8)
+    x, W, shift = rng.normal(size=3), 0.5 * rng.normal(size=(3, 3)), rng.normal(size=3)
+    got = s2s_ad.grad(objective, (0, 1, 2))(x, W, shift)
+    want = autograd.grad(oracle, (0, 1, 2))(x, W, shift)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(objective, (x, W, shift), modes=("rev", "fwd"))
+    s2s_ad.check_grads(lambda u: objective(u, W, shift), (x,), order=2)
