@@ -179,6 +179,8 @@ def getitem(g: Any, index: Any) -> Any:
         return g.get(index, 0.0)
     if type(index) is str and is_record(g):  # a field of a dataclass tangent
         return getattr(g, index)
+    if type(g) is _float or type(g) is _float64:  # of a 0-d array (``y[mask]`` of one)
+        g = np.asarray(g)
     part = g[index]
     return part.copy() if isinstance(part, _ndarray) else part
 

@@ -24,7 +24,6 @@ REFUSALS: tuple[str, ...] = ()
 #: Families refused whatever they are mixed with (each checked below), not drawn: what
 #: the transformer does not model, refused with the construct and the line.
 REFUSED = {
-    "np_piecewise": "np.piecewise (no gradient rule)",
     "namedtuple_fields_loop": "call to getattr (no gradient rule)",
     "match_act_names": "'match' statement",
     "match_specs": "'match' statement",

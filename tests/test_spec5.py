@@ -368,3 +368,33 @@ def test_closures_returned_by_module_factories_called_at_once_and_later():
         np.testing.assert_allclose(g, w, rtol=1e-10)
     s2s_ad.check_grads(objective, (x, W, shift), modes=("rev", "fwd"))
     s2s_ad.check_grads(lambda u: objective(u, W, shift), (x,), order=2)
+
+
+def test_np_piecewise_with_lambdas_a_constant_and_an_otherwise_function():
+    """Each function sees only its region, as NumPy's: the sqrt of the negative region
+    never sees a positive entry (no nan in the gradient)."""
+
+    def loss(x, W):
+        h = W @ x
+        y = np.piecewise(
+            h, [h < -0.5, h > 0.5], [lambda v: -np.sqrt(-v), 0.25, lambda v: 0.3 * np.tanh(v)]
+        )
+        s = np.sum(h)
+        z = np.piecewise(s, [s < 0.0], [lambda v: v**2, np.sin])
+        return np.sum(y**2) + np.sum(np.piecewise(x, [x < 0], [np.sin, np.cos])) + z
+
+    def oracle(x, W):
+        h = W @ x
+        y = anp.where(h < -0.5, -anp.sqrt(anp.abs(h)), anp.where(h > 0.5, 0.25, 0.3 * anp.tanh(h)))
+        s = anp.sum(h)
+        z = s**2 if s < 0.0 else anp.sin(s)
+        return anp.sum(y**2) + anp.sum(anp.where(x < 0, anp.sin(x), anp.cos(x))) + z
+
+    rng = np.random.default_rng(9)
+    x, W = rng.normal(size=4), rng.normal(size=(4, 4))
+    got = s2s_ad.grad(loss, (0, 1))(x, W)
+    want = autograd.grad(oracle, (0, 1))(x, W)
+    for g, w in zip(got, want):
+        assert np.all(np.isfinite(g))
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    s2s_ad.check_grads(loss, (x, W), modes=("rev", "fwd"), order=2)
