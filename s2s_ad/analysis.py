@@ -167,7 +167,7 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
         for r in reads:
             edges.setdefault(r, []).extend(targets)
 
-    held = _record_callees(stmts)
+    held = _held_callees(stmts)
     for s in stmts:
         if isinstance(s, ir.Assign):
             add(diff_reads(s.value), [s.target])
@@ -195,30 +195,25 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
     return edges
 
 
-def _record_callees(stmts: list[ir.Stmt]) -> set[str]:
-    """The names holding an object generated code built from its fields
-    (``_ad.build_record``, ``_ad.new_record``) or a method read from one or from ``self``
-    (a method of an object calling another of its methods; any other name may hold a
-    module or an array, whose functions and methods carry nothing): as the callee
-    of a dispatched call (``_ad.vjp_apply(_t3.forward, (0,), g, x)`` in a gradient with
-    respect to ``x``) the object's fields reach the result, which a derivative with
-    respect to them (a mixed second derivative) follows (second_order._held_callee)."""
-    records = {
+def _held_callees(stmts: list[ir.Stmt]) -> set[str]:
+    """The names that, as the callee of a dispatched call (``_ad.vjp_apply(layer, (0,),
+    g, h)`` in a gradient), may hold a record whose fields reach the result, which a mixed
+    second derivative follows (second_order._held_callee): an attribute read
+    (``other.project``, ``self.head``), an item of a container (``layer`` of a loop over
+    a list of layers, read back from the tape) or a record built here. A module's
+    function or an array's method read so only looks differentiated (_ad.field_index);
+    a function passed in as a parameter is left out (no derivative reaches it)."""
+    return {
         s.target
         for s in stmts
-        if isinstance(s, ir.Assign)
-        and isinstance(s.value, ir.Call)
-        and s.value.callee.obj in (build_record, new_record)
+        if (isinstance(s, ir.Assign) and isinstance(s.value, (ir.Attr, ir.Subscript)))
+        or (
+            isinstance(s, ir.Assign)
+            and isinstance(s.value, ir.Call)
+            and s.value.callee.obj in (build_record, new_record)
+        )
+        or isinstance(s, ir.ListPop)
     }
-    methods = {
-        s.target
-        for s in stmts
-        if isinstance(s, ir.Assign)
-        and isinstance(s.value, ir.Attr)
-        and isinstance(s.value.obj, ir.Var)
-        and (s.value.obj.name in records or s.value.obj.name == "self")
-    }
-    return records | methods
 
 
 def _reach(start: set[str], edges: dict[str, list[str]]) -> set[str]:

@@ -19,6 +19,7 @@ import numpy as np
 
 from .errors import TransformError
 from .rules import vjps as one_row
+from .runtime import UNREACHED, WHOLE
 
 _ndarray = np.ndarray
 
@@ -158,6 +159,10 @@ def getitem(t: Any, index: Any) -> Any:
         if _splits_advanced(full):
             return np.stack([u[index] for u in t])
         return t[(slice(None), *full)]
+    if index is WHOLE:  # a bound method read from a record: its tangent is the record's
+        return t
+    if index is UNREACHED:
+        return 0.0
     if isinstance(t, dict):
         return t.get(index, 0.0)
     if isinstance(t, (list, tuple)):

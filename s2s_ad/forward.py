@@ -48,6 +48,7 @@ class Forward(SweepBase):
     """
 
     reads_again = False  # one sweep: a state write is seen by what follows it only
+    comment_pairs = True
 
     def __init__(
         self,
@@ -383,7 +384,8 @@ class Forward(SweepBase):
                 if t is None:
                     return None
                 # a namedtuple's field (anything else refused by _ad.field_index)
-                index = f"{self.runtime('field_index')}({self.atom(value.obj)}, {value.name!r})"
+                args = self.field_index_args(self.atom(value.obj), value.name)
+                index = f"{self.runtime('field_index')}{args}"
                 return f"{self.runtime('getitem')}({t}, {index})"
             if rule.nondiff:
                 return None

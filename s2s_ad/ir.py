@@ -303,6 +303,8 @@ class Function:
         all_temps: Every temporary holding a subexpression (some read more than once).
         imports: Names the function's own ``import`` statements bind, and the modules or
             objects they bind (the generated code receives them as free variables).
+        user_names: A name reused for unrelated values renamed apart -> the user's name
+            (refusals show the user's).
     """
 
     name: str
@@ -315,6 +317,7 @@ class Function:
     temps: set[str] = field(default_factory=set)
     all_temps: set[str] = field(default_factory=set)
     imports: dict[str, Any] = field(default_factory=dict)
+    user_names: dict[str, str] = field(default_factory=dict)
 
 
 def expr_atoms(expr: Expr) -> list[Atom]:

@@ -36,6 +36,7 @@ class NormalizerBase:
     def __init__(self, parsed: ParsedFunction) -> None:
         self.p = parsed
         self.origin: dict[cst.CSTNode, cst.CSTNode] = {}  # renamed node -> the user's node
+        self.user_names: dict[str, str] = {}  # a name split apart -> the user's (norm_split)
         #: functions of the module whose bodies are inlined here (class methods)
         self.foreign: list[ParsedFunction] = []
         #: for generated code: its line -> the user's line and source its comments name

@@ -9,10 +9,10 @@
   (:meth:`inline_def`), the names it declares ``nonlocal`` left as the caller's own; a
   generator runs to its end there, yielding into a list; earlier returns assign the
   call's result and guard what follows them (:meth:`_inline_returning`);
-* ``step = make_step(a)`` where ``make_step``, a function of the same module, returns a
-  function it defines: the factory's body is inlined and ``step`` becomes that local
-  function (:meth:`factory_call`); ``make_step(a)(x)`` calls such a function at once
-  (:meth:`factory_result_call`).
+* ``step = make_step(a)`` where ``make_step``, a function of the same module or one
+  defined in the function, returns a function it defines: the factory's body is inlined
+  and ``step`` becomes that local function (:meth:`factory_call`); ``make_step(a)(x)``
+  with a module factory calls such a function at once (:meth:`factory_result_call`).
 
 What cannot be inlined faithfully (recursion, a generator's early return, nested
 definitions in branches) is refused with the user's line.
@@ -207,7 +207,8 @@ class InnerFunctions(NormalizerBase):
         return {n for n, k in made.items() if k > 1 and scan.count[n] == k}
 
     def factory_call(self, targets: list[cst.BaseExpression], value: cst.BaseExpression) -> bool:
-        """``step = make_step(a)``, where ``make_step`` (a function of this module) ends by
+        """``step = make_step(a)``, where ``make_step`` (a function of this module, or a
+        local one) ends by
         returning a function it defines: its body is inlined here (its locals renamed
         apart for this call) and ``step`` becomes that local function, inlined where it is
         called. ``step`` must be bound only here and only called."""
@@ -217,10 +218,17 @@ class InnerFunctions(NormalizerBase):
             or not isinstance(value, cst.Call)
             or not isinstance(value.func, cst.Name)
             or self.env
-            or targets[0].value not in self._frozen_names | self._rebound_factories
         ):
             return False
-        factory = factory_of(self.resolve(value.func.value), self.p.globals)
+        local = self.nested.get(value.func.value) or self.lambdas.get(value.func.value)
+        if isinstance(local, cst.Lambda):
+            return False  # a lambda returning a lambda: left to inline_lambda
+        if not self._bound_here_only(targets[0].value, local):
+            return False
+        if local is not None:  # a factory defined in the function (a closure over alpha)
+            factory = factory_def(local)
+        else:
+            factory = factory_of(self.resolve(value.func.value), self.p.globals)
         if factory is None:
             return False
         target = targets[0].value
@@ -268,6 +276,18 @@ class InnerFunctions(NormalizerBase):
         call = node.with_changes(func=cst.Name(name))
         self.origin[call] = self.origin.get(node, node)
         return self.inline_def(self.nested[name], call)
+
+    def _bound_here_only(self, target: str, local: cst.FunctionDef | None) -> bool:
+        """Whether ``target`` of ``target = factory(...)`` is bound only there (or by one
+        such statement per factory call at the top of the body), the bindings inside a
+        local factory ``local`` (its own ``def target``) not counted."""
+        if target in self._frozen_names | self._rebound_factories:
+            return True
+        if local is None:
+            return False
+        scan = binding_count(self.p.node)
+        inside = binding_count(self.origin.get(local, local)).count[target]
+        return target in scan.calls and scan.count[target] - inside == 1
 
     def _bind_params(
         self,
@@ -512,7 +532,18 @@ def factory_of(obj: Any, globals_: dict[str, Any]) -> tuple[cst.FunctionDef, str
         node = parse_function(obj).node
     except Exception:
         return None
-    if not isinstance(node, cst.FunctionDef) or node.decorators:
+    if not isinstance(node, cst.FunctionDef):
+        return None
+    return factory_def(node)
+
+
+def factory_def(node: cst.FunctionDef) -> tuple[cst.FunctionDef, str] | None:
+    """For a definition whose body ends by returning a function it defines (and returns
+    nowhere else): the definition (a returned lambda made a ``def``) and the returned
+    function's name; ``None`` for any other."""
+    if node.decorators or node.params.star_arg not in (None, cst.MaybeSentinel.DEFAULT):
+        return None
+    if node.params.star_kwarg is not None or own_nodes(node, cst.Yield):
         return None
     node = _lambda_as_def(node)
     body = list(node.body.body)

@@ -22,8 +22,8 @@ reused for unrelated values.
 Conservative by construction: a name read or bound in a nested function, lambda, class
 or comprehension, declared ``global``/``nonlocal``, deleted, bound by ``:=``, an import,
 or mentioned inside ``try`` is never split; a function with ``with``, ``match``,
-``locals()``, ``vars()``, ``eval`` or ``exec`` is left as written. A refusal raised
-later may name a renamed variable (``g_2``); the source line it shows is the user's.
+``locals()``, ``vars()``, ``eval`` or ``exec`` is left as written. A refusal names the
+user's variable (``g``, through :func:`user_names`), and shows the user's line.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import libcst as cst
 from .cstwalk import walk
 from .source import ParsedFunction
 
-__all__ = ["split_reused_names"]
+__all__ = ["split_reused_names", "user_names"]
 
 #: a name -> the bindings that may have given its value (missing: unbound yet)
 State = dict[str, frozenset[int]]
@@ -546,3 +546,12 @@ def split_reused_names(
     assert isinstance(renamed, cst.FunctionDef)
     positions = _Positions(parsed.positions, origin)
     return dataclasses.replace(parsed, node=renamed, positions=positions), origin
+
+
+def user_names(origin: dict[cst.CSTNode, cst.CSTNode]) -> dict[str, str]:
+    """Each new name of :func:`split_reused_names`' map ``origin`` -> the user's name."""
+    return {
+        new.value: old.value
+        for new, old in origin.items()
+        if isinstance(new, cst.Name) and isinstance(old, cst.Name) and new.value != old.value
+    }

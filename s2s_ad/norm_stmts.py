@@ -71,13 +71,15 @@ class StatementLowering(NormalizerBase):
 
     def _locate(self, node: cst.CSTNode) -> None:
         node = self.origin.get(node, node)
-        if self.p.positions.get(node) is None:
+        # a function of the module inlined here (a class method): its own lines
+        parsed = next((f for f in self.foreign if f.positions.get(node) is not None), self.p)
+        if parsed.positions.get(node) is None:
             return  # made by the normalizer (a comprehension's loop): keep the user's line
-        self.line = self.p.position(node)[0]
+        self.line = parsed.position(node)[0]
         if isinstance(node, cst.SimpleStatementLine):
-            self.src = self.p.code(node)
+            self.src = parsed.code(node)
         elif isinstance(node, (cst.If, cst.While, cst.For)):
-            self.src = header(self.p, node)
+            self.src = header(parsed, node)
         if self.generated is not None:
             # generated code differentiated again: comments name the user's lines
             self.line, self.src = self.generated.get(self.line, (self.line, ""))

@@ -51,7 +51,7 @@ from .norm_init import ClassConstruction
 from .norm_inline import InnerFunctions
 from .norm_loops import ControlFlowLowering
 from .norm_repeat import ListRepetition
-from .norm_split import split_reused_names
+from .norm_split import split_reused_names, user_names
 from .norm_stmts import StatementLowering
 from .norm_super import SuperCalls
 from .norm_try import TryLowering
@@ -124,6 +124,7 @@ class Normalizer(
             self.temps - self.shared,
             self.temps,
             dict(self.imports),
+            self.user_names,
         )
 
 
@@ -147,12 +148,21 @@ def _normalizer(parsed: ParsedFunction) -> Normalizer:
     lowered, origin = split_reused_names(parsed)
     norm = Normalizer(lowered)
     norm.origin.update(origin)
+    norm.user_names = user_names(origin)
     return norm
+
+
+def _lowered(norm: Normalizer) -> ir.Function:
+    """``norm.run()``, a refusal naming the user's variables, not their split names."""
+    try:
+        return norm.run()
+    except TransformError as error:
+        raise error.with_names(norm.user_names) from None
 
 
 def normalize(parsed: ParsedFunction) -> ir.Function:
     """Lower a parsed function to the normal form."""
-    return _normalizer(parsed).run()
+    return _lowered(_normalizer(parsed))
 
 
 def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple[str, ...], Any]]:
@@ -160,4 +170,4 @@ def normalize_resolving(parsed: ParsedFunction) -> tuple[ir.Function, dict[tuple
     (the callees it holds, the builtins it recognised): the normal form is valid for a
     function in whose scope they still do (see :func:`still_resolves`)."""
     norm = _normalizer(parsed)
-    return norm.run(), norm.resolved
+    return _lowered(norm), norm.resolved

@@ -315,10 +315,11 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         out = cotangents.rows(one, g)
         if not isinstance(out, (tuple, list)):
             return tuple(0.0 for _ in labels)
-        given = [  # (the callee itself for DEFAULTS, a method's object: not reshaped)
-            args[label] if isinstance(label, int) else kwargs.get(label) for label in labels
+        # (the callee's own label, DEFAULTS: its adjoint as the per-row pullbacks give it)
+        given = [
+            args[lab] if isinstance(lab, int) else kwargs.get(lab, o) for lab, o in zip(labels, out)
         ]
-        return tuple(cotangents.shaped(o, x) for o, x in zip(out, given))
+        return tuple(o if x is o else cotangents.shaped(o, x) for o, x in zip(out, given))
 
     return value, per_row
 

@@ -167,7 +167,8 @@ class Contributions:
                         # (model.layers[0].kernel): a Variable's adjoint goes to the table
                         index = f"{self.ad}.attr_index({value.obj.name}, {value.name!r}, {g})"
                     else:
-                        index = f"{self.ad}.field_index({value.obj.name}, {value.name!r})"
+                        args = self.field_index_args(value.obj.name, value.name)
+                        index = f"{self.ad}.field_index{args}"
                     return pre, out, (value.obj.name, index)
             elif rule.vjps:
                 self.apply_rule(rule, {"self": self.atom(value.obj)}, s, add, [("self", value.obj)])

@@ -6,7 +6,7 @@ it wherever an adjoint can be zero.
 
 from __future__ import annotations
 
-import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -26,7 +26,6 @@ from .built_objects import (  # noqa: F401 (build_record, *record_*: called as _
 from .endless import endless as _endless
 from .errors import TransformError
 from .passed_objects import computed_attribute
-from .source import user_lines, user_origin
 from .view_checks import view_of  # noqa: F401 (called as _ad.view_of)
 
 _is_foreign = duck.is_foreign  # a local name: runtime helpers are the _ad namespace
@@ -171,7 +170,7 @@ def getitem(g: Any, index: Any) -> Any:
     """
     if type(g) is _ndarray and type(index) is int and g.ndim == 1:
         return g[index]
-    if is_zero(g):
+    if is_zero(g) or index is UNREACHED:
         return 0.0
     if index is WHOLE:
         return g
@@ -225,7 +224,7 @@ def add_at(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
 
     Returns a new value; ``x_bar`` is not modified (it may alias another adjoint).
     """
-    if is_zero(g) or index is HANDED:
+    if is_zero(g) or index is HANDED or index is UNREACHED:
         return x_bar
     if index is WHOLE:
         return add(x_bar, g)
@@ -317,7 +316,7 @@ def _basic(index: Any) -> bool:
 
 def add_at_owned(x_bar: Any, x: Any, index: Any, g: Any) -> Any:
     """``add_at`` that may write into ``x_bar`` (an array no other adjoint shares)."""
-    if index is HANDED:
+    if index is HANDED or index is UNREACHED:
         return x_bar
     if index is WHOLE or (type(index) is str and is_record(x)):
         return add_at(x_bar, x, index, g)
@@ -660,17 +659,9 @@ def _reaches(obj: Any, x: Any, skip: Any) -> bool:
 
 
 def _refusal_here(construct: str, hint: str) -> Exception:
-    """A ``TransformError`` for a write refused when it runs, located at the user's line
-    that the generated code making the write comes from (its ``# L<n>:`` comment)."""
-    frame = sys._getframe(2)  # the generated code that called the check, or a helper of it
-    while frame.f_back is not None and not frame.f_code.co_filename.startswith("<s2s_ad:"):
-        frame = frame.f_back
-    filename = frame.f_code.co_filename
-    where = user_lines(filename).get(frame.f_lineno)
-    if where is None:
-        return TransformError(construct, hint=hint)
-    path = user_origin(filename, 0).rsplit(":", 1)[0]
-    return TransformError(construct, path, where[0], hint=hint, line_text=where[1])
+    """A ``TransformError`` for a write refused when it runs: located, as any raised while
+    generated code runs, at the user's line that code comes from (see ``errors``)."""
+    return TransformError(construct, hint=hint)
 
 
 def _overlaps(a: Any, x: np.ndarray, at: Any) -> bool:
@@ -772,9 +763,12 @@ def member_tangent(t: Any, obj: Any, name: str) -> Any:
     return t if index is WHOLE else getitem(t, index)
 
 
-def field_index(obj: Any, name: str) -> int:
+def field_index(obj: Any, name: str, again: bool = False) -> Any:
     """The position of the field ``name`` of a namedtuple ``obj`` (reading ``obj.name`` of
-    a differentiated value); any other object is refused."""
+    a differentiated value), a record's field name or :data:`WHOLE` for its method; any
+    other object is refused, but in code differentiated ``again`` (a gradient's), where a
+    module or an array only looks differentiated (read back from the saved values, the
+    callee of a dispatched call: ``np.tanh``, ``A.dot``), :data:`UNREACHED`."""
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and isinstance(fields, tuple) and name in fields:
         return fields.index(name)
@@ -792,6 +786,11 @@ def field_index(obj: Any, name: str) -> int:
         if name not in getattr(obj, "__dict__", ()) and callable(getattr(obj, name)):
             return WHOLE  # a bound method: its adjoint is the object's
         return name  # a dataclass's field, or an attribute of an object built or passed in
+    if again and (
+        isinstance(obj, types.ModuleType)
+        or (isinstance(obj, np.ndarray) and callable(getattr(obj, name, None)))
+    ):
+        return UNREACHED  # a module's function, an array's method: the user's code refused
     slots = "" if hasattr(obj, "__dict__") or not hasattr(obj, "__slots__") else " with __slots__"
     raise _refusal_here(
         f"attribute .{name} of a differentiated value (a {type(obj).__name__}{slots}, not a "
@@ -820,6 +819,18 @@ class _Handed:
 
 
 HANDED = _Handed()
+
+
+class _Unreached:
+    """The index :func:`field_index` gives, in code differentiated again, for a module's
+    function or an array's method read as a callee: no derivative reaches it (its tangent
+    is zero, ``add_at`` adds nothing)."""
+
+    def __repr__(self) -> str:
+        return "UNREACHED"
+
+
+UNREACHED = _Unreached()
 
 
 def attr_index(obj: Any, name: str, g: Any) -> Any:
@@ -898,12 +909,7 @@ def vjp_call(func: Any, labels: tuple[Any, ...], *args: Any, **kwargs: Any) -> t
         from .dispatch import call_with_pullback
 
         call.append(call_with_pullback)
-    try:
-        return call[0](func, labels, args, kwargs)
-    except TransformError as error:
-        if error.lineno > 0 or type(error) is not TransformError:
-            raise
-        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
+    return call[0](func, labels, args, kwargs)  # a refusal: at the user's line (errors.py)
 
 
 _CALL_WITH_PULLBACK: list[Any] = []  # dispatch.call_with_pullback, imported on first use
@@ -1034,12 +1040,7 @@ def jvp_call(
     """
     from .dispatch import call_with_tangent
 
-    try:
-        return call_with_tangent(func, labels, tangents, args, kwargs)
-    except TransformError as error:
-        if error.lineno > 0 or type(error) is not TransformError:
-            raise
-        raise _refusal_here(error.construct, error.hint) from None  # at the user's line
+    return call_with_tangent(func, labels, tangents, args, kwargs)
 
 
 # --- variables mode (tapes) -----------------------------------------------------------------

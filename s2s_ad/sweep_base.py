@@ -51,6 +51,9 @@ STRUCTURAL = frozenset(
 #: differentiated twice), ``np.pad``'s widths (its transformed VJP pads index arrays).
 #: A differentiated value there is refused: its gradient would silently be zero.
 COUNTS = frozenset("n k ord repeats indices shift pad_width stat_length".split())
+#: A dict's key (``d.get(key, 0.0)``): a key read back from a tape in code differentiated
+#: again looks differentiated and is left out there; in the user's code it is refused.
+KEYS = frozenset(["key"])
 _COMPOUND = (ir.If, ir.For, ir.While)
 #: Where the library's own source lives (its helpers are transformed for third derivatives).
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -77,6 +80,9 @@ class SweepBase:
     #: Whether a later sweep reads values again (``self.w`` in the backward sweep), so
     #: that a state write between (``self.w = ...``, ``self.calls += 1``) is refused.
     reads_again = True
+    #: Whether a user line whose statement becomes several (its tangent's code after it)
+    #: has its ``# L<n>:`` comment: a refusal raised there then names its own line.
+    comment_pairs = False
 
     def __init__(
         self,
@@ -190,7 +196,20 @@ class SweepBase:
         return isinstance(atom, ir.Var) and self.activity.active(atom.name)
 
     def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
-        return TransformError(construct, self.fn.filename, stmt.line, None, hint)
+        error = TransformError(construct, self.fn.filename, stmt.line, None, hint)
+        return error.with_names(self.fn.user_names)
+
+    @property
+    def again(self) -> bool:
+        """Whether the code is generated code differentiated again (the library's own
+        helpers transformed for a higher derivative count as well)."""
+        return self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
+
+    def field_index_args(self, obj: str, name: str) -> str:
+        """The arguments of ``_ad.field_index`` for ``obj.name`` read from a differentiated
+        value (in code differentiated again, told so)."""
+        again = ", True" if self.again else ""
+        return f"({obj}, {name!r}{again})"
 
     def no_gradient(self, rule: Rule, param: str, s: ir.Stmt) -> bool:
         """Whether a differentiated argument of ``rule`` that has no derivative template is
@@ -201,9 +220,7 @@ class SweepBase:
         back from a tape looks differentiated: counts are left out there (the user's code
         was checked when it was transformed).
         """
-        # (the library's own helpers transformed for a higher derivative count as well)
-        generated = self.fn.filename.startswith(("<s2s_ad", _PACKAGE))
-        if param in STRUCTURAL or (param in COUNTS and (self.variables or generated)):
+        if param in STRUCTURAL or (param in COUNTS | KEYS and (self.variables or self.again)):
             return True
         if param in COUNTS:
             raise self.error(
@@ -281,12 +298,14 @@ class SweepBase:
                 if pushes:
                     out[start:] = self.arrange_pushes(out[start:])
                 start, pushes = len(out), False
-            # code that is differentiated again marks every line: its comments then name them
+            self._fwd_enclosing = key
+            items = one(s)
+            # code that is differentiated again marks every line: its comments then name
+            # them; so does a tangent program each line followed by its tangent's code
+            several = several or (self.comment_pairs and len(items) > 1)
             if key != last and s.src and (several or self.pure):
                 out.append(Comment(f"# L{s.line}: {s.src}"))
             last = key
-            self._fwd_enclosing = key
-            items = one(s)
             out.extend(items)
             pushes = pushes or any(isinstance(i, Push) for i in items)
         if pushes:

@@ -141,6 +141,8 @@ class GradientTape:
     _partner: GradientTape | None = None
     # whether ``_read`` is the dict of another tape of the same ``with`` too
     _shared_read = False
+    # whether ``_recording`` is the other tape's too (until both left the block)
+    _shares_recording = False
     _left: tuple[int, dict[str, Any], set[str]] | None = None
 
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True) -> None:
@@ -178,29 +180,28 @@ class GradientTape:
         self._block = _block = block_at(frame)
         self._globals = frame.f_globals
         notes = _variable.ASSIGNS
-        # (ASSIGNS holds tapes' bound methods only)
-        last = notes[-1].__self__ if notes and _block.shares_entry else None
-        if (
-            type(last) is GradientTape
-            and last._block is _block
-            and last._frame is frame
-            and last._start == 0
-            and not last._read
-        ):  # the tape before this one in ``with tf.GradientTape() as a, tf.GradientTape()...``
-            self._share_inputs(last)
-            # the Variables read in the block: one dict for both (``reset`` parts them)
-            self._read = last._read
-            self._shared_read = last._shared_read = True
-        else:
-            self._take_inputs(frame, _block.inputs)
-            self._read = {}
-            _variable.READS.append(self._read)
-            if self._shared_read:  # (a tape entered again)
-                self._shared_read = False
+        if notes and _block.shares_entry:
+            last = notes[-1].__self__  # (ASSIGNS holds tapes' bound methods only)
+            if (
+                type(last) is GradientTape
+                and last._block is _block
+                and last._frame is frame
+                and last._start == 0
+                and not last._read
+            ):  # the tape before this one in ``with tf.GradientTape() as a, tf.GradientTape()...``
+                self._share_inputs(last)
+                # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
+                # cycle and is freed as soon as it is dropped, see ``__exit__``)
+                notes.append(self._note_assign)
+                return self
+        self._take_inputs(frame, _block.inputs)
+        self._read = {}
+        _variable.READS.append(self._read)
+        if self._shared_read:  # (a tape entered again)
+            self._shared_read = False
+            self._shares_recording = False
         self._frame = frame
-        # (a bound method: kept only in ASSIGNS, so that the tape is in no reference
-        # cycle and is freed as soon as it is dropped, see ``__exit__``)
-        notes.append(self._note_assign)
+        notes.append(self._note_assign)  # (see above)
         self._recording = recording = replay.start(frame, _block.statement_at)
         if _block.plain and not _block.receivers and not self._user_functions:
             recording.keeps_calls = True  # (what _bind_constant finds for such a block)
@@ -334,11 +335,15 @@ class GradientTape:
         """What :meth:`_take_inputs` finds, from the tape that entered the same block just
         before (nothing ran in between: see ``Block.shares_entry``); the dicts are
         shared, as neither tape changes them after entry but for the arrays of the
-        Variables on exit, the same for both."""
-        self._facts = _EMPTY
+        Variables on exit, the same for both. So are the dict of the Variables read in
+        the block (``reset`` parts them) and the recording of its draws, which keeps no
+        calls of layers (as when each tape had its own: a call made by the blocks of two
+        tapes is not kept)."""
+        # (attribute by attribute: reading ``self.__dict__`` would make the instance keep
+        # a dict instead of its attributes' inline values, which costs more than it saves)
         self._entry = other._entry
         self._before = other._before
-        self._objects = objects = other._objects
+        self._objects = other._objects
         self._code = other._code
         self._user_code = other._user_code
         self._user_functions = other._user_functions
@@ -346,9 +351,23 @@ class GradientTape:
         self._held = other._held
         self._holders = other._holders
         self._refill = other._refill
+        self._read = other._read
+        self._frame = other._frame
+        self._recording = other._recording
+        self._facts = _EMPTY
+        self._shared_read = self._shares_recording = True
         self._partner = other
+        other._shared_read = other._shares_recording = True
+        recording = other._recording
+        if recording is not None:
+            recording.keeps_calls = False
         if self.watch_accessed_variables:
-            watched, kept = self._watched_ids, self._watched
+            if other.watch_accessed_variables:
+                # (both fresh tapes: the other watched the entry's trainable Variables)
+                self._watched = other._watched.copy()
+                self._watched_ids = other._watched_ids.copy()
+                return
+            watched, kept, objects = self._watched_ids, self._watched, self._objects
             for name in self._entry:
                 value = objects[name]
                 if value.trainable and id(value) not in watched:
@@ -356,31 +375,25 @@ class GradientTape:
                     watched.add(id(value))
 
     def __exit__(self, *exc: Any) -> None:
+        left = self._left
+        if left is not None:  # the tape opened after this one by the same ``with`` left
+            self._left = None  # just before: what it found (the dicts of entry are shared)
+            if left[0] == id(sys._getframe(1)):
+                # (neither tape called ``reset``: the other one stopped the recording of
+                # draws and dropped the dict of reads they share)
+                self._leave()
+                self._after, self._assigned = left[1], left[2]
+                return
         recording = self._recording
         if recording is not None:
             replay.stop(recording)
-        self._frame = None
-        self._facts = _EMPTY
-        notes = _variable.ASSIGNS
-        if notes and notes[-1].__self__ is self:
-            notes.pop()
-        else:
-            notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
-        if self._assigns:
-            for entry in self._assigns.values():
-                entry[2] = entry[0].value  # its array when the block ended
+        self._leave()
         reads, read = _variable.READS, self._read
         if reads and reads[-1] is read:
             reads.pop()
         elif any(r is read for r in reads):
             reads[:] = [r for r in reads if r is not read]
         frame = sys._getframe(1)
-        left = self._left
-        if left is not None:  # the tape opened after this one by the same ``with`` left
-            self._left = None  # just before: what it found (the dicts of entry are shared)
-            if left[0] == id(frame):
-                self._after, self._assigned = left[1], left[2]
-                return
         block = self._block
         assert block is not None
         local, glob = frame.f_locals, frame.f_globals
@@ -404,6 +417,20 @@ class GradientTape:
             self._partner = None
             if partner._entry is self._entry:  # (still the entry this tape took from it)
                 partner._left = (id(frame), after, assigned)
+
+    def _leave(self) -> None:
+        """What every tape does on leaving its block: forget the frame, drop its hook of
+        assignments, and keep each assigned Variable's array as the block left it."""
+        self._frame = None
+        self._facts = _EMPTY
+        notes = _variable.ASSIGNS
+        if notes and notes[-1].__self__ is self:
+            notes.pop()
+        else:
+            notes[:] = [n for n in notes if getattr(n, "__self__", None) is not self]
+        if self._assigns:
+            for entry in self._assigns.values():
+                entry[2] = entry[0].value  # its array when the block ended
 
     def _note_assign(self, variable: Variable, old: Any) -> None:
         """A Variable assigned while the block runs: the statement of the block that did
@@ -469,7 +496,8 @@ class GradientTape:
             self._read.clear()
         later = [n for s in block.statements[self._start :] for n in names(s).reads]
         self._take_inputs(frame, list(dict.fromkeys(later)))
-        self._bind_constant()
+        if not self._shares_recording:  # (a shared recording keeps no calls)
+            self._bind_constant()
 
     def stop_recording(self) -> _StopRecording:
         """A block inside the tape whose values carry no gradient."""

@@ -293,7 +293,11 @@ class Variable:
         value = self.value
         for seen in READS:  # (_read, inline)
             seen.setdefault(id(self), value)
-        return value if dtype is None else value.astype(dtype)
+        if dtype is not None:
+            return value.astype(dtype)
+        # ``np.array(v)`` asks for a copy, and NumPy 2 trusts ``__array__`` to make it:
+        # the Variable's own array would be written through it
+        return value.copy() if copy else value
 
     # NumPy's own default: a ufunc or an operator between an array and a Variable then
     # works as when the attribute is missing (NumPy skips the default; the Variable is
@@ -306,7 +310,9 @@ class Variable:
     def __getitem__(self, index: Any) -> Tensor:
         if READS:
             _read(self)
-        return tensor(self.value[index])
+        out = tensor(self.value[index])
+        out._sliced = (self, index)  # its ``assign`` writes there (see ``tf/scatter.py``)
+        return out
 
     def __repr__(self) -> str:
         return (
@@ -330,6 +336,12 @@ class Variable:
         return id(self)
 
 
+# operands a Variable's operator computes with on plain arrays: NumPy's ufuncs cost
+# about 0.6 us more per call when an operand is an ``ndarray`` subclass, and these
+# types give the same result (its dtype, its shape) either way
+_PLAIN_OPERANDS = frozenset((np.ndarray, float, int, np.float32, np.float64))
+
+
 def _binary(name: str) -> Any:
     op = getattr(np.ndarray, name)
 
@@ -337,6 +349,14 @@ def _binary(name: str) -> Any:
         value = self.value
         for seen in READS:  # (_read, inline)
             seen.setdefault(id(self), value)
+        kind = type(other)
+        if kind in _PLAIN_OPERANDS or kind is EagerTensor:
+            # (the Variable's array is a plain one; the result as a tensor, as ``tensor``
+            # makes it: a 0-d one for a NumPy scalar)
+            out = op(value, other if kind is not EagerTensor else other.view(np.ndarray))
+            if type(out) is np.ndarray:
+                return out.view(EagerTensor)
+            return np.asarray(out).view(EagerTensor)
         if isinstance(other, Variable):
             if READS:
                 _read(other)

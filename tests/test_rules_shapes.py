@@ -119,8 +119,8 @@ def pad_ramp_and_mean(x):
     return np.sum(np.sin(b) * np.arange(b.size))
 
 
-def pad_maximum(x):
-    return np.sum(np.pad(x, 2, "maximum"))
+def pad_odd(x):
+    return np.sum(np.pad(x, 2, "reflect", reflect_type="odd"))
 
 
 def test_pad_modes_ramp_and_mean_against_finite_differences() -> None:
@@ -129,9 +129,11 @@ def test_pad_modes_ramp_and_mean_against_finite_differences() -> None:
     s2s_ad.check_grads(pad_ramp_and_mean, (x,), order=2)
 
 
-def test_pad_modes_that_select_are_refused() -> None:
-    with pytest.raises(s2s_ad.TransformError, match="maximum"):
-        s2s_ad.grad(pad_maximum)(np.array([0.5, -1.5]))
+def test_pad_odd_reflection_is_refused_at_the_users_line() -> None:
+    # (maximum, minimum and median are differentiated: tests/test_language_lang5.py)
+    with pytest.raises(s2s_ad.TransformError, match="reflect_type='odd'") as info:
+        s2s_ad.grad(pad_odd)(np.array([0.5, -1.5]))
+    assert 'np.pad(x, 2, "reflect", reflect_type="odd")' in str(info.value)
 
 
 def _apply(fn, x):

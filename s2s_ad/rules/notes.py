@@ -105,7 +105,9 @@ NOTES: dict[str, str] = {
     "np.take_along_axis": "repeated indices accumulate their gradients",
     "dict": "a dict copied, or built from (key, value) pairs (the last pair of a key "
     "takes its gradient); `{**a, 'k': x, **b}` merges the same way",
-    "np.pad": "the padded entries send their gradient to the entries they copy",
+    "np.pad": "the padded entries send their gradient to the entries they copy (`mean` "
+    "and `linear_ramp`: that they mix; `maximum`, `minimum`: that the statistic picks, "
+    "`median`: the middle one, or the middle two half each); `reflect_type='odd'` is refused",
     "np.sinc": "exact at 0 (derivative 0 there)",
     "np.nan_to_num": "replaced entries (NaN, infinities) get no gradient",
     "np.real": "real input only (complex inputs are refused)",

@@ -545,9 +545,23 @@ def meshgrid_vjp(g: Any, xi: Any, indexing: str, sparse: bool) -> Any:
     return tuple(parts)
 
 
-_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap", "mean", "linear_ramp")
+_PAD_MODES = (
+    "constant",
+    "edge",
+    "reflect",
+    "symmetric",
+    "wrap",
+    "mean",
+    "linear_ramp",
+    "maximum",
+    "minimum",
+    "median",
+)
 # Modes whose padded entries mix the input's (a linear map per axis), not copy them.
 _PAD_LINEAR = ("mean", "linear_ramp")
+# Modes padding with a statistic that picks entries of each line (the median of an even
+# count: the two middle ones, half each): a map per line and axis, from the values.
+_PAD_PICKED = ("maximum", "minimum", "median")
 
 
 def _check_pad(mode: Any, reflect_type: str) -> None:
@@ -564,10 +578,19 @@ def pad_vjp(
     """VJP of ``np.pad(array, pad_width, mode)``. The modes that copy entries: ``g``
     scattered with ``np.add.at`` onto the entries each output position copies (constant
     padding: none); memory of the size of the input plus the output. ``'mean'`` and
-    ``'linear_ramp'`` (``end_values`` constant): the transposed map of each axis."""
+    ``'linear_ramp'`` (``end_values`` constant): the transposed map of each axis.
+    ``'maximum'``, ``'minimum'``, ``'median'``: the transposed map of each line of each
+    axis, last axis first (the padded entries' gradient goes to the entries picked)."""
     _check_pad(mode, reflect_type)
     if is_zero(g):
         return np.zeros(np.shape(array))
+    if mode in _PAD_PICKED:
+        out = g
+        maps = _picked_maps(array, pad_width, mode, stat_length, True)
+        for k in range(np.ndim(array) - 1, -1, -1):
+            lines = np.moveaxis(out, k, -1)
+            out = np.moveaxis(np.matmul(maps[k], lines[..., None])[..., 0], -1, k)
+        return out
     if mode in _PAD_LINEAR:
         out = g
         for k in range(np.ndim(array)):
@@ -598,6 +621,56 @@ def _pad_matrix(shape: Any, k: int, pad_width: Any, mode: str, stat_length: Any)
     return np.pad(np.eye(n), (rows, (0, 0)), "mean", stat_length=pairs)
 
 
+def _picked_maps(
+    array: Any, pad_width: Any, mode: str, stat_length: Any, transpose: bool
+) -> list[Any]:
+    """Per axis ``k``, the maps (shape ``lines + (n + before + after, n)``) of ``np.pad``
+    along ``k`` with ``'maximum'``, ``'minimum'`` or ``'median'`` at ``array``'s values: a
+    line of the array padded along the axes before ``k`` (as ``np.pad`` pads them in turn)
+    to its padded line; transposed with ``transpose``."""
+    nd = np.ndim(array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (nd, 2))
+    stats = None
+    if stat_length is not None:
+        stats = np.broadcast_to(np.asarray(stat_length, dtype=int), (nd, 2))
+    value = np.asarray(array, dtype=float)
+    maps = []
+    for k in range(nd):
+        before, after = int(widths[k][0]), int(widths[k][1])
+        lines = np.moveaxis(value, k, -1)
+        n = lines.shape[-1]
+        m = np.zeros(lines.shape[:-1] + (before + n + after, n))
+        m[..., before : before + n, :] = np.eye(n)
+        for side, rows in ((0, slice(0, before)), (1, slice(before + n, before + n + after))):
+            if rows.start == rows.stop:
+                continue
+            length = n if stats is None else min(int(stats[k][side]), n)
+            cols = slice(0, length) if side == 0 else slice(n - length, n)
+            m[..., rows, cols] = _picked_weights(lines[..., cols], mode)[..., None, :]
+        value = np.moveaxis(np.matmul(m, lines[..., None])[..., 0], -1, k)
+        maps.append(np.swapaxes(m, -1, -2) if transpose else m)
+    return maps
+
+
+def _picked_weights(window: Any, mode: str) -> Any:
+    """Weights over the last axis of ``window`` of the entries its statistic picks: one at
+    the maximum or minimum, at the median (the two middle entries of an even count: a half
+    each)."""
+    weights = np.zeros(window.shape)
+    length = window.shape[-1]
+    if mode == "maximum":
+        picks = [(np.argmax(window, -1), 1.0)]
+    elif mode == "minimum":
+        picks = [(np.argmin(window, -1), 1.0)]
+    else:
+        order = np.argsort(window, -1)
+        middle = [length // 2] if length % 2 else [length // 2 - 1, length // 2]
+        picks = [(order[..., i], 1.0 / len(middle)) for i in middle]
+    for at, w in picks:
+        np.put_along_axis(weights, at[..., None], w, -1)
+    return weights
+
+
 def _pad_interior(shape: Any, pad_width: Any) -> Any:
     """The slices of ``np.pad``'s output that hold the input."""
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
@@ -616,6 +689,12 @@ def pad_jvp(
         t = np.zeros(np.shape(array))
     if mode == "linear_ramp":
         return np.pad(t, pad_width, mode, end_values=0.0)
+    if mode in _PAD_PICKED:
+        maps = _picked_maps(array, pad_width, mode, stat_length, False)
+        for k in range(np.ndim(array)):
+            lines = np.moveaxis(t, k, -1)
+            t = np.moveaxis(np.matmul(maps[k], lines[..., None])[..., 0], -1, k)
+        return t
     if mode == "mean":
         return np.pad(t, pad_width, mode, stat_length=stat_length)
     return np.pad(t, pad_width, mode)
@@ -624,5 +703,13 @@ def pad_jvp(
 # Checks and index computations: no gradient flows through them.
 nondiff(
     "shape checks",
-    [_check_pad, _interp_segments, _take_index, _along_axis_key, _pad_interior, _pad_matrix],
+    [
+        _check_pad,
+        _interp_segments,
+        _take_index,
+        _along_axis_key,
+        _pad_interior,
+        _pad_matrix,
+        _picked_maps,
+    ],
 )

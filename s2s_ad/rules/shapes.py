@@ -343,6 +343,9 @@ pad = vjp_rule(
         (_T, 2, "linear_ramp", {"end_values": 0.5}),
         (_A, 2, "mean", {"stat_length": 2}),
         (_V, (1, 3), {"mode": "linear_ramp", "end_values": (1.0, -2.0)}),
+        (_A, ((1, 2), (2, 1)), "maximum"),
+        (_T, 1, "minimum", {"stat_length": 2}),
+        (_V, (2, 1), "median", {"stat_length": (2, 3)}),
     ],
     defaults={
         "mode": "'constant'",

@@ -137,12 +137,23 @@ from .ops import (
     zeros,
     zeros_like,
 )
+from .scatter import (
+    gather_nd,
+    scatter_nd,
+    tensor_scatter_nd_add,
+    tensor_scatter_nd_sub,
+    tensor_scatter_nd_update,
+)
 
 __version__ = "2.16.1"  # the TensorFlow API version this namespace follows
 stop_gradient = _stop
 newaxis = None
 
 __all__ = [
+    "tensor_scatter_nd_update",
+    "tensor_scatter_nd_sub",
+    "tensor_scatter_nd_add",
+    "scatter_nd",
     "GradientTape",
     "Module",
     "Tensor",
@@ -197,6 +208,7 @@ __all__ = [
     "floordiv",
     "function",
     "gather",
+    "gather_nd",
     "greater",
     "greater_equal",
     "half",

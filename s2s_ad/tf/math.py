@@ -102,7 +102,8 @@ def sqrt(x: Any, name: str | None = None) -> Tensor:
 
 
 def square(x: Any, name: str | None = None) -> Tensor:
-    out = np.square(x)
+    # a tensor's array squared as a plain one (NumPy's ufuncs cost more on a subclass)
+    out = np.square(x.view(np.ndarray) if type(x) is EagerTensor else x)
     kind = type(out)
     if kind is EagerTensor:  # a new array already: no view needed
         return out
