@@ -93,6 +93,8 @@ class NormalizerBase:
         self.default_of: dict[str, str] = {}
         self.renames: dict[str, dict[str, str]] = {}  # local def -> its locals' new names
         self.inlining: list[str] = []
+        #: a local function's ``*args`` tuple / ``**kwargs`` dict -> its (key, atom) entries
+        self.packs: dict[str, list[tuple[str | None, ir.Atom]]] = {}
         # a generator function: the list its yields fill (see run)
         generator = prescan.generator
         self.items: str | None = self.fresh("_items") if generator else None

@@ -29,6 +29,7 @@ from .norm_append import lower_setdefault, setdefault_parts
 from .norm_base import MISSING, NormalizerBase
 from .norm_classmethod import inline_classmethod
 from .norm_passed import factory_argument_call
+from .norm_piecewise import lower_piecewise
 from .norm_scan import binding_count
 from .ordering import lower_ordering
 from .partials import expand_partial
@@ -209,6 +210,14 @@ class CallLowering(NormalizerBase):
     def call(self, node: cst.Call) -> ir.Expr:
         node = self.frozen_method(node) or node
         func = node.func
+        if isinstance(func, cst.Call):
+            made = self.factory_result_call(node)  # make_loss(t)(h)
+            if made is not None:
+                return made
+        if isinstance(func, cst.Attribute) and func.attr.value == "piecewise":
+            lowered = lower_piecewise(self, node)
+            if lowered is not None:
+                return lowered
         if isinstance(func, cst.Name) and func.value in self.partials:
             if func.value not in self.env:
                 return self.call(expand_partial(self, node))

@@ -11,10 +11,11 @@
   call's result and guard what follows them (:meth:`_inline_returning`);
 * ``step = make_step(a)`` where ``make_step``, a function of the same module or one
   defined in the function, returns a function it defines: the factory's body is inlined
-  and ``step`` becomes that local function (:meth:`factory_call`).
+  and ``step`` becomes that local function (:meth:`factory_call`); ``make_step(a)(x)``
+  with a module factory calls such a function at once (:meth:`factory_result_call`).
 
-What cannot be inlined faithfully (recursion, decorators, ``*args``, a generator's early
-return, nested definitions) is refused with the user's line.
+What cannot be inlined faithfully (recursion, a generator's early return, nested
+definitions in branches) is refused with the user's line.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .norm_queries import (
     single_return,
 )
 from .norm_scan import NameScan, binding_count, names_read
+from .norm_variadic import bind_variadic, expand_kwargs, is_variadic
 from .source import parse_function
 
 _Def = TypeVar("_Def", cst.FunctionDef, cst.Lambda)
@@ -254,6 +256,27 @@ class InnerFunctions(NormalizerBase):
         self.nested[target] = self.nested[rename[inner]]
         return True
 
+    def factory_result_call(self, node: cst.Call) -> ir.Expr | None:
+        """``make_loss(t)(h)``: the factory call bound to a fresh local function (as
+        :meth:`factory_call` binds ``loss = make_loss(t)``), which is then called; ``None``
+        when ``node`` is not such a call."""
+        made = node.func
+        if (
+            self.env
+            or not isinstance(made, cst.Call)
+            or not isinstance(made.func, cst.Name)
+            or made.func.value in self.locals | self.nested.keys() | self.lambdas.keys()
+            or factory_of(self.resolve(made.func.value), self.p.globals) is None
+        ):
+            return None
+        name = self.reserve(f"_{made.func.value}_made")
+        self._frozen_names.add(name)
+        if not self.factory_call([cst.Name(name)], made):
+            return None
+        call = node.with_changes(func=cst.Name(name))
+        self.origin[call] = self.origin.get(node, node)
+        return self.inline_def(self.nested[name], call)
+
     def _bound_here_only(self, target: str, local: cst.FunctionDef | None) -> bool:
         """Whether ``target`` of ``target = factory(...)`` is bound only there (or by one
         such statement per factory call at the top of the body), the bindings inside a
@@ -271,14 +294,14 @@ class InnerFunctions(NormalizerBase):
         fdef: cst.FunctionDef | cst.Lambda,
         call: cst.Call,
         what: str,
-        variadic: str = "*args/**kwargs",
     ) -> list[tuple[str, ir.Atom]]:
-        """A call's arguments bound to a function's parameters (defaults filled in);
-        ``what`` names the function in refusals, ``variadic`` what a ``*args``/``**kwargs``
-        parameter is refused as."""
+        """A call's arguments bound to a function's parameters (defaults filled in; a
+        ``*args``/``**kwargs`` parameter to a tuple/dict, :func:`bind_variadic`); ``what``
+        names the function in refusals."""
         params = fdef.params
-        if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) or params.star_kwarg:
-            raise self.error(f"call of {what} with {variadic}", call)
+        if is_variadic(params):
+            return bind_variadic(self, fdef, call, what)
+        call = expand_kwargs(self, call)
         plist = [*params.posonly_params, *params.params, *params.kwonly_params]
         names = [p.name.value for p in plist]
         given: dict[str, cst.BaseExpression | ir.Atom] = {}
@@ -350,6 +373,8 @@ class InnerFunctions(NormalizerBase):
         self.viewed += [(rename.get(a, a), rename.get(b, b)) for a, b in scan.viewed]
         for param, atom in bound:
             self.assign(rename[param], ir.Copy(atom))
+            if isinstance(atom, ir.Var) and atom.name in self.packs:  # *args or **kwargs
+                self.packs[rename[param]] = self.packs[atom.name]
             if isinstance(atom, ir.Var):
                 self.copies.append((rename[param], atom.name))
 
@@ -397,6 +422,9 @@ class InnerFunctions(NormalizerBase):
         renamer = Rename(rename, self.origin)
         renamed = [stmt.visit(renamer) for stmt in body]
         line, src, memo, items = self.line, self.src, self.memo, self.items
+        # the body's names are bound again at each call: no expression of an earlier call's
+        # (``k * u`` of ``act(h) + act(x)`` in one statement) is reused
+        self.memo = {}
         # a generator runs to its end where it is called: the items it yields, as a list
         self.items = self.fresh(f"_{name}_items") if own_nodes(fdef, cst.Yield) else None
         if self.items is not None:
@@ -432,7 +460,7 @@ class InnerFunctions(NormalizerBase):
         line, src, memo, out = self.line, self.src, self.memo, self.out
         result = self.reserve(f"_{name}")
         self.locals.add(result)
-        self.out = []
+        self.out, self.memo = [], {}
         self.inlining.append(name)
         try:
             self.block(renamed)
@@ -448,7 +476,7 @@ class InnerFunctions(NormalizerBase):
 
     def inline_lambda(self, lam: cst.Lambda | cst.FunctionDef, call: cst.Call) -> ir.Expr:
         """Inline a call of a local lambda or one-return nested function."""
-        bound = dict(self._bind_params(lam, call, "a local function", "starred arguments"))
+        bound = dict(self._bind_params(lam, call, "a local function"))
         body = lam.body if isinstance(lam, cst.Lambda) else single_return(lam)
         assert body is not None
         saved = self.env

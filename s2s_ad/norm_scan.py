@@ -221,7 +221,7 @@ class NameScan(cst.CSTVisitor):
         self._depth += 1
         self._nest += 1
         self._not_reads.add(id(node.name))
-        if self._depth > 1 and single_return(node) is not None:
+        if self._depth > 1 and single_return(node) is not None and not node.decorators:
             self.lambdas.setdefault(node.name.value, []).append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:

@@ -23,6 +23,7 @@ from . import ir
 from .lazy_values import changed_before_use
 from .norm_append import lower_entry_append, lower_setdefault, setdefault_parts
 from .norm_base import NormalizerBase
+from .norm_decorated import undecorate
 from .norm_exprs import _literal_key
 from .norm_imports import local_import
 from .norm_queries import bound_to_dicts, header, target_names
@@ -103,7 +104,9 @@ class StatementLowering(NormalizerBase):
                 self.lambdas[name] = self.frozen_defaults(name, node)
                 self.define_local_function(name, self.lambdas[name])
                 return
-            self.nested_def(node)
+            made = undecorate(self, node) if node.decorators else None
+            for fdef in made or [node]:  # an undecorated function, then its wrappers
+                self.nested_def(fdef)
         elif isinstance(node, cst.ClassDef):
             raise self.error("class definition inside a differentiated function", node)
         elif isinstance(node, cst.With):

@@ -94,9 +94,12 @@ def _reduce_to(g: Any, xshape: tuple[int, ...], array: bool = True) -> Any:
 def unbroadcast_vjp(ct: Any, like: Any) -> Any:
     """Adjoint of ``g`` in ``unbroadcast(g, x)`` where ``g`` was ``like``: ``ct``
     broadcast back to ``like``'s shape; ``ct`` as it is where ``like`` is a container
-    (a tuple of saved values, which ``unbroadcast`` returns unchanged)."""
+    (a tuple of saved values, which ``unbroadcast`` returns unchanged); summed down where
+    ``ct`` is larger than ``like`` (a scalar zero ``g`` returned as it is, then broadcast)."""
     if isinstance(like, (list, tuple, dict)) or like is None:
         return ct
+    if np.size(ct) > np.size(like):
+        return unbroadcast(ct, like)
     return np.broadcast_to(ct, np.shape(like))
 
 
@@ -177,6 +180,8 @@ def getitem(g: Any, index: Any) -> Any:
         return getattr(g, index)
     if type(index) is str and type(g) is _ndarray and not g.any():
         return 0.0  # a record's zero made dense (zeros of a 0-d shape) has zero fields
+    if type(g) is _float or type(g) is _float64:  # of a 0-d array (``y[mask]`` of one)
+        g = np.asarray(g)
     part = g[index]
     return part.copy() if isinstance(part, _ndarray) else part
 

@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     | {"norm_complex", "container_names", "norm_views", "lazy_values"}
     | {"norm_walrus", "norm_del", "norm_repeat", "object_state", "norm_concat"}
     | {"norm_passed", "norm_restore", "norm_init", "init_facts", "norm_super", "norm_split"}
-    | {"norm_append", "norm_classmethod"},
+    | {"norm_append", "norm_classmethod", "norm_variadic", "norm_decorated", "norm_piecewise"},
     # the sweeps
     {"sweep_base", "forward", "reverse", "reverse_calls", "reverse_fwd", "reverse_contribs"}
     | {"reverse_control", "records", "recompute", "hoist", "list_copies"},

@@ -24,12 +24,6 @@ REFUSALS: tuple[str, ...] = ()
 #: Families refused whatever they are mixed with (each checked below), not drawn: what
 #: the transformer does not model, refused with the construct and the line.
 REFUSED = {
-    # a module factory returning a closure of a differentiated value
-    "factory_loss": "local function 'loss' used as a value",
-    "np_piecewise": "np.piecewise (no gradient rule)",
-    "local_wraps": "a decorated local function",
-    "inner_star_kwargs": "call of a local function with *args/**kwargs",
-    "inner_forward_kwargs": "call of a local function with starred arguments",
     "namedtuple_fields_loop": "call to getattr (no gradient rule)",
     "match_act_names": "'match' statement",
     "match_specs": "'match' statement",

@@ -971,14 +971,19 @@ def unless_zero(x: Any, guard: Any) -> Any:
 
 
 def _broadcast_like(v: Any, like: Any) -> Any:
+    """``v`` (a slice of a cotangent) in the shape of ``like`` (the value added there): summed
+    down where ``like`` was broadcast into a larger region (a scalar added to ``x[:, 0]``)."""
     if isinstance(like, (list, tuple, dict)):
         return materialize(v, like)
+    if np.size(v) > np.size(like):
+        return unbroadcast(v, like)
     return np.broadcast_to(v, np.shape(like))
 
 
 def add_at_t(g: Any, x: Any, index: Any, ct: Any) -> Any:
-    """Transpose of ``add_at(x_bar, x, index, ct)`` in ``ct``: ``g[index]`` broadcast back to
-    the shape of ``ct`` (entry by entry for a slice of a list); ``0.0`` if ``ct`` is zero."""
+    """Transpose of ``add_at(x_bar, x, index, ct)`` in ``ct``: ``g[index]`` brought to the
+    shape of ``ct`` (summed where ``ct`` was broadcast into ``x[index]``; entry by entry for a
+    slice of a list); ``0.0`` if ``ct`` is zero."""
     if is_zero(ct):
         return 0.0
     part = getitem(g, index)

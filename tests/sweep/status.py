@@ -10,7 +10,6 @@ REFUSED: dict[str, str] = {
     "jax.zeta": "zeta(x, q) in its exponent x: no closed-form derivative (q is differentiated)",
     "jax.put_along_axis": "np.put_along_axis writes into its argument in place",
     "jax.fill_diagonal": "np.fill_diagonal writes into its argument in place",
-    "jax.piecewise": "np.piecewise calls functions: no rule (use np.where)",
     "jax.sum_where": "np.sum(..., where=) is refused (not bound by the rule)",
     "jax.mean_where": "np.mean(..., where=) is refused (not bound by the rule)",
     "jax.nextafter": "np.nextafter is not differentiable (JAX has no rule either)",
