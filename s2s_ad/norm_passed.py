@@ -84,6 +84,19 @@ def _arguments(fdef: cst.FunctionDef, call: cst.Call) -> dict[str, cst.Arg] | No
     return out
 
 
+def _plain_callee(norm: Any, call: cst.Call) -> tuple[cst.FunctionDef, dict[str, cst.Arg]] | None:
+    """The definition of the plain module function ``call`` calls (not one being inlined)
+    and its arguments by parameter name, or ``None``."""
+    callee = norm.resolve(call.func.value)
+    if not _plain_function(callee, norm.p.globals):
+        return None
+    fdef = _callee_def(callee)
+    if fdef is None or fdef.name.value in norm.inlining:
+        return None
+    given = _arguments(fdef, call)
+    return None if given is None else (fdef, given)
+
+
 def factory_argument_call(
     norm: Any, call: cst.Call, passed_names: frozenset[str] = frozenset()
 ) -> ir.Expr | None:
@@ -114,15 +127,10 @@ def factory_argument_call(
         return _lambda_argument_call(norm, call)
     if not factories:
         return None
-    callee = norm.resolve(func.value)
-    if not _plain_function(callee, globals_):
+    found = _plain_callee(norm, call)
+    if found is None:
         return None
-    fdef = _callee_def(callee)
-    if fdef is None or fdef.name.value in norm.inlining:
-        return None
-    given = _arguments(fdef, call)
-    if given is None:
-        return None
+    fdef, given = found
     passed = {
         name: arg.value.value
         for name, arg in given.items()
@@ -169,15 +177,10 @@ def _lambda_argument_call(norm: Any, call: cst.Call) -> ir.Expr | None:
     plain function of the module that only calls it (an ODE right-hand side, a
     function to minimise), inlined as a factory is: the lambda is bound to a fresh local
     name the inlined body calls, where it is inlined in turn."""
-    callee = norm.resolve(call.func.value)
-    if not _plain_function(callee, norm.p.globals):
+    found = _plain_callee(norm, call)
+    if found is None:
         return None
-    fdef = _callee_def(callee)
-    if fdef is None or fdef.name.value in norm.inlining:
-        return None
-    given = _arguments(fdef, call)
-    if given is None:
-        return None
+    fdef, given = found
     lambdas = {k: a.value for k, a in given.items() if isinstance(a.value, cst.Lambda)}
     if any(
         isinstance(lam.params.star_arg, cst.Param) or lam.params.star_kwarg is not None
