@@ -7,44 +7,13 @@ where it can; what stays refused is a located ``TransformError``.
 
 from __future__ import annotations
 
-import functools
-import inspect
-import types
-from typing import Any
-
-import autograd
-import autograd.numpy as anp
 import numpy as np
 import pytest
 
 import s2s_ad
-from tests.fd import flatten
+from tests.user_checks import check_in_first as _check
 
 RS = np.random.RandomState(41)
-
-
-def _twin(fun: Any) -> Any:
-    """``fun`` with ``np`` bound to autograd's NumPy: the same code for the second oracle."""
-    return types.FunctionType(fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__)
-
-
-def _check(fun: Any, x: Any, *rest: Any, oracle: bool = True, order: int = 2) -> None:
-    """``fun(x, *rest)``: reverse and forward mode (and second order) against finite
-    differences in ``x``, reverse and forward mode in the other arguments, and the
-    gradient in ``x`` against autograd's."""
-    names = list(inspect.signature(fun).parameters)
-    s2s_ad.check_grads(
-        functools.partial(fun, **dict(zip(names[1:], rest))),
-        (x,),
-        order=order,
-        modes=("rev", "fwd"),
-    )
-    if rest:
-        s2s_ad.check_grads(functools.partial(fun, x), tuple(rest), modes=("rev", "fwd"))
-    if oracle:
-        got = s2s_ad.grad(fun)(x, *rest)
-        want = autograd.grad(_twin(fun))(x, *rest)
-        np.testing.assert_allclose(flatten(got), flatten(want), rtol=1e-7, atol=1e-9)
 
 
 def _net() -> list[tuple[np.ndarray, np.ndarray]]:

@@ -4,6 +4,8 @@ Hessian-vector product against differences of the gradient, the optimizer off.""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +31,25 @@ def autograd_twin(fun: Any) -> Any:
     return types.FunctionType(
         fun.__code__, {**fun.__globals__, "np": anp}, fun.__name__, fun.__defaults__
     )
+
+
+def check_in_first(fun: Any, x: Any, *rest: Any, oracle: bool = True, order: int = 2) -> None:
+    """``fun(x, *rest)``: reverse and forward mode (and second order) against finite
+    differences in ``x``, reverse and forward mode in the other arguments, and the
+    gradient in ``x`` against autograd's running the same source."""
+    names = list(inspect.signature(fun).parameters)
+    s2s_ad.check_grads(
+        functools.partial(fun, **dict(zip(names[1:], rest))),
+        (x,),
+        order=order,
+        modes=("rev", "fwd"),
+    )
+    if rest:
+        s2s_ad.check_grads(functools.partial(fun, x), tuple(rest), modes=("rev", "fwd"))
+    if oracle:
+        got = s2s_ad.grad(fun)(x, *rest)
+        want = autograd.grad(autograd_twin(fun))(x, *rest)
+        np.testing.assert_allclose(flatten(got), flatten(want), rtol=1e-7, atol=1e-9)
 
 
 def check_program(
