@@ -168,10 +168,18 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
             edges.setdefault(r, []).extend(targets)
 
     held = _held_callees(stmts)
+    callees = _dispatched_callees(stmts)
     for s in stmts:
         if isinstance(s, ir.Assign):
-            add(diff_reads(s.value), [s.target])
             value = s.value
+            if isinstance(value, ir.Subscript) and s.target in callees & held:
+                # a callee read from a container (``ACTS[name]``, ``layers[i]``): what it
+                # holds comes from the container, not from the key (a string or an index,
+                # in code differentiated again read back from a tape and so looking
+                # differentiated): a constant container makes a constant callee
+                add([value.obj.name] if isinstance(value.obj, ir.Var) else [], [s.target])
+            else:
+                add(diff_reads(value), [s.target])
             if (
                 isinstance(value, ir.Call)
                 and getattr(value.callee.obj, "_s2s_dispatched", False)
@@ -193,6 +201,19 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
             if isinstance(recv, ir.Var) and s.value.callee.method != "add_loss":
                 add(diff_reads(s.value), [recv.name])
     return edges
+
+
+def _dispatched_callees(stmts: list[ir.Stmt]) -> set[str]:
+    """The names called through a dispatched call (``_ad.vjp_apply(f, (0,), g, h)``)."""
+    return {
+        s.value.args[0].name
+        for s in stmts
+        if isinstance(s, ir.Assign)
+        and isinstance(s.value, ir.Call)
+        and getattr(s.value.callee.obj, "_s2s_dispatched", False)
+        and s.value.args
+        and isinstance(s.value.args[0], ir.Var)
+    }
 
 
 def _held_callees(stmts: list[ir.Stmt]) -> set[str]:
