@@ -64,3 +64,29 @@ def test_activations_from_a_module_dict_mixed_hessian_against_autograd(monkeypat
     np.testing.assert_allclose(mixed.reshape(3, 9), want[:3, 3:12], rtol=1e-7, atol=1e-9)
     full = s2s_ad.hessian(loss, 0)(x, W1, W2)
     np.testing.assert_allclose(full, want[:3, :3], rtol=1e-7, atol=1e-9)
+
+
+def apply(f, W, x):
+    """A helper given the function to call (a plain function, a closure)."""
+    return f(W @ x)
+
+
+def passed_functions(x, W):
+    scale = lambda z: np.tanh(W @ z)  # noqa: E731 - closes over a differentiated value
+    return (
+        np.sum(apply(gelu, W, x) ** 2) + np.sum(apply(np.tanh, W, x)) + np.sum(apply(scale, W, x))
+    )
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_functions_passed_to_a_helper_mixed_hessian_against_autograd(monkeypatch, mode):
+    # the callee of the helper's dispatched call is followed (a record could be passed in
+    # its place); a plain function or a closure there carries no gradient of its own
+    x, W = RS.standard_normal(3), RS.standard_normal((3, 3)) * 0.5
+    mixed = s2s_ad.jacobian(s2s_ad.grad(passed_functions, 0), 1, mode=mode)(x, W)
+    z = np.concatenate([x, W.ravel()])
+    with monkeypatch.context() as patch:
+        patch.setattr(HERE, "np", anp)
+        want = autograd.hessian(lambda z: passed_functions(z[:3], z[3:].reshape(3, 3)))(z)
+    np.testing.assert_allclose(mixed.reshape(3, 9), want[:3, 3:], rtol=1e-7, atol=1e-9)
+    s2s_ad.check_grads(passed_functions, (x, W), order=2, modes=("rev", "fwd"))
