@@ -90,3 +90,35 @@ def test_functions_passed_to_a_helper_mixed_hessian_against_autograd(monkeypatch
         want = autograd.hessian(lambda z: passed_functions(z[:3], z[3:].reshape(3, 3)))(z)
     np.testing.assert_allclose(mixed.reshape(3, 9), want[:3, 3:], rtol=1e-7, atol=1e-9)
     s2s_ad.check_grads(passed_functions, (x, W), order=2, modes=("rev", "fwd"))
+
+
+def padded_cubes(x):
+    return np.sum(np.pad(x, 2, mode="edge") ** 3)
+
+
+def mlp_loss(params, x):
+    for W, b in params:
+        x = np.tanh(W @ x + b)
+    return np.sum(x**2)
+
+
+def test_check_grads_to_third_order():
+    # was "grad requires a scalar output": order 3 checks the gradient of the sum of the
+    # gradient's entries (a structured gradient: a list of (W, b) pairs)
+    x = RS.standard_normal(4)
+    s2s_ad.check_grads(padded_cubes, (x,), order=3, modes=("rev", "fwd"))
+    params = [
+        (RS.standard_normal((2, 4)) * 0.5, RS.standard_normal(2)),
+        (RS.standard_normal((1, 2)) * 0.5, RS.standard_normal(1)),
+    ]
+    s2s_ad.check_grads(mlp_loss, (params, x), order=3)
+
+
+def test_check_grads_third_order_against_autograd():
+    # the third derivatives order 3 compares with finite differences are the right ones
+    x = RS.standard_normal(4)
+    summed = lambda x: np.sum(s2s_ad.grad(padded_cubes)(x))  # noqa: E731
+    got = s2s_ad.jacobian(s2s_ad.grad(summed))(x)
+    cubes = lambda x: anp.sum(anp.concatenate([anp.full(2, x[0]), x, anp.full(2, x[-1])]) ** 3)  # noqa: E731
+    want = autograd.jacobian(autograd.grad(lambda x: anp.sum(autograd.grad(cubes)(x))))(x)
+    np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
