@@ -164,7 +164,10 @@ class Forward(SweepBase):
                 return [line, *self.kill(s.target, has)]
             d = self.dot(s.obj)
             has.add(s.target)
-            return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
+            return [
+                line,
+                Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d}, {s.target})"),
+            ]
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
             if isinstance(s.value, ir.Opaque):
