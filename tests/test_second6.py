@@ -123,3 +123,27 @@ def test_check_grads_third_order_against_autograd():
     cubes = lambda x: anp.sum(anp.concatenate([anp.full(2, x[0]), x, anp.full(2, x[-1])]) ** 3)  # noqa: E731
     want = autograd.jacobian(autograd.grad(lambda x: anp.sum(autograd.grad(cubes)(x))))(x)
     np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9)
+
+
+def test_a_refusal_in_code_differentiated_again_names_the_users_line():
+    # the sweeps over generated code (a gradient differentiated again) located a refusal
+    # at the generated file (<s2s_ad:mlp_acts:23>:99, showing a tape push); its statements
+    # carry the user's line and source, the file is the one the generated header names
+    import inspect
+    import types
+
+    from s2s_ad import api, ir
+    from s2s_ad.sweep_base import SweepBase
+
+    generated = api.compile_adjoint(mlp_acts, ("params", "u"), pure="many").bind(mlp_acts)
+    filename = generated["grad"].__code__.co_filename
+    assert filename.startswith("<s2s_ad:")
+    lines, first = inspect.getsourcelines(mlp_acts)
+    line = first + 2
+    assert "ACTS[name]" in lines[2]
+    stmt = ir.Assign(line, lines[2].strip(), "_t1", ir.Var("name"))
+    sweep = types.SimpleNamespace(fn=types.SimpleNamespace(filename=filename, user_names={}))
+    error = SweepBase.error(sweep, "ACTS[...] with a differentiated key", stmt)  # type: ignore[arg-type]
+    assert (error.filename, error.lineno) == (__file__, line)
+    assert f"{__file__}:{line}" in str(error)
+    assert "u = ACTS[name](W @ u + b)" in str(error)
