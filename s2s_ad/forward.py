@@ -164,10 +164,7 @@ class Forward(SweepBase):
                 return [line, *self.kill(s.target, has)]
             d = self.dot(s.obj)
             has.add(s.target)
-            return [
-                line,
-                Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d}, {s.target})"),
-            ]
+            return [line, Line(f"{self.dot(s.target)}, {d} = {self.ad}.pop_tangent({d})")]
         if isinstance(s, ir.ExprStmt):
             self._check_discarded_call(s)
             if isinstance(s.value, ir.Opaque):

@@ -989,16 +989,12 @@ def append_tangent(old: Any, xs: Any, t: Any) -> list[Any]:
     return out
 
 
-def pop_tangent(t: Any, value: Any = None) -> tuple[Any, Any]:
-    """Tangents of ``v`` and of the list after ``v = xs.pop()`` (``value``: ``v``). An
-    array's tangent that is zero (it was pushed without one) is an array of zeros: the
-    code after the pop uses it as an array (``np.matmul(W_dot, h)``)."""
+def pop_tangent(t: Any) -> tuple[Any, Any]:
+    """Tangents of ``v`` and of the list after ``v = xs.pop()``."""
     if is_zero(t):
-        return (zeros_like(value) if isinstance(value, np.ndarray) else 0.0), 0.0
+        return 0.0, 0.0
     out = list(t)
     last = out.pop()
-    if is_zero(last) and isinstance(value, np.ndarray):
-        last = zeros_like(value)
     return last, out
 
 
