@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import ir
-from .built_objects import build_record, new_record
 from .custom import CustomGradient
 from .ir import expr_atoms, walk
 from .normal_forms import code_key, normalized_parts
@@ -167,18 +166,27 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
         for r in reads:
             edges.setdefault(r, []).extend(targets)
 
-    held = _held_callees(stmts)
+    callees = _dispatched_callees(stmts)
     for s in stmts:
         if isinstance(s, ir.Assign):
-            add(diff_reads(s.value), [s.target])
             value = s.value
-            if (
-                isinstance(value, ir.Call)
-                and getattr(value.callee.obj, "_s2s_dispatched", False)
-                and value.args
-                and isinstance(value.args[0], ir.Var)
-                and value.args[0].name in held
-            ):
+            if isinstance(value, ir.Subscript) and s.target in callees:
+                # a callee read from a container (``ACTS[name]``, ``layers[i]``): what it
+                # holds comes from the container, not from the key (a string or an index,
+                # in code differentiated again read back from a tape and so looking
+                # differentiated): a constant container makes a constant callee
+                add([value.obj.name] if isinstance(value.obj, ir.Var) else [], [s.target])
+            else:
+                add(diff_reads(value), [s.target])
+            # the callee of a dispatched call (``_ad.vjp_apply(layer, (0,), g, h)`` in a
+            # gradient) may be a record whose fields reach the result, which a mixed second
+            # derivative follows (second_order._held_callee): an attribute read
+            # (``other.project``), a container's item (a layer of a list, read back from
+            # the tape), a record built here or passed in (``run_layer(layer, x)``). A
+            # module's function or an array's method read so only looks differentiated
+            # (_ad.field_index), a plain function passed in carries no gradient
+            # (second_order._inert_label, _nested)
+            if isinstance(value, ir.Call) and _dispatched(value):
                 add([value.args[0].name], [s.target])
         elif isinstance(s, ir.Unpack):
             if isinstance(s.value, ir.Var):
@@ -195,24 +203,21 @@ def _flows(stmts: list[ir.Stmt]) -> dict[str, list[str]]:
     return edges
 
 
-def _held_callees(stmts: list[ir.Stmt]) -> set[str]:
-    """The names that, as the callee of a dispatched call (``_ad.vjp_apply(layer, (0,),
-    g, h)`` in a gradient), may hold a record whose fields reach the result, which a mixed
-    second derivative follows (second_order._held_callee): an attribute read
-    (``other.project``, ``self.head``), an item of a container (``layer`` of a loop over
-    a list of layers, read back from the tape) or a record built here. A module's
-    function or an array's method read so only looks differentiated (_ad.field_index);
-    a function passed in as a parameter is left out (no derivative reaches it)."""
+def _dispatched(call: ir.Call) -> bool:
+    """Whether ``call`` is a dispatched call (``_ad.vjp_apply(f, (0,), g, h)``) of a name."""
+    return (
+        getattr(call.callee.obj, "_s2s_dispatched", False)
+        and bool(call.args)
+        and isinstance(call.args[0], ir.Var)
+    )
+
+
+def _dispatched_callees(stmts: list[ir.Stmt]) -> set[str]:
+    """The names called through a dispatched call."""
     return {
-        s.target
+        s.value.args[0].name
         for s in stmts
-        if (isinstance(s, ir.Assign) and isinstance(s.value, (ir.Attr, ir.Subscript)))
-        or (
-            isinstance(s, ir.Assign)
-            and isinstance(s.value, ir.Call)
-            and s.value.callee.obj in (build_record, new_record)
-        )
-        or isinstance(s, ir.ListPop)
+        if isinstance(s, ir.Assign) and isinstance(s.value, ir.Call) and _dispatched(s.value)
     }
 
 

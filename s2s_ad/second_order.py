@@ -162,15 +162,30 @@ def _nested(
             "third derivative through a call dispatched at run time whose arguments "
             "are *args entries or repeated"
         )
-    mapped = _apply_labels(inner, flat)
+    # the callee (label 0) carries no gradient unless it is a record (its fields do): a
+    # function passed in as a parameter (a helper's ``f``), followed by the activity
+    # analysis because a record could have been passed in its place
+    inert = () if _record_callee(func) or DEFAULTS in labels else (0,)
+    kept = tuple(lab for lab in flat if lab not in inert)
+    mapped = _apply_labels(inner, kept)
     outer = _pure_vjp(inner.fn, mapped, (g, *inner.args_of(tuple(rest))), kwargs)
+
+    def to_labels(grads: tuple[Any, ...]) -> tuple[Any, ...]:
+        got = iter(outer.to_labels(grads))
+        return regroup(tuple(0.0 if lab in inert else next(got) for lab in flat))
+
+    def to_order(cot: Any) -> tuple[Any, ...]:
+        if is_zero(cot):
+            return outer.to_order(cot)
+        return outer.to_order(tuple(c for lab, c in zip(flat, ungroup(cot)) if lab not in inert))
+
     return _PureVJP(
         outer.fn,
         lambda a: outer.args_of((a[2], *inner.args_of(tuple(a[3:])))),
         lambda p: outer.pos_of(_apply_labels(inner, (p,))[0]),
-        lambda grads: regroup(outer.to_labels(grads)),
-        lambda cot: outer.to_order(ungroup(cot)),
-        plain and outer.trivial,
+        to_labels,
+        to_order,
+        plain and outer.trivial and kept == flat,
     )
 
 

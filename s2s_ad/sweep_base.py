@@ -32,6 +32,7 @@ from .object_state import (
     state_calls,
 )
 from .rules.registry import Rule
+from .source import user_origin
 from .value_kinds import Queried, scalar_vars
 
 #: ``(callee, parameter names) -> pair of generated halves`` for user functions.
@@ -196,7 +197,12 @@ class SweepBase:
         return isinstance(atom, ir.Var) and self.activity.active(atom.name)
 
     def error(self, construct: str, stmt: ir.Stmt, hint: str = "") -> TransformError:
-        error = TransformError(construct, self.fn.filename, stmt.line, None, hint)
+        path, text = self.fn.filename, None
+        if path.startswith("<s2s_ad:") and stmt.src:
+            # generated code differentiated again: its statements carry the user's line
+            # and source (its ``# L<n>:`` comments), the file is the one its header names
+            path, text = user_origin(path, 0).rsplit(":", 1)[0], stmt.src
+        error = TransformError(construct, path, stmt.line, None, hint, text)
         return error.with_names(self.fn.user_names)
 
     @property

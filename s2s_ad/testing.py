@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from .api import grad, pullback_wrt
 from .passed_objects import holds_floats, is_plain_object, object_gradient
+from .targets import define
 from .transforms import _jvp_wrt
 
 
@@ -118,7 +120,9 @@ def check_grads(
             cotangent of ones (reverse) and whole (forward).
         args: Arguments; every float argument is checked.
         order: Derivative order; ``order=2`` also checks the derivatives of the generated
-            gradient (``fun`` must then return a scalar), and so on.
+            gradient (``fun`` must then return a scalar); ``order=3`` those of the
+            gradient of the sum of the gradient's entries (arrays in tuples, lists and
+            dicts), and so on.
         modes: ``'rev'`` (``vjp``) and/or ``'fwd'`` (``jvp``); with both, also checks
             that ``<u, J v>`` is the same either way.
         atol: Absolute tolerance.
@@ -161,9 +165,36 @@ def check_grads(
         )
     if order > 1:
         for argnum in floats:
-            check_grads(
-                grad(fun, argnum), args, order - 1, modes=modes, atol=atol, rtol=rtol, eps=eps
-            )
+            gradient = grad(fun, argnum)
+            check_grads(gradient, args, 1, modes=modes, atol=atol, rtol=rtol, eps=eps)
+            if order > 2:  # the gradient is not a scalar: the derivatives of its entries' sum
+                summed = _summed(gradient, len(args))
+                check_grads(summed, args, order - 1, modes=modes, atol=atol, rtol=rtol, eps=eps)
+
+
+def _summed(fun: Callable[..., Any], nargs: int) -> Any:
+    """``fun`` followed by the sum of its output's entries (arrays in tuples, lists and
+    dicts), as a function of ``nargs`` positional arguments with source (differentiated
+    again for a third derivative and up)."""
+    params = [
+        inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD) for i in range(nargs)
+    ]
+    names = ", ".join(p.name for p in params)
+    return define(
+        "summed", params, f"{{total}}({{fun}}({names}))", {"total": _entries_sum, "fun": fun}
+    )
+
+
+def _entries_sum(tree: Any) -> Any:
+    """The sum of the entries of the arrays in ``tree`` (tuples, lists and dicts)."""
+    if isinstance(tree, dict):
+        tree = list(tree.values())
+    if isinstance(tree, (tuple, list)):
+        total = 0.0
+        for part in tree:
+            total = total + _entries_sum(part)
+        return total
+    return np.sum(tree)
 
 
 def _compare(

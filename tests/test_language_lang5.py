@@ -138,21 +138,21 @@ def passed_and_called(x, W, V):
     return np.sum(run_layer(Projection(V, np.ones(3)), x) ** 2) + np.sum(W)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known wrong: a record passed as a parameter and called directly is not "
-    "followed as the callee of the gradient's dispatched call (the mixed block d/dV of "
-    "the gradient in x misses V's path); following every callee refuses an outer tape "
-    "over a helper's inner tapes (tests/test_tf_inner_nested_tapes.py)",
-)
-def test_a_record_passed_in_and_called_directly_mixed_hessian(monkeypatch):
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_a_record_passed_in_and_called_directly_mixed_hessian(monkeypatch, mode):
+    # was wrong (off by 0.79): the record passed in was not followed as the callee of the
+    # gradient's dispatched call
     x, W, V = _point()
-    mixed = s2s_ad.jacobian(s2s_ad.grad(passed_and_called, 0), 2, mode="fwd")(x, W, V)
+    mixed = s2s_ad.jacobian(s2s_ad.grad(passed_and_called, 0), 2, mode=mode)(x, W, V)
     z = np.concatenate([x, W.ravel(), V.ravel()])
     with monkeypatch.context() as patch:
         patch.setattr(HERE, "np", anp)
         want = autograd.hessian(lambda z: passed_and_called(z[:3], *z[3:].reshape(2, 3, 3)))(z)
     np.testing.assert_allclose(mixed.reshape(3, 9), want[:3, 12:], atol=1e-9)
+    blocks = s2s_ad.hessian(passed_and_called, (0, 2))(x, W, V)
+    np.testing.assert_allclose(np.reshape(blocks[0][1], (3, 9)), want[:3, 12:], atol=1e-9)
+    np.testing.assert_allclose(np.reshape(blocks[1][0], (9, 3)), want[12:, :3], atol=1e-9)
+    s2s_ad.check_grads(passed_and_called, (x, W, V), order=2, modes=("rev", "fwd"))
 
 
 # 4. refusals raised when the generated code runs (a rule refusing its arguments) name the
