@@ -59,6 +59,7 @@ class Forward(SweepBase):
     ) -> None:
         super().__init__(fn, wrt, resolver, False, frozenset(), user_globals)
         self._dots: dict[str, str] = {}
+        self._entries: set[str] = set()  # values read from a container (their tangent may be 0.0)
         self.guard_flags = _guard_only_flags(self.body)
         self.bound_at_loops = _bound_at_loops(self.body, set(fn.params))
         self.loop_reads = _loop_reads(self.body)
@@ -387,6 +388,7 @@ class Forward(SweepBase):
             t = self.tangent(value.obj, has)
             if t is None:
                 return None
+            self._entries.add(s.target)
             return f"{self.runtime('getitem')}({t}, {_index(value.index.code, self.np)})"
         if isinstance(value, ir.Attr):
             rule = REGISTRY.attrs.get(value.name)
@@ -456,6 +458,10 @@ class Forward(SweepBase):
             if template is not None:
                 if template.strip() in ("0", "0.0"):
                     continue  # the output does not depend on this argument
+                if not self.batched and isinstance(atom, ir.Var) and atom.name in self._entries:
+                    # a container's entry may have no tangent (pair[1] @ pair[0], W not
+                    # differentiated): a matrix product reads zeros, not the scalar zero
+                    t = f"{self.ad}.entry_tangent({t}, {names[param]})"
                 parts.append(self.template_part(rule, param, env, t))
                 continue
             if param not in rule.vjps:

@@ -135,6 +135,15 @@ def zeros_like(x: Any) -> Any:
     return 0.0
 
 
+def entry_tangent(t: Any, x: Any) -> Any:
+    """The tangent ``t`` of a container's entry ``x`` as the operand of a rule that is not
+    elementwise (a matrix product): the symbolic zero of an entry without a tangent
+    becomes zeros shaped like ``x``."""
+    if type(t) is _float and t == 0.0 and type(x) is _ndarray:
+        return zeros_like(x)
+    return t
+
+
 def is_zero(g: Any) -> bool:
     """Whether ``g`` is the symbolic zero ``0.0`` (or ``None``)."""
     return g is None or (type(g) is _float and g == 0.0)

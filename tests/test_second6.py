@@ -5,6 +5,7 @@ file and line."""
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import autograd
@@ -146,3 +147,21 @@ def test_a_refusal_in_code_differentiated_again_names_the_users_line():
     assert (error.filename, error.lineno) == (__file__, line)
     assert f"{__file__}:{line}" in str(error)
     assert "u = ACTS[name](W @ u + b)" in str(error)
+
+
+# --- a container's entry without a tangent, read by a matrix product (forward mode) ------
+
+
+def pair_layer(x, W):
+    """Inputs kept together as a pair, unpacked by index where they are multiplied."""
+    pair = (x, W)
+    return np.sum(np.tanh(pair[1] @ pair[0]))
+
+
+def test_forward_mode_through_a_pair_whose_matrix_entry_has_no_tangent():
+    # with only x differentiated, W's entry of the pair's tangent is the scalar zero: the
+    # matrix product read it as an array (matmul ValueError)
+    x, W = np.linspace(-0.5, 0.5, 3), np.arange(6.0).reshape(2, 3) * 0.1
+    s2s_ad.check_grads(pair_layer, (x, W), order=2, modes=("rev", "fwd"))
+    _, t = s2s_ad.jvp(functools.partial(pair_layer, W=W), (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, s2s_ad.grad(pair_layer)(x, W) @ np.ones(3), rtol=1e-12)
