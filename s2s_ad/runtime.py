@@ -138,8 +138,8 @@ def zeros_like(x: Any) -> Any:
 def entry_tangent(t: Any, x: Any) -> Any:
     """The tangent ``t`` of a container's entry ``x`` as the operand of a rule that is not
     elementwise (a matrix product): the symbolic zero of an entry without a tangent
-    becomes zeros shaped like ``x``."""
-    if type(t) is _float and t == 0.0 and type(x) is _ndarray:
+    becomes zeros shaped like ``x`` (also what :func:`pop_tangent` gives back)."""
+    if type(x) is _ndarray and is_zero(t):
         return zeros_like(x)
     return t
 
@@ -1031,9 +1031,7 @@ def pop_tangent(t: Any, value: Any = None) -> tuple[Any, Any]:
     else:
         out = list(t)
         last = out.pop()
-    if type(value) is np.ndarray and is_zero(last):
-        last = np.zeros(value.shape, value.dtype if value.dtype.kind in "fc" else np.float64)
-    return last, out
+    return entry_tangent(last, value), out
 
 
 def _inner(a: Any, b: Any) -> Any:
